@@ -1,0 +1,1 @@
+"""Checks: one module per check (or per family), registered in ``registry``."""

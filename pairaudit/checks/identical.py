@@ -1,0 +1,72 @@
+"""``identical_pair`` and ``near_identical_pair``: chosen and rejected (almost) the same."""
+
+from __future__ import annotations
+
+from rapidfuzz import fuzz
+from rapidfuzz.distance import Levenshtein
+
+from pairaudit.checks.base import CheckInfo, PairCheck
+from pairaudit.tokenize import EncodedPair
+from pairaudit.types import Finding, Pair
+
+
+def squash(text: str) -> str:
+    return " ".join(text.split())
+
+
+def same_pair(pair: Pair) -> bool:
+    if pair.pretokenized:
+        ids = pair.ids or {}
+        return ids["chosen_input_ids"] == ids["rejected_input_ids"]
+    if pair.conversational:
+        norm = [[(m["role"], squash(m["content"])) for m in ms] for ms in (pair.chosen_messages, pair.rejected_messages)]
+        return norm[0] == norm[1]
+    return squash(pair.chosen or "") == squash(pair.rejected or "")
+
+
+class IdenticalPair(PairCheck):
+    info = CheckInfo(
+        "identical_pair",
+        "chosen equals rejected after whitespace normalisation (pre-tokenized: identical ids)",
+        "drop",
+        why="identical sides give a zero logit difference: no signal, and a label that is neither right nor wrong",
+    )
+
+    def check(self, pair: Pair, enc: EncodedPair | None, out: list[Finding]) -> None:
+        if same_pair(pair):
+            out.append(Finding(pair.row, "identical_pair", "rejected", 1.0, detail="chosen == rejected"))
+
+
+class NearIdenticalPair(PairCheck):
+    info = CheckInfo(
+        "near_identical_pair",
+        "chosen and rejected differ only trivially: character similarity (rapidfuzz ratio) >= min_char_ratio, "
+        "or at most max_token_edits token edits between sides of >= min_tokens tokens; with the embed extra "
+        "also chosen-vs-rejected embedding cosine >= min_cosine",
+        "flag",
+        thresholds={"min_char_ratio": 0.97, "max_token_edits": 2, "min_tokens": 16, "min_cosine": 0.98},
+        why="a trivial difference is a weak, noisy preference (and a common DPO divergence trigger); review them",
+    )
+
+    def check(self, pair: Pair, enc: EncodedPair | None, out: list[Finding]) -> dict[str, float] | None:
+        if pair.pretokenized:
+            ids = pair.ids or {}
+            a, b = ids["chosen_input_ids"], ids["rejected_input_ids"]
+            ratio = 1.0 - Levenshtein.normalized_distance(a, b)
+            ta, tb = a, b
+        else:
+            a, b = squash(pair.chosen or ""), squash(pair.rejected or "")
+            ratio = fuzz.ratio(a, b) / 100.0
+            ta, tb = (enc.chosen_ids, enc.rejected_ids) if enc is not None else (None, None)
+        if a == b:
+            return {"near_identical_pair_score": 1.0}
+        detail = ""
+        if ratio >= self.params["min_char_ratio"]:
+            detail = f"character similarity {ratio:.3f} >= {self.params['min_char_ratio']}"
+        elif ta is not None and min(len(ta), len(tb)) >= self.params["min_tokens"]:
+            edits = Levenshtein.distance(ta, tb, score_cutoff=self.params["max_token_edits"])
+            if edits <= self.params["max_token_edits"]:
+                detail = f"only {edits} token edit(s) between chosen and rejected"
+        if detail:
+            out.append(Finding(pair.row, "near_identical_pair", "rejected", ratio, detail=detail))
+        return {"near_identical_pair_score": ratio}

@@ -1,0 +1,22 @@
+"""``prompt_mismatch``: implicit-prompt pairs whose histories differ before the last turn."""
+
+from __future__ import annotations
+
+from pairaudit.checks.base import CheckInfo, PairCheck
+from pairaudit.tokenize import EncodedPair
+from pairaudit.types import Finding, Pair
+
+
+class PromptMismatch(PairCheck):
+    info = CheckInfo(
+        "prompt_mismatch",
+        "implicit-prompt pair whose chosen and rejected dialogue histories differ before the last assistant "
+        "turn, so the two responses answer different conversations",
+        "drop",
+        why="the comparison is not between two answers to one prompt; the trainer would see a wrong prompt",
+    )
+
+    def check(self, pair: Pair, enc: EncodedPair | None, out: list[Finding]) -> None:
+        note = pair.notes.get("prompt_mismatch")
+        if note:
+            out.append(Finding(pair.row, "prompt_mismatch", "prompt", 1.0, detail=note))

@@ -1,0 +1,53 @@
+"""Errors that reach users. Each says what was found, what was expected and how to fix it."""
+
+from __future__ import annotations
+
+
+class PairauditError(Exception):
+    """Base class: an error the CLI prints without a traceback (exit code 2)."""
+
+    exit_code = 2
+
+    def __init__(self, what: str, *, expected: str | None = None, fix: str | None = None) -> None:
+        parts = [what]
+        if expected:
+            parts.append(f"expected: {expected}")
+        if fix:
+            parts.append(f"fix: {fix}")
+        super().__init__("\n  ".join(parts))
+        self.what, self.expected, self.fix = what, expected, fix
+
+
+class InputError(PairauditError):
+    """The source cannot be read at all (missing file, unknown format, no hub access)."""
+
+
+class ConfigError(PairauditError):
+    """Bad options or config file."""
+
+
+class MissingDependency(PairauditError):
+    """An optional dependency is not installed."""
+
+    def __init__(self, package: str, extra: str, purpose: str) -> None:
+        super().__init__(
+            f"{purpose} needs the Python package '{package}', which is not installed",
+            fix=f"pip install 'pairaudit[{extra}]'",
+        )
+        self.package, self.extra = package, extra
+
+
+class ModelError(PairauditError):
+    """A model (tokenizer, embedder, reference) could not be loaded or failed while running."""
+
+    exit_code = 4
+
+
+def require(module: str, extra: str, purpose: str):  # noqa: ANN201 - returns a module
+    """Import ``module`` lazily or raise a one-line MissingDependency naming the extra."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise MissingDependency(module.split(".")[0], extra, purpose) from exc

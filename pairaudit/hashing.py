@@ -1,0 +1,28 @@
+"""Content hashes of pairs (exact duplicates, caches, review decisions)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from pairaudit.types import Pair
+
+
+def _side(pair: Pair, side: str) -> str:
+    msgs = getattr(pair, f"{side}_messages")
+    if msgs is not None:
+        return json.dumps(msgs, ensure_ascii=False, sort_keys=True)
+    if pair.ids is not None:
+        return json.dumps(pair.ids.get(f"{side}_input_ids"))
+    return (getattr(pair, side) or "").strip()
+
+
+def side_digests(pair: Pair) -> tuple[bytes, bytes, bytes]:
+    """16-byte blake2b digests of the prompt, chosen and rejected."""
+    return tuple(hashlib.blake2b(_side(pair, s).encode("utf-8", "surrogatepass"), digest_size=16).digest()
+                 for s in ("prompt", "chosen", "rejected"))  # type: ignore[return-value]
+
+
+def pair_hash(digests: tuple[bytes, bytes, bytes]) -> str:
+    """Hex id of the whole (prompt, chosen, rejected) triple, in order."""
+    return hashlib.blake2b(b"".join(digests), digest_size=16).hexdigest()

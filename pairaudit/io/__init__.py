@@ -1,0 +1,1 @@
+"""Readers, format normalisation and writers."""

@@ -1,0 +1,317 @@
+"""Source readers. Each yields ``Record`` batches with the DESIGN row numbers.
+
+JSONL rows are 0-based physical line numbers (blank lines yield no record); everything else is the
+index within the split. A line that cannot be decoded or parsed is still a record, with ``error``
+set, so it becomes a ``malformed_record`` finding instead of stopping the run.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pairaudit.errors import InputError
+
+BOM = b"\xef\xbb\xbf"
+
+
+@dataclass(slots=True)
+class Record:
+    row: int
+    data: dict[str, Any] | None
+    error: str | None = None
+    field: str | None = None
+
+
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    d = dict(pairs)
+    if len(d) != len(pairs):
+        seen: set[str] = set()
+        for k, _ in pairs:
+            if k in seen:
+                raise _DuplicateKey(k)
+            seen.add(k)
+    return d
+
+
+def parse_json_line(raw: bytes) -> tuple[dict[str, Any] | None, str | None, str | None]:
+    """Parse one JSONL line: (object, error, field). Errors say what was found and how to fix it."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return None, (f"invalid UTF-8 at byte {exc.start} (0x{raw[exc.start]:02x}); "
+                      "fix: re-encode the file as UTF-8 (e.g. iconv -f latin1 -t utf-8)"), None
+    try:
+        obj = json.loads(text, object_pairs_hook=_no_duplicates)
+    except _DuplicateKey as exc:
+        return None, f"duplicate key {exc.args[0]!r} in one object; fix: keep one value per key", str(exc.args[0])
+    except json.JSONDecodeError as exc:
+        where = "line ends early (truncated?)" if exc.pos >= len(text.rstrip()) else f"at column {exc.colno}"
+        return None, f"invalid JSON: {exc.msg} {where}; fix: repair or remove this line", None
+    except RecursionError:
+        return None, "JSON nested too deeply", None
+    if not isinstance(obj, dict):
+        return None, (f"line holds a JSON {type(obj).__name__}, expected an object with "
+                      "chosen/rejected fields"), None
+    return obj, None, None
+
+
+class Source:
+    """A readable preference source. ``kind`` is jsonl | json | parquet | hf_disk | hf_hub."""
+
+    kind: str
+    path: str
+    ext: str  # output extension for clean/dropped
+
+    def batches(self, batch_size: int) -> Iterator[list[Record]]:
+        raise NotImplementedError
+
+    def raw_batches(self, batch_size: int) -> Iterator[tuple[list[int], Any]]:
+        """Original records for the writer: (rows, raw batch) in source order."""
+        raise NotImplementedError
+
+    @property
+    def total(self) -> int | None:
+        return None
+
+    def progress_total(self) -> tuple[int | None, str]:
+        return self.total, "rows"
+
+    def describe(self) -> dict[str, Any]:
+        return {"path": self.path, "kind": self.kind}
+
+
+class JsonlSource(Source):
+    kind = "jsonl"
+    ext = "jsonl"
+
+    def __init__(self, path: Path) -> None:
+        self.path = str(path)
+        self.gz = path.name.endswith(".gz")
+        self.bytes_read = 0
+
+    def _open(self):  # noqa: ANN202
+        return gzip.open(self.path, "rb") if self.gz else open(self.path, "rb")
+
+    def lines(self) -> Iterator[tuple[int, bytes]]:
+        """(physical 0-based line number, raw bytes without line ending) for non-blank lines."""
+        self.bytes_read = 0
+        with self._open() as fh:
+            for i, line in enumerate(fh):
+                self.bytes_read += len(line)
+                if i == 0 and line.startswith(BOM):
+                    line = line[3:]
+                line = line.rstrip(b"\r\n")
+                if not line.strip():
+                    continue
+                yield i, line
+
+    def batches(self, batch_size: int) -> Iterator[list[Record]]:
+        batch: list[Record] = []
+        for i, raw in self.lines():
+            obj, err, field = parse_json_line(raw)
+            batch.append(Record(i, obj, err, field))
+            if len(batch) >= batch_size:
+                yield batch
+                batch = []
+        if batch:
+            yield batch
+
+    def raw_batches(self, batch_size: int) -> Iterator[tuple[list[int], list[bytes]]]:
+        rows: list[int] = []
+        raws: list[bytes] = []
+        for i, raw in self.lines():
+            rows.append(i)
+            raws.append(raw)
+            if len(rows) >= batch_size:
+                yield rows, raws
+                rows, raws = [], []
+        if rows:
+            yield rows, raws
+
+    def progress_total(self) -> tuple[int | None, str]:
+        return (None if self.gz else os.path.getsize(self.path)), "bytes"
+
+
+class JsonArraySource(Source):
+    kind = "json"
+    ext = "json"
+
+    def __init__(self, path: Path) -> None:
+        self.path = str(path)
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+            if data.startswith(BOM):
+                data = data[3:]
+            obj = json.loads(data.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise InputError(f"{path} is not a valid UTF-8 JSON document: {exc}",
+                             expected="a JSON array of objects (or JSONL with one object per line)",
+                             fix="for one object per line, name the file .jsonl") from exc
+        if isinstance(obj, dict) and len(obj) == 1 and isinstance(next(iter(obj.values())), list):
+            obj = next(iter(obj.values()))  # {"data": [...]} / {"train": [...]}
+        if not isinstance(obj, list):
+            raise InputError(f"{path} holds a JSON {type(obj).__name__}", expected="a JSON array of objects")
+        self.items: list[Any] = obj
+
+    @property
+    def total(self) -> int:
+        return len(self.items)
+
+    def batches(self, batch_size: int) -> Iterator[list[Record]]:
+        for start in range(0, len(self.items), batch_size):
+            out = []
+            for i, item in enumerate(self.items[start:start + batch_size], start):
+                if isinstance(item, dict):
+                    out.append(Record(i, item))
+                else:
+                    out.append(Record(i, None, f"item holds a JSON {type(item).__name__}, expected an object"))
+            yield out
+
+    def raw_batches(self, batch_size: int) -> Iterator[tuple[list[int], list[Any]]]:
+        for start in range(0, len(self.items), batch_size):
+            chunk = self.items[start:start + batch_size]
+            yield list(range(start, start + len(chunk))), chunk
+
+
+class ParquetSource(Source):
+    kind = "parquet"
+    ext = "parquet"
+
+    def __init__(self, path: Path) -> None:
+        import pyarrow.parquet as pq
+
+        self.path = str(path)
+        files = sorted(path.rglob("*.parquet")) if path.is_dir() else [path]
+        if not files:
+            raise InputError(f"folder {path} holds no .parquet files",
+                             fix="point at a .parquet file, a folder of them, or a save_to_disk folder")
+        self.files = files
+        try:
+            self.schema = pq.ParquetFile(files[0]).schema_arrow
+            self._total = sum(pq.ParquetFile(f).metadata.num_rows for f in files)
+        except Exception as exc:  # noqa: BLE001 - pyarrow raises ArrowInvalid & co
+            raise InputError(f"cannot read Parquet {files[0]}: {exc}", fix="check the file is complete") from exc
+
+    @property
+    def total(self) -> int:
+        return self._total
+
+    def _tables(self, batch_size: int):  # noqa: ANN202
+        import pyarrow.parquet as pq
+
+        for f in self.files:
+            yield from pq.ParquetFile(f).iter_batches(batch_size=batch_size)
+
+    def raw_batches(self, batch_size: int):  # noqa: ANN201
+        row = 0
+        for rb in self._tables(batch_size):
+            yield list(range(row, row + rb.num_rows)), rb
+            row += rb.num_rows
+
+    def batches(self, batch_size: int) -> Iterator[list[Record]]:
+        for rows, rb in self.raw_batches(batch_size):
+            yield [Record(r, d) for r, d in zip(rows, rb.to_pylist())]
+
+
+class HFSource(Source):
+    ext = "hf"
+
+    def __init__(self, dataset: Any, path: str, kind: str, split: str | None) -> None:
+        self.ds = dataset
+        self.path = path
+        self.kind = kind
+        self.split = split
+
+    @property
+    def total(self) -> int:
+        return len(self.ds)
+
+    def raw_batches(self, batch_size: int):  # noqa: ANN201
+        for start in range(0, len(self.ds), batch_size):
+            stop = min(start + batch_size, len(self.ds))
+            yield list(range(start, stop)), (start, stop)
+
+    def batches(self, batch_size: int) -> Iterator[list[Record]]:
+        for start in range(0, len(self.ds), batch_size):
+            chunk = self.ds[start:start + batch_size]
+            keys = list(chunk)
+            n = len(chunk[keys[0]]) if keys else 0
+            yield [Record(start + i, {k: chunk[k][i] for k in keys}) for i in range(n)]
+
+    def describe(self) -> dict[str, Any]:
+        return {"path": self.path, "kind": self.kind, "split": self.split}
+
+
+def _pick_split(obj: Any, split: str | None, where: str) -> tuple[Any, str | None]:
+    from datasets import DatasetDict
+
+    if isinstance(obj, DatasetDict):
+        if split is None or split not in obj:
+            if split is None and len(obj) == 1:
+                only = next(iter(obj))
+                return obj[only], only
+            raise InputError(f"{where} has splits {sorted(obj)}; split {split!r} is not one of them",
+                             fix=f"pass --split with one of {sorted(obj)}")
+        return obj[split], split
+    return obj, None
+
+
+def open_source(source: str | os.PathLike[str], *, split: str | None = "train", subset: str | None = None) -> Source:
+    """Open a JSONL/JSON/Parquet file or folder, a ``save_to_disk`` folder, or a hub dataset id."""
+    path = Path(os.fspath(source)).expanduser()
+    name = path.name.lower()
+    if path.is_file():
+        if name.endswith((".jsonl", ".jsonl.gz", ".ndjson", ".json.gz")):
+            return JsonlSource(path)
+        if name.endswith(".json"):
+            with open(path, "rb") as fh:
+                head = fh.read(64).lstrip(BOM).lstrip()
+            return JsonArraySource(path) if head.startswith(b"[") else JsonlSource(path)
+        if name.endswith(".parquet"):
+            return ParquetSource(path)
+        raise InputError(f"{path}: unknown file type", expected=".jsonl, .jsonl.gz, .json or .parquet",
+                         fix="rename the file with the right extension")
+    if path.is_dir():
+        if (path / "dataset_info.json").exists() or (path / "dataset_dict.json").exists():
+            from datasets import load_from_disk
+
+            try:
+                ds, sp = _pick_split(load_from_disk(str(path)), split, str(path))
+            except InputError:
+                raise
+            except Exception as exc:  # noqa: BLE001
+                raise InputError(f"cannot load save_to_disk folder {path}: {exc}") from exc
+            return HFSource(ds, str(path), "hf_disk", sp)
+        return ParquetSource(path)
+    text = os.fspath(source)
+    if text.count("/") <= 1 and not text.startswith((".", "/", "~")) and not Path(text).suffix:
+        return _open_hub(text, split, subset)
+    raise InputError(f"source {text} does not exist",
+                     expected="a .jsonl/.json/.parquet file, a folder, or a hub dataset id (org/name)")
+
+
+def _open_hub(name: str, split: str | None, subset: str | None) -> Source:
+    from datasets import load_dataset
+
+    try:
+        ds = load_dataset(name, subset, split=split)
+    except Exception as exc:  # noqa: BLE001 - offline errors come in many types
+        raise InputError(
+            f"could not load dataset {name!r} (subset={subset}, split={split}) from the Hugging Face hub: "
+            f"{type(exc).__name__}: {str(exc)[:300]}",
+            expected="a reachable hub (this machine may be offline: HF_HUB_OFFLINE / no network)",
+            fix="download it where a hub is reachable, ds.save_to_disk(DIR), and run pairaudit scan DIR",
+        ) from exc
+    ds, sp = _pick_split(ds, split, name)
+    return HFSource(ds, name, "hf_hub", sp)

@@ -1,0 +1,143 @@
+"""Write the cleaned and dropped records in the input's own format, in input order.
+
+Kept JSONL lines are written byte for byte as read (BOM and CR removed); flipped rows (review
+decisions) are re-serialised with chosen and rejected swapped. Dropped records are written as
+``{"row": n, "reasons": [...], "record": <original record or null>, "raw": <text if unparseable>}``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pairaudit.io.readers import Source, parse_json_line
+
+CLEAN, DROPPED = "clean", "dropped"
+
+
+def flip_record(rec: dict[str, Any], fmt: str, columns: Mapping[str, str]) -> dict[str, Any]:
+    """The record with the preference reversed (swap chosen/rejected, or invert a pairwise label)."""
+    rec = dict(rec)
+    if fmt == "pairwise_label":
+        key = columns.get("label", "label")
+        label = rec[key]
+        inverse = {0: 1, 1: 0, "0": "1", "1": "0", "a": "b", "b": "a", "A": "B", "B": "A"}
+        rec[key] = inverse.get(label, label)
+        return rec
+    if fmt == "pretokenized":
+        for suffix in ("input_ids", "attention_mask", "labels"):
+            c, r = f"chosen_{suffix}", f"rejected_{suffix}"
+            if c in rec and r in rec:
+                rec[c], rec[r] = rec[r], rec[c]
+        return rec
+    c, r = columns.get("chosen", "chosen"), columns.get("rejected", "rejected")
+    rec[c], rec[r] = rec[r], rec[c]
+    return rec
+
+
+def _dropped_line(row: int, reasons: list[str], record: Any, raw: str | None = None) -> bytes:
+    out: dict[str, Any] = {"row": row, "reasons": reasons, "record": record}
+    if raw is not None:
+        out["raw"] = raw
+    return json.dumps(out, ensure_ascii=False).encode("utf-8", "surrogatepass") + b"\n"
+
+
+def write_outputs(source: Source, tmp_dir: Path, drops: Mapping[int, list[str]], flips: set[int], fmt: str,
+                  columns: Mapping[str, str], batch_size: int = 5000) -> dict[str, int]:
+    """Write clean/dropped files into ``tmp_dir``; returns counts."""
+    if source.kind == "jsonl":
+        return _write_jsonl(source, tmp_dir, drops, flips, fmt, columns, batch_size)
+    if source.kind == "json":
+        return _write_json(source, tmp_dir, drops, flips, fmt, columns, batch_size)
+    if source.kind == "parquet":
+        return _write_parquet(source, tmp_dir, drops, flips, fmt, columns, batch_size)
+    return _write_hf(source, tmp_dir, drops, flips, fmt, columns)
+
+
+def _write_jsonl(source, tmp_dir, drops, flips, fmt, columns, batch_size):  # noqa: ANN001, ANN202
+    kept = dropped = 0
+    with open(tmp_dir / "clean.jsonl", "wb") as fc, open(tmp_dir / "dropped.jsonl", "wb") as fd:
+        for rows, raws in source.raw_batches(batch_size):
+            for row, raw in zip(rows, raws):
+                if row in drops:
+                    obj, err, _ = parse_json_line(raw)
+                    fd.write(_dropped_line(row, drops[row], obj, raw.decode("utf-8", "replace") if err else None))
+                    dropped += 1
+                elif row in flips:
+                    obj, _, _ = parse_json_line(raw)
+                    fc.write(json.dumps(flip_record(obj, fmt, columns), ensure_ascii=False).encode() + b"\n")
+                    kept += 1
+                else:
+                    fc.write(raw + b"\n")
+                    kept += 1
+    return {"kept": kept, "dropped": dropped}
+
+
+def _write_json(source, tmp_dir, drops, flips, fmt, columns, batch_size):  # noqa: ANN001, ANN202
+    kept_items, dropped_items = [], []
+    for rows, items in source.raw_batches(batch_size):
+        for row, item in zip(rows, items):
+            if row in drops:
+                dropped_items.append({"row": row, "reasons": drops[row], "record": item})
+            else:
+                kept_items.append(flip_record(item, fmt, columns) if row in flips else item)
+    for name, items in (("clean.json", kept_items), ("dropped.json", dropped_items)):
+        with open(tmp_dir / name, "w", encoding="utf-8") as fh:
+            fh.write("[\n" + ",\n".join(json.dumps(x, ensure_ascii=False) for x in items) + ("\n]\n" if items else "]\n"))
+    return {"kept": len(kept_items), "dropped": len(dropped_items)}
+
+
+def _write_parquet(source, tmp_dir, drops, flips, fmt, columns, batch_size):  # noqa: ANN001, ANN202
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schema = source.schema
+    dropped_rows: list[dict[str, Any]] = []
+    kept = 0
+    with pq.ParquetWriter(tmp_dir / "clean.parquet", schema) as writer:
+        for rows, rb in source.raw_batches(batch_size):
+            keep_mask = [r not in drops for r in rows]
+            if any(r in drops or r in flips for r in rows):
+                records = rb.to_pylist()
+                for r, rec in zip(rows, records):
+                    if r in drops:
+                        dropped_rows.append({"row": r, "reasons": drops[r], "record": rec})
+                recs = [flip_record(rec, fmt, columns) if r in flips else rec
+                        for r, rec, k in zip(rows, records, keep_mask) if k]
+                table = pa.Table.from_pylist(recs, schema=schema)
+            else:
+                table = pa.Table.from_batches([rb], schema=schema)
+            kept += table.num_rows
+            if table.num_rows:
+                writer.write_table(table)
+    dropped_schema = pa.schema([("row", pa.int64()), ("reasons", pa.list_(pa.string())),
+                                ("record", pa.struct(list(schema)))])
+    pq.write_table(pa.Table.from_pylist(dropped_rows, schema=dropped_schema), tmp_dir / "dropped.parquet")
+    return {"kept": kept, "dropped": len(dropped_rows)}
+
+
+def _write_hf(source, tmp_dir, drops, flips, fmt, columns):  # noqa: ANN001, ANN202
+    import hashlib
+
+    from datasets import Dataset
+
+    ds = source.ds
+    keep_idx = [i for i in range(len(ds)) if i not in drops]
+    fp = hashlib.sha256(json.dumps([sorted(drops), sorted(flips)]).encode()).hexdigest()[:16]
+    clean = ds.select(keep_idx, new_fingerprint=f"clean-{fp}")
+    if flips:
+        flip_pos = {r for r in flips if r not in drops}
+        idx_of = {r: k for k, r in enumerate(keep_idx)}
+        positions = {idx_of[r] for r in flip_pos}
+        clean = clean.map(lambda rec, k: flip_record(rec, fmt, columns) if k in positions else rec,
+                          with_indices=True, new_fingerprint=f"flip-{fp}")
+    clean.save_to_disk(str(tmp_dir / "clean"))
+    drop_rows = sorted(drops)
+    records = ds.select(drop_rows).to_list() if drop_rows else []
+    dropped = Dataset.from_list([{"row": r, "reasons": drops[r], "record": rec} for r, rec in zip(drop_rows, records)]) \
+        if drop_rows else Dataset.from_dict({"row": [], "reasons": []})
+    dropped._fingerprint = f"dropped-{fp}"
+    dropped.save_to_disk(str(tmp_dir / "dropped"))
+    return {"kept": len(clean), "dropped": len(drop_rows)}

@@ -1,0 +1,1 @@
+"""Model loading (tokenizers, embedder, reference/reward/policy models). Heavy imports are lazy."""

@@ -1,0 +1,526 @@
+"""The scan pipeline: read -> normalise -> tokenize -> per-pair checks -> stages -> policy -> outputs.
+
+Memory: the streaming part holds one batch; stages keep compact per-row data; per-row metrics go
+to part files on disk and are joined at the end.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from pairaudit import __version__
+from pairaudit.checks.base import Stage
+from pairaudit.checks.registry import PAIR_CHECKS, stage_classes
+from pairaudit.config import Context, ScanConfig, default_cache_dir, load_config_file
+from pairaudit.decisions import FILENAME as DECISIONS_FILE
+from pairaudit.decisions import load_decisions
+from pairaudit.errors import InputError, MissingDependency, PairauditError
+from pairaudit.hashing import pair_hash, side_digests
+from pairaudit.io.formats import Malformed, detect_format, normalise, parse_columns
+from pairaudit.io.readers import Record, Source, open_source
+from pairaudit.io.writers import write_outputs
+from pairaudit.outputs import OutputDir, findings_table, write_json, write_parquet
+from pairaudit.policy import Policy, apply_config_file, build_policy
+from pairaudit.tokenize import DPOTokenizer, EncodedPair, load_tokenizer
+from pairaudit.types import Finding, Pair
+
+EXIT_OK, EXIT_INPUT, EXIT_FAIL_ON, EXIT_CHECK_FAILED = 0, 2, 3, 4
+
+
+@dataclass
+class Audit:
+    """Result of a scan: the output folder plus its contents as Python objects."""
+
+    out_dir: Path
+    report: dict[str, Any]
+    findings: pl.DataFrame
+    exit_code: int = 0
+    messages: list[str] = field(default_factory=list)
+
+    @property
+    def totals(self) -> dict[str, int]:
+        return self.report["totals"]
+
+    @property
+    def scores(self) -> pl.DataFrame:
+        return pl.read_parquet(self.out_dir / "scores.parquet")
+
+    @property
+    def clean(self) -> Any:
+        """The cleaned records as a ``datasets.Dataset``."""
+        return _load_records_dataset(self.out_dir, "clean")
+
+    @property
+    def dropped(self) -> Any:
+        return _load_records_dataset(self.out_dir, "dropped")
+
+    def __repr__(self) -> str:
+        t = self.totals
+        return f"Audit(out={str(self.out_dir)!r}, input={t['input']}, kept={t['kept']}, dropped={t['dropped']})"
+
+
+def _load_records_dataset(out_dir: Path, name: str) -> Any:
+    import datasets
+
+    if (out_dir / name).is_dir():
+        return datasets.load_from_disk(str(out_dir / name))
+    for ext, loader in (("jsonl", "json"), ("json", "json"), ("parquet", "parquet")):
+        p = out_dir / f"{name}.{ext}"
+        if p.exists():
+            if p.stat().st_size <= 3:
+                return datasets.Dataset.from_list([])
+            return datasets.load_dataset(loader, data_files=str(p), split="train")
+    raise FileNotFoundError(f"no {name} output in {out_dir}")
+
+
+class _Progress:
+    def __init__(self, source: Source, enabled: bool) -> None:
+        self.enabled = enabled
+        self.rows = 0
+        if not enabled:
+            return
+        from rich.console import Console
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+        total, self.unit = source.progress_total()
+        self.source = source
+        self.bar = Progress(TextColumn("[bold]scan"), BarColumn(), TextColumn("{task.fields[rows]:,} rows"),
+                            TextColumn("{task.fields[rate]:,.0f} rows/s"), TimeElapsedColumn(), TimeRemainingColumn(),
+                            console=Console(stderr=True), transient=True)
+        self.task = self.bar.add_task("scan", total=total, rows=0, rate=0.0)
+        self.t0 = time.perf_counter()
+        self.bar.start()
+
+    def advance(self, n: int) -> None:
+        self.rows += n
+        if not self.enabled:
+            return
+        done = getattr(self.source, "bytes_read", 0) if self.unit == "bytes" else self.rows
+        rate = self.rows / max(time.perf_counter() - self.t0, 1e-9)
+        self.bar.update(self.task, completed=done, rows=self.rows, rate=rate)
+
+    def stop(self) -> None:
+        if self.enabled:
+            self.bar.stop()
+
+
+class Scanner:
+    def __init__(self, cfg: ScanConfig, log: Callable[[str], None]) -> None:
+        self.cfg = cfg
+        self.log = log
+        self.policy: Policy = build_policy(cfg)
+        self.columns = parse_columns(cfg.columns)
+        self.ctx = Context(cfg, default_cache_dir(), log, params=self.policy.params)
+        self.timings: dict[str, float] = defaultdict(float)
+        self.status: dict[str, dict[str, str]] = {}
+        self.findings: list[Finding] = []
+        self.check_errors: dict[str, list[str]] = defaultdict(list)
+        self.fmt: str | None = cfg.format
+        self.n_input = 0
+        self.tok: DPOTokenizer | None = None
+        self.stages: list[Stage] = []
+        self.stats: dict[str, Any] = {}
+
+    # -- setup --------------------------------------------------------------------------------
+    def _load_tokenizer(self) -> None:
+        t = time.perf_counter()
+        tok, spec = load_tokenizer(self.cfg.tokenizer, self.ctx.cache_dir, trust_remote_code=self.cfg.trust_remote_code)
+        self.tok = DPOTokenizer(tok, spec, max_length=self.cfg.max_length, max_prompt_length=self.cfg.max_prompt_length,
+                                max_completion_length=self.cfg.max_completion_length,
+                                truncation_mode=self.cfg.truncation_mode)
+        self.ctx.models["tokenizer"] = spec.to_json()
+        self.timings["load_tokenizer"] += time.perf_counter() - t
+
+    def _make_stages(self) -> None:
+        for cls in stage_classes():
+            names = {i.name for i in cls.infos} & self.policy.enabled
+            if not names:
+                continue
+            try:
+                self.stages.append(cls(self.ctx, names))
+            except MissingDependency as exc:
+                if names & self.policy.explicit:
+                    raise
+                for n in names:
+                    self.status.setdefault(n, {"status": "skipped", "reason": str(exc).replace("\n  ", "; ")})
+                self.log(f"skipping {', '.join(sorted(names))}: {exc}")
+
+    # -- streaming ----------------------------------------------------------------------------
+    def _to_pairs(self, records: list[Record], out: list[Finding]) -> list[Pair]:
+        pairs = []
+        for rec in records:
+            if rec.error is not None or rec.data is None:
+                out.append(Finding(rec.row, "malformed_record", rec.field, None, detail=rec.error or "no data"))
+                continue
+            if self.fmt is None:
+                self.fmt = detect_format({**rec.data, **{k: None for k in self.columns}})
+                if self.fmt is None:
+                    out.append(Finding(rec.row, "malformed_record", None, None,
+                                       detail=f"no preference fields: found keys {sorted(rec.data)[:8]}; expected "
+                                              "chosen/rejected (+prompt) or chosen_input_ids; fix: --columns"))
+                    continue
+            try:
+                pairs.append(normalise(rec.row, rec.data, self.fmt, self.columns))
+            except Malformed as exc:
+                out.append(Finding(rec.row, "malformed_record", exc.field, None, detail=str(exc)))
+        return pairs
+
+    def _encode(self, pairs: list[Pair], out: list[Finding]) -> tuple[list[Pair], list[EncodedPair | None]]:
+        assert self.tok is not None
+        ok: list[Pair] = []
+        rendered = []
+        for p in pairs:
+            if p.pretokenized:
+                ok.append(p)
+                continue
+            try:
+                rendered.append(self.tok.render(p))
+                ok.append(p)
+            except Exception as exc:  # noqa: BLE001 - chat templates raise anything
+                out.append(Finding(p.row, "malformed_record", None, None,
+                                   detail=f"the chat template failed on this row: {type(exc).__name__}: {exc}"))
+        enc_text = iter(self.tok.encode_rendered(rendered)) if rendered else iter(())
+        encoded = [None if p.pretokenized else next(enc_text) for p in ok]
+        return ok, encoded
+
+    def _metrics(self, pair: Pair, enc: EncodedPair | None) -> dict[str, Any]:
+        m: dict[str, Any] = {"row": pair.row, "pair_hash": pair_hash(side_digests(pair))}
+        if enc is not None:
+            lp, lc, lr = len(enc.prompt_ids), len(enc.chosen_ids) - 1, len(enc.rejected_ids) - 1
+        elif pair.ids is not None:
+            lp = len(pair.ids.get("prompt_input_ids") or [])
+            lc, lr = len(pair.ids["chosen_input_ids"]), len(pair.ids["rejected_input_ids"])
+        else:
+            return m
+        m.update(prompt_tokens=lp, chosen_tokens=lc, rejected_tokens=lr, length_ratio=lc / lr if lr else None)
+        return m
+
+    def _batch(self, records: list[Record], checks: list[Any], parts: list[Path]) -> None:
+        t = time.perf_counter()
+        found: list[Finding] = []
+        pairs = self._to_pairs(records, found)
+        if self.tok is None and any(not p.pretokenized for p in pairs) or (self.tok is None and pairs):
+            self._load_tokenizer()
+        t1 = time.perf_counter()
+        self.timings["read_normalise"] += t1 - t
+        pairs, encoded = self._encode(pairs, found)
+        t2 = time.perf_counter()
+        self.timings["tokenize"] += t2 - t1
+        metrics = []
+        for pair, enc in zip(pairs, encoded):
+            m = self._metrics(pair, enc)
+            for chk in checks:
+                try:
+                    extra = chk.check(pair, enc, found)
+                except Exception as exc:  # noqa: BLE001 - a bug on one row must not kill the run
+                    errs = self.check_errors[chk.info.name]
+                    if len(errs) < 5:
+                        errs.append(f"row {pair.row}: {type(exc).__name__}: {exc}")
+                    errs_count = self.stats.setdefault("check_error_counts", {})
+                    errs_count[chk.info.name] = errs_count.get(chk.info.name, 0) + 1
+                    continue
+                if extra:
+                    m.update(extra)
+            metrics.append(m)
+        for f in found:
+            f.action = self.policy.action(f.check)
+        self.findings.extend(found)
+        t3 = time.perf_counter()
+        self.timings["pair_checks"] += t3 - t2
+        dropped = {f.row for f in found if f.action == "drop"}
+        keep = [k for k, p in enumerate(pairs) if p.row not in dropped]
+        sp = [pairs[k] for k in keep]
+        se = [encoded[k] for k in keep]
+        for stage in list(self.stages):
+            ts = time.perf_counter()
+            try:
+                stage.observe(sp, se)
+            except Exception as exc:  # noqa: BLE001
+                self._stage_failed(stage, exc)
+            self.timings[f"stage:{type(stage).__name__}"] += time.perf_counter() - ts
+        malformed_rows = [f.row for f in found if f.check == "malformed_record"]
+        metrics.extend({"row": r} for r in malformed_rows)
+        if metrics:
+            part = self.out.tmp / f".metrics-{len(parts):06d}.parquet"
+            pl.DataFrame(metrics, infer_schema_length=None).write_parquet(part)
+            parts.append(part)
+        self.n_input += len(records)
+
+    def _stage_failed(self, stage: Stage, exc: BaseException) -> None:
+        msg = f"{type(exc).__name__}: {exc}".replace("\n  ", "; ")
+        for info in stage.infos:
+            if info.name in stage.enabled:
+                self.status[info.name] = {"status": "failed", "reason": msg}
+        self.log(f"stage {type(stage).__name__} failed: {msg}")
+        if stage in self.stages:
+            self.stages.remove(stage)
+
+    # -- run ----------------------------------------------------------------------------------
+    def run(self, source_arg: str | Path, out_dir: Path, *, progress: bool = False) -> Audit:
+        t_start = time.perf_counter()
+        source = open_source(source_arg, split=self.cfg.split, subset=self.cfg.subset)
+        self.source = source
+        checks = [cls(self.policy.params[cls.info.name], None) for cls in PAIR_CHECKS
+                  if cls.info.name in self.policy.enabled]
+        self._make_stages()
+        self.out = OutputDir(out_dir)
+        bar = _Progress(source, progress)
+        try:
+            parts: list[Path] = []
+            for k, records in enumerate(source.batches(self.cfg.batch_size)):
+                self._batch(records, checks, parts)
+                if self.tok is not None:
+                    for chk in checks:
+                        chk.tok = self.tok
+                if k == 0:
+                    self._first_batch_sanity(records)
+                bar.advance(len(records))
+            bar.stop()
+            stage_scores = self._finalize_stages()
+            audit = self._write(source, out_dir, parts, stage_scores, t_start)
+        except BaseException:
+            bar.stop()
+            self.out.abort()
+            raise
+        return audit
+
+    def _first_batch_sanity(self, records: list[Record]) -> None:
+        parsed = [r for r in records if r.data is not None]
+        if parsed and self.fmt is None:
+            raise InputError(
+                f"none of the first {len(records)} records looks like a preference pair; keys found: "
+                f"{sorted(parsed[0].data)[:10]}",
+                expected="chosen/rejected (+prompt) columns, chosen_input_ids, or response_a/response_b/label",
+                fix="map your columns, e.g. --columns prompt=question,chosen=good,rejected=bad, or --format")
+
+    def _finalize_stages(self) -> list[tuple[list[int], dict[str, Any]]]:
+        out = []
+        for stage in list(self.stages):
+            ts = time.perf_counter()
+            try:
+                res = stage.finalize()
+            except Exception as exc:  # noqa: BLE001
+                self._stage_failed(stage, exc)
+                continue
+            finally:
+                self.timings[f"stage:{type(stage).__name__}"] += time.perf_counter() - ts
+            for f in res.findings:
+                if f.check in stage.enabled:
+                    f.action = self.policy.action(f.check)
+                    self.findings.append(f)
+            if res.rows is not None and res.scores:
+                out.append((list(res.rows), res.scores))
+            self.stats.update(res.stats)
+        return out
+
+    def _write(self, source: Source, out_dir: Path, parts: list[Path], stage_scores: list, t_start: float) -> Audit:
+        t = time.perf_counter()
+        # one finding per (row, check, field): several stages may report the same thing
+        uniq: dict[tuple[int, str, str | None], Finding] = {}
+        for f in sorted(self.findings, key=lambda f: (f.row, f.check, f.field or "", f.detail)):
+            uniq.setdefault((f.row, f.check, f.field), f)
+        findings = list(uniq.values())
+        decisions = self._decisions(out_dir)
+        drops: dict[int, list[str]] = defaultdict(list)
+        for f in findings:
+            if f.action == "drop" and f.check not in drops[f.row]:
+                drops[f.row].append(f.check)
+        drops = {r: v for r, v in drops.items() if v}
+        flips, applied, ignored, hashes = set(), 0, [], self._hashes(parts)
+        for row, dec in sorted(decisions.items()):
+            if dec.pair_hash and hashes.get(row) != dec.pair_hash:
+                ignored.append({"row": row, "decision": dec.decision,
+                                "reason": "the source row changed since the decision (pair_hash differs)"})
+                continue
+            if row not in hashes and not (row in drops and "malformed_record" in drops[row]):
+                ignored.append({"row": row, "decision": dec.decision, "reason": "no such row in the source"})
+                continue
+            applied += 1
+            if dec.decision == "keep":
+                if "malformed_record" in drops.get(row, []):
+                    ignored.append({"row": row, "decision": "keep", "reason": "malformed records cannot be kept"})
+                    applied -= 1
+                    continue
+                drops.pop(row, None)
+            elif dec.decision == "drop":
+                drops.setdefault(row, []).append("review")
+            elif dec.decision == "flip" and "malformed_record" not in drops.get(row, []):
+                flips.add(row)
+        counts = write_outputs(source, self.out.tmp, drops, flips, self.fmt or "standard", self.columns)
+        self.timings["write_clean_dropped"] += time.perf_counter() - t
+        write_parquet(findings_table(findings), self.out.tmp / "findings.parquet")
+        self._write_scores(parts, stage_scores)
+        report = self._report(source, findings, drops, flips, counts, decisions, applied, ignored)
+        write_json(self.out.tmp / "report.json", report)
+        self._render_html()
+        self.timings["write_outputs"] += time.perf_counter() - t
+        self.timings["total"] = time.perf_counter() - t_start
+        write_json(self.out.tmp / "timings.json", {k: round(v, 4) for k, v in sorted(self.timings.items())})
+        self.out.commit()
+        fdf = pl.read_parquet(Path(out_dir) / "findings.parquet")
+        code = EXIT_CHECK_FAILED if report["status"] != "ok" else EXIT_OK
+        return Audit(Path(out_dir), report, fdf, code, list(report.get("problems", [])))
+
+    def _hashes(self, parts: list[Path]) -> dict[int, str]:
+        if not parts:
+            return {}
+        df = pl.concat([pl.scan_parquet(p) for p in parts], how="diagonal_relaxed")
+        if "pair_hash" not in df.collect_schema():
+            return {}
+        df = df.select("row", "pair_hash").drop_nulls().collect()
+        return dict(zip(df["row"].to_list(), df["pair_hash"].to_list()))
+
+    def _decisions(self, out_dir: Path) -> dict:
+        decisions = load_decisions(Path(out_dir) / DECISIONS_FILE)
+        if self.cfg.decisions:
+            if not Path(self.cfg.decisions).exists():
+                raise InputError(f"decisions file {self.cfg.decisions} does not exist")
+            decisions.update(load_decisions(self.cfg.decisions))
+        return decisions
+
+    def _write_scores(self, parts: list[Path], stage_scores: list) -> None:
+        if parts:
+            df = pl.concat([pl.scan_parquet(p) for p in parts], how="diagonal_relaxed").collect()
+        else:
+            df = pl.DataFrame({"row": []}, schema={"row": pl.Int64})
+        df = df.with_columns(pl.col("row").cast(pl.Int64))
+        for rows, cols in stage_scores:
+            extra = pl.DataFrame({"row": pl.Series(rows, dtype=pl.Int64),
+                                  **{k: pl.Series(k, list(v) if not hasattr(v, "tolist") else v.tolist())
+                                     for k, v in cols.items()}})
+            extra = extra.select(["row"] + [c for c in extra.columns if c != "row" and c not in df.columns])
+            df = df.join(extra, on="row", how="left")
+        df.sort("row").write_parquet(self.out.tmp / "scores.parquet", compression="zstd")
+        for p in parts:
+            p.unlink()
+
+    def _report(self, source, findings, drops, flips, counts, decisions, applied, ignored) -> dict[str, Any]:  # noqa: ANN001
+        per_check_findings: dict[str, int] = defaultdict(int)
+        per_check_rows: dict[str, set[int]] = defaultdict(set)
+        for f in findings:
+            per_check_findings[f.check] += 1
+            per_check_rows[f.check].add(f.row)
+        checks = {}
+        problems = []
+        for name, info in self.policy.infos.items():
+            st = self.status.get(name)
+            if st is None:
+                st = {"status": "ran" if name in self.policy.enabled else "off", "reason": ""}
+            if name in self.check_errors:
+                st = {"status": "failed", "reason": f"{self.stats['check_error_counts'][name]} row(s) raised: "
+                                                    + "; ".join(self.check_errors[name])}
+            if st["status"] == "failed" or (st["status"] == "skipped" and name in self.policy.explicit):
+                problems.append(f"{name} {st['status']}: {st['reason']}")
+            n_rows = len(per_check_rows.get(name, ()))
+            checks[name] = {
+                "description": info.description, "kind": info.kind, "default_action": info.default_action,
+                "action": self.policy.actions[name], "thresholds": self.policy.params[name], **st,
+                "findings": per_check_findings.get(name, 0), "rows": n_rows,
+                "rate": round(n_rows / self.n_input, 6) if self.n_input else 0.0,
+            }
+        flagged = {f.row for f in findings if f.action == "flag"} - set(drops)
+        totals = {"input": self.n_input, "kept": counts["kept"], "dropped": counts["dropped"], "flagged": len(flagged),
+                  "malformed": len(per_check_rows.get("malformed_record", ()))}
+        if totals["kept"] + totals["dropped"] != totals["input"]:
+            raise RuntimeError(f"internal error: kept {totals['kept']} + dropped {totals['dropped']} != "
+                               f"input {totals['input']}")
+        return {
+            "pairaudit_version": __version__,
+            "status": "ok" if not problems else "incomplete",
+            "problems": problems,
+            "source": {**source.describe(), "format": self.fmt, "columns": self.columns},
+            "totals": totals,
+            "checks": checks,
+            "config": self.cfg.to_json(),
+            "models": self.ctx.models,
+            "versions": _versions(),
+            "stats": self.stats,
+            "decisions": {"total": len(decisions), "applied": applied, "ignored": ignored, "flipped": sorted(flips)},
+            "timings_file": "timings.json",
+        }
+
+    def _render_html(self) -> None:
+        try:
+            from pairaudit.report.html import render_report
+        except ImportError:
+            from pairaudit.report_plain import render_plain as render_report
+        render_report(self.out.tmp)
+
+
+def _versions() -> dict[str, str]:
+    import importlib.metadata as md
+    import platform
+
+    out = {"python": platform.python_version()}
+    for pkg in ("transformers", "tokenizers", "datasets", "polars", "pyarrow", "rapidfuzz", "ftfy",
+                "sentence-transformers", "faiss-cpu", "torch"):
+        try:
+            out[pkg] = md.version(pkg)
+        except md.PackageNotFoundError:
+            pass
+    return out
+
+
+def scan(source: str | Path, out: str | Path = "pairaudit-out", *, config: ScanConfig | None = None,
+         config_file: str | Path | None = None, progress: bool = False,
+         log: Callable[[str], None] | None = None, **options: Any) -> Audit:
+    """Audit ``source`` and write the contract outputs to ``out``.
+
+    ``options`` are ScanConfig fields (``only=[...]``, ``drop=[...]``, ``max_length=2048``,
+    ``tokenizer="path"``...). Returns an :class:`Audit` with the findings (polars), the report and
+    the cleaned ``datasets.Dataset`` (``audit.clean``).
+    """
+    cfg = config or ScanConfig()
+    for key, value in options.items():
+        if not hasattr(cfg, key):
+            raise TypeError(f"scan() got an unknown option {key!r}")
+        setattr(cfg, key, value)
+    if config_file:
+        cfg = apply_config_file(cfg, load_config_file(config_file))
+    if log is None:
+        def log(msg: str) -> None:
+            print(f"pairaudit: {msg}", file=sys.stderr)
+    return Scanner(cfg, log).run(source, Path(out), progress=progress)
+
+
+def apply_decisions(out_dir: str | Path, *, progress: bool = False) -> Audit:
+    """Re-apply ``OUT/decisions.jsonl`` by re-running the scan recorded in ``OUT/report.json``
+    (model outputs come from the caches, so this is cheap)."""
+    out = Path(out_dir)
+    report_path = out / "report.json"
+    if not report_path.exists():
+        raise InputError(f"{out} holds no report.json", fix="run `pairaudit scan SOURCE --out DIR` first")
+    report = json.loads(report_path.read_text(encoding="utf-8"))
+    cfg = ScanConfig(**report["config"])
+    return scan(report["source"]["path"], out, config=cfg, progress=progress)
+
+
+def load_pairs(out_dir: str | Path, rows: list[int]) -> dict[int, Pair]:
+    """Canonical pairs of the given rows, read back from the source named in ``OUT/report.json``."""
+    out = Path(out_dir)
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    cfg = ScanConfig(**report["config"])
+    src = report["source"]
+    source = open_source(src["path"], split=src.get("split") or cfg.split, subset=cfg.subset)
+    wanted = set(rows)
+    fmt, columns = src.get("format"), src.get("columns") or {}
+    found: dict[int, Pair] = {}
+    for batch in source.batches(cfg.batch_size):
+        for rec in batch:
+            if rec.row in wanted and rec.data is not None and fmt:
+                try:
+                    found[rec.row] = normalise(rec.row, rec.data, fmt, columns)
+                except (Malformed, PairauditError):
+                    pass
+        if batch and batch[-1].row >= max(wanted, default=-1):
+            break
+    return found

@@ -1,0 +1,112 @@
+"""Which checks run, with which thresholds, and what their findings do (drop or flag).
+
+Precedence: command-line flags (``--drop``/``--flag``/``--only``/``--skip``) > config file > defaults.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pairaudit.checks.base import CheckInfo
+from pairaudit.checks.registry import all_checks, merged_thresholds, validate_names
+from pairaudit.config import ACTIONS, ScanConfig
+from pairaudit.errors import ConfigError
+
+ALWAYS_ON = ("malformed_record",)
+
+
+@dataclass
+class Policy:
+    infos: dict[str, CheckInfo]
+    enabled: set[str]
+    actions: dict[str, str]
+    params: dict[str, dict[str, Any]]
+    explicit: set[str] = field(default_factory=set)  # checks the user asked for by name
+
+    def action(self, check: str) -> str:
+        return self.actions.get(check, "flag")
+
+    def describe(self) -> dict[str, Any]:
+        return {name: {"enabled": name in self.enabled, "action": self.actions[name], "thresholds": self.params[name]}
+                for name in self.infos}
+
+
+def build_policy(cfg: ScanConfig) -> Policy:
+    infos = all_checks()
+    only = validate_names(cfg.only, "--only")
+    skip = validate_names(cfg.skip, "--skip")
+    drop = validate_names(cfg.drop, "--drop")
+    flag = validate_names(cfg.flag, "--flag")
+    validate_names(list(cfg.actions), "config file [checks]")
+    validate_names(list(cfg.thresholds), "config file / --set")
+    both = set(drop) & set(flag)
+    if both:
+        raise ConfigError(f"check(s) {sorted(both)} given to both --drop and --flag", fix="pick one action per check")
+    for name in ALWAYS_ON:
+        if name in skip:
+            raise ConfigError(f"{name} cannot be skipped: such records cannot be written to the cleaned output")
+        if name in flag or cfg.actions.get(name) == "flag":
+            raise ConfigError(f"{name} cannot be flagged: such records cannot be written to the cleaned output")
+
+    explicit = set(only) | set(drop) | set(flag)
+    if cfg.reference or cfg.reward_model:
+        explicit.add("likely_flipped")
+    if cfg.policy:
+        explicit.add("dpo_overflow_risk")
+    if cfg.embedder:
+        explicit.add("near_duplicate_pair")
+    if only:
+        enabled = set(only) | set(ALWAYS_ON)
+    else:
+        enabled = {n for n, i in infos.items() if i.default_enabled} | explicit
+    enabled -= set(skip)
+    enabled |= set(ALWAYS_ON)
+
+    actions: dict[str, str] = {}
+    params: dict[str, dict[str, Any]] = {}
+    for name, info in infos.items():
+        action = info.default_action
+        if name in cfg.actions:
+            action = cfg.actions[name]
+            if action not in ACTIONS:
+                raise ConfigError(f"config file sets action {action!r} for {name}", expected="drop or flag")
+        if name in drop:
+            action = "drop"
+        if name in flag:
+            action = "flag"
+        actions[name] = action
+        p = merged_thresholds(name)
+        for key, value in cfg.thresholds.get(name, {}).items():
+            if key not in p:
+                raise ConfigError(f"{name} has no threshold {key!r}", expected=f"one of {sorted(p)}")
+            p[key] = value
+        params[name] = p
+    return Policy(infos, enabled, actions, params, explicit)
+
+
+def apply_config_file(cfg: ScanConfig, data: dict[str, Any]) -> ScanConfig:
+    """Merge a parsed config file into ``cfg`` (file values only fill what flags left at default)."""
+    checks = data.pop("checks", {}) or {}
+    if not isinstance(checks, dict):
+        raise ConfigError("config file 'checks' must be a table of check name -> settings")
+    for name, settings in checks.items():
+        if not isinstance(settings, dict):
+            raise ConfigError(f"config file checks.{name} must be a table", expected='e.g. {action = "drop"}')
+        settings = dict(settings)
+        if "action" in settings:
+            cfg.actions[name] = settings.pop("action")
+        if settings.pop("enabled", True) is False and name not in cfg.skip:
+            cfg.skip.append(name)
+        if settings:
+            cfg.thresholds.setdefault(name, {})
+            for k, v in settings.items():
+                cfg.thresholds[name].setdefault(k, v)
+    defaults = ScanConfig()
+    for key, value in data.items():
+        if not hasattr(cfg, key):
+            raise ConfigError(f"config file has unknown option {key!r}",
+                              expected=f"one of {sorted(vars(defaults))} or a [checks.NAME] table")
+        if getattr(cfg, key) == getattr(defaults, key):
+            setattr(cfg, key, value)
+    return cfg

@@ -1,0 +1,1 @@
+"""Whole-dataset stages: they observe every surviving pair and decide in ``finalize``."""

@@ -1,0 +1,75 @@
+"""``length_outlier``: token lengths far outside the dataset's own distribution.
+
+Robust z-score on log lengths: ``|log1p(n) - median| / (1.4826 * MAD)``, per side, over all pairs
+that reached the stage. Keeps 12 bytes a row (three int32 lengths).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pairaudit.checks.base import CheckInfo, Stage
+from pairaudit.tokenize import EncodedPair
+from pairaudit.types import Finding, Pair, StageResult
+
+LENGTH_OUTLIER_INFO = CheckInfo(
+    "length_outlier",
+    "token length far outside the dataset's own distribution (robust z-score of log length, median/MAD, "
+    "above max_z), or a response of at most min_tokens content tokens",
+    "flag",
+    kind="global",
+    thresholds={"max_z": 5.0, "min_tokens": 1},
+    why="outliers are often scraping accidents, but some datasets have legitimately short or long answers",
+)
+SIDES = ("prompt", "chosen", "rejected")
+
+
+class LengthStage(Stage):
+    infos = (LENGTH_OUTLIER_INFO,)
+
+    def __init__(self, ctx, enabled):  # noqa: ANN001
+        super().__init__(ctx, enabled)
+        self._rows: list[np.ndarray] = []
+        self._lens: list[np.ndarray] = []
+        self._eos = 0
+
+    def observe(self, pairs: list[Pair], encoded: list[EncodedPair] | None) -> None:
+        lens = np.zeros((len(pairs), 3), np.int32)
+        for i, pair in enumerate(pairs):
+            if encoded is not None and encoded[i] is not None:
+                e = encoded[i]
+                # completion ids carry the EOS the trainer appends; count content tokens only
+                lens[i] = (len(e.prompt_ids), len(e.chosen_ids) - 1, len(e.rejected_ids) - 1)
+            elif pair.ids is not None:
+                lens[i] = [len(pair.ids.get(f"{s}_input_ids") or []) for s in SIDES]
+        self._rows.append(np.fromiter((p.row for p in pairs), np.int64, len(pairs)))
+        self._lens.append(lens)
+
+    def finalize(self) -> StageResult:
+        res = StageResult()
+        if not self._rows:
+            return res
+        rows = np.concatenate(self._rows)
+        lens = np.concatenate(self._lens)
+        params = self.ctx.params.get("length_outlier", LENGTH_OUTLIER_INFO.thresholds)
+        logl = np.log1p(lens.astype(np.float64))
+        med = np.median(logl, axis=0)
+        mad = np.median(np.abs(logl - med), axis=0) * 1.4826
+        z = np.abs(logl - med) / np.where(mad > 0, mad, np.inf)
+        worst = z.max(axis=1)
+        res.rows = rows.tolist()
+        res.scores["length_outlier_score"] = worst
+        res.stats["length_outlier"] = {f"median_{s}_tokens": float(np.expm1(med[k])) for k, s in enumerate(SIDES)}
+        if "length_outlier" not in self.enabled:
+            return res
+        for i in range(len(rows)):
+            for k, side in enumerate(SIDES):
+                n = int(lens[i, k])
+                if z[i, k] > params["max_z"]:
+                    typical = float(np.expm1(med[k]))
+                    res.findings.append(Finding(int(rows[i]), "length_outlier", side, float(z[i, k]),
+                                                detail=f"{side} {n} tokens vs median {typical:.0f} (robust z {z[i, k]:.1f})"))
+                elif side != "prompt" and 0 < n <= params["min_tokens"]:
+                    res.findings.append(Finding(int(rows[i]), "length_outlier", side, float(z[i, k]),
+                                                detail=f"{side} has only {n} token(s)"))
+        return res
