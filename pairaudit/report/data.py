@@ -1,0 +1,271 @@
+"""Read a pairaudit output folder (DESIGN section 3) for the HTML report, ``pairaudit show`` and the
+notebook review helper.
+
+The output folder does not hold the text of flagged-but-kept rows in a row-addressable form, so
+example texts come from :func:`load_pairs`: the pipeline's own ``pairaudit.pipeline.load_pairs`` when
+it exists, else a small JSONL fallback that reads the source file (``report.json`` ``source.path``) or
+``clean.jsonl`` / ``dropped.jsonl``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pairaudit.errors import InputError, PairauditError
+from pairaudit.types import Pair
+
+if TYPE_CHECKING:
+    import polars as pl
+
+FINDINGS_COLUMNS = ("row", "check", "action", "field", "score", "group", "detail")
+
+
+def _findings_schema() -> dict[str, Any]:
+    import polars as pl
+
+    return {
+        "row": pl.Int64,
+        "check": pl.Utf8,
+        "action": pl.Utf8,
+        "field": pl.Utf8,
+        "score": pl.Float64,
+        "group": pl.Int64,
+        "detail": pl.Utf8,
+    }
+
+
+def empty_findings() -> pl.DataFrame:
+    import polars as pl
+
+    return pl.DataFrame(schema=_findings_schema())
+
+
+@dataclass
+class OutputFolder:
+    """The parts of an output folder the report and the review helper read."""
+
+    path: Path
+    report: dict[str, Any]
+    findings: pl.DataFrame
+    scores: pl.DataFrame | None
+
+    @classmethod
+    def open(cls, out_dir: str | Path) -> OutputFolder:
+        import polars as pl
+
+        path = Path(out_dir)
+        report_path, findings_path = path / "report.json", path / "findings.parquet"
+        if not path.is_dir() or not (report_path.exists() or findings_path.exists()):
+            raise InputError(
+                f"{path} is not a pairaudit output folder (no report.json or findings.parquet found)",
+                expected="the folder written by `pairaudit scan SOURCE --out DIR`",
+                fix="run `pairaudit scan` first, or pass the folder given to --out",
+            )
+        report: dict[str, Any] = {}
+        if report_path.exists():
+            try:
+                report = json.loads(report_path.read_text(encoding="utf-8"))
+            except json.JSONDecodeError as exc:
+                raise InputError(
+                    f"{report_path} is not valid JSON ({exc})", fix="re-run `pairaudit scan` to rewrite it"
+                ) from exc
+        findings = empty_findings()
+        if findings_path.exists():
+            findings = pl.read_parquet(findings_path)
+            for name, dtype in _findings_schema().items():
+                if name not in findings.columns:
+                    findings = findings.with_columns(pl.lit(None, dtype=dtype).alias(name))
+            findings = findings.select(
+                [pl.col(n).cast(t, strict=False) for n, t in _findings_schema().items()]
+            )
+        scores_path = path / "scores.parquet"
+        scores = pl.read_parquet(scores_path) if scores_path.exists() else None
+        return cls(path=path, report=report, findings=findings, scores=scores)
+
+    # ------------------------------------------------------------------ simple accessors
+    @property
+    def totals(self) -> dict[str, Any]:
+        return dict(self.report.get("totals") or {})
+
+    @property
+    def checks(self) -> dict[str, dict[str, Any]]:
+        """Checks from report.json, plus any check that only appears in findings.parquet."""
+        checks = {k: dict(v or {}) for k, v in (self.report.get("checks") or {}).items()}
+        for name in sorted(set(self.findings["check"].drop_nulls().to_list())):
+            checks.setdefault(name, {"status": "ran", "description": "", "reason": ""})
+        return checks
+
+    def all_rows(self) -> list[int]:
+        if self.scores is not None and "row" in self.scores.columns:
+            return sorted(int(r) for r in self.scores["row"].drop_nulls().to_list())
+        n = self.totals.get("input")
+        if isinstance(n, int):
+            return list(range(n))
+        return sorted(set(self.findings["row"].drop_nulls().to_list()))
+
+    def has_row(self, row: int) -> bool:
+        if self.scores is not None and "row" in self.scores.columns:
+            import polars as pl
+
+            return self.scores.filter(pl.col("row") == row).height > 0
+        n = self.totals.get("input")
+        if isinstance(n, int):
+            return 0 <= row < n
+        return True
+
+    def row_findings(self, row: int) -> list[dict[str, Any]]:
+        import polars as pl
+
+        sub = self.findings.filter(pl.col("row") == row).sort(["check", "field"], nulls_last=True)
+        return sub.to_dicts()
+
+    def row_scores(self, row: int) -> dict[str, Any]:
+        """Non-null metrics of one row from scores.parquet (without ``row``)."""
+        if self.scores is None or "row" not in self.scores.columns:
+            return {}
+        import polars as pl
+
+        sub = self.scores.filter(pl.col("row") == row)
+        if sub.height == 0:
+            return {}
+        out = {}
+        for k, v in sub.row(0, named=True).items():
+            if k == "row" or v is None or (isinstance(v, float) and math.isnan(v)):
+                continue
+            out[k] = v
+        return out
+
+    def pair_hash(self, row: int) -> str | None:
+        value = self.row_scores(row).get("pair_hash")
+        return None if value is None else str(value)
+
+    def pairs(self, rows: Iterable[int]) -> dict[int, Pair]:
+        return load_pairs(self.path, sorted(set(int(r) for r in rows)))
+
+
+# ---------------------------------------------------------------------------------- pair loading
+def load_pairs(out_dir: str | Path, rows: list[int]) -> dict[int, Pair]:
+    """Pairs for ``rows``; rows whose text cannot be found are missing from the result.
+
+    Uses ``pairaudit.pipeline.load_pairs`` (reads the source recorded in report.json, any format);
+    rows it cannot return (malformed records, or a source that moved since the scan) are looked up
+    in ``clean.jsonl`` / ``dropped.jsonl`` of the output folder.
+    """
+    if not rows:
+        return {}
+    out = Path(out_dir)
+    found: dict[int, Pair] = {}
+    try:
+        from pairaudit.pipeline import load_pairs as pipeline_load_pairs
+    except ImportError:
+        pipeline_load_pairs = None
+    if pipeline_load_pairs is not None:
+        try:
+            found = dict(pipeline_load_pairs(out, list(rows)))
+        except (PairauditError, OSError, ValueError, KeyError, TypeError):
+            found = {}  # e.g. the source was moved or deleted after the scan
+    missing = [r for r in rows if r not in found]
+    if missing:
+        for r, pair in _fallback_load_pairs(out, missing, use_source=pipeline_load_pairs is None).items():
+            found.setdefault(r, pair)
+    return found
+
+
+def _messages_text(messages: list[Any]) -> str:
+    parts = []
+    for m in messages:
+        if isinstance(m, dict):
+            parts.append(f"{m.get('role', m.get('from', '?'))}: {m.get('content', m.get('value', ''))}")
+        else:
+            parts.append(str(m))
+    return "\n\n".join(parts)
+
+
+_HH_ASSISTANT = "\n\nAssistant:"
+
+
+def record_to_pair(row: int, record: Any) -> Pair:
+    """Best-effort canonical pair from a standard, conversational or HH-implicit record."""
+    if not isinstance(record, dict):
+        return Pair(row=row, format="malformed", prompt=None, chosen=None, rejected=None,
+                    notes={"raw": json.dumps(record, ensure_ascii=False)[:2000]})
+    prompt, chosen, rejected = record.get("prompt"), record.get("chosen"), record.get("rejected")
+    if isinstance(chosen, list) and isinstance(rejected, list):
+        if prompt is None and chosen and rejected:
+            pm = chosen[:-1]
+            pair = Pair(row=row, format="implicit_conversational", prompt=_messages_text(pm),
+                        chosen=_messages_text(chosen[-1:]), rejected=_messages_text(rejected[-1:]))
+            pair.prompt_messages, pair.chosen_messages, pair.rejected_messages = pm, chosen[-1:], rejected[-1:]
+            return pair
+        ptext = _messages_text(prompt) if isinstance(prompt, list) else (prompt if isinstance(prompt, str) else None)
+        return Pair(row=row, format="conversational", prompt=ptext, chosen=_messages_text(chosen),
+                    rejected=_messages_text(rejected))
+    if isinstance(chosen, str) and isinstance(rejected, str):
+        if prompt is None:
+            ic, ir = chosen.rfind(_HH_ASSISTANT), rejected.rfind(_HH_ASSISTANT)
+            if ic >= 0 and ir >= 0:
+                cut_c, cut_r = ic + len(_HH_ASSISTANT), ir + len(_HH_ASSISTANT)
+                return Pair(row=row, format="hh_implicit", prompt=chosen[:cut_c], chosen=chosen[cut_c:],
+                            rejected=rejected[cut_r:])
+            return Pair(row=row, format="implicit", prompt="", chosen=chosen, rejected=rejected)
+        return Pair(row=row, format="standard", prompt=prompt if isinstance(prompt, str) else None,
+                    chosen=chosen, rejected=rejected)
+    if "chosen_input_ids" in record or "rejected_input_ids" in record:
+        ids = {k: list(v) for k, v in record.items() if k.endswith(("_input_ids", "_attention_mask", "_labels"))
+               and isinstance(v, list)}
+        return Pair(row=row, format="pretokenized", prompt=None, chosen=None, rejected=None, ids=ids)
+    return Pair(row=row, format="malformed", prompt=None, chosen=None, rejected=None,
+                notes={"raw": json.dumps(record, ensure_ascii=False, default=str)[:2000]})
+
+
+def _fallback_load_pairs(out_dir: Path, rows: list[int], use_source: bool = True) -> dict[int, Pair]:
+    """JSONL-only lookup: the source file (when ``use_source``), else clean.jsonl / dropped.jsonl."""
+    wanted = set(rows)
+    found: dict[int, Pair] = {}
+    report_path = out_dir / "report.json"
+    report = json.loads(report_path.read_text(encoding="utf-8")) if report_path.exists() else {}
+    src = (report.get("source") or {}).get("path")
+    if use_source and src and Path(src).is_file() and str(src).endswith(".jsonl"):
+        with open(src, encoding="utf-8", errors="replace") as fh:
+            for i, line in enumerate(fh):
+                if i in wanted and line.strip():
+                    found[i] = _parse_line(i, line)
+        return found
+    dropped_rows: set[int] = set()
+    dropped = out_dir / "dropped.jsonl"
+    if dropped.exists():
+        with open(dropped, encoding="utf-8") as fh:
+            for line in fh:
+                if not line.strip():
+                    continue
+                obj = json.loads(line)
+                r = int(obj["row"])
+                dropped_rows.add(r)
+                if r in wanted:
+                    if obj.get("record") is not None:
+                        found[r] = record_to_pair(r, obj["record"])
+                    else:
+                        found[r] = Pair(row=r, format="malformed", prompt=None, chosen=None, rejected=None,
+                                        notes={"raw": str(obj.get("raw", ""))[:2000]})
+    clean = out_dir / "clean.jsonl"
+    if clean.exists() and wanted - set(found):
+        folder = OutputFolder.open(out_dir)
+        kept = [r for r in folder.all_rows() if r not in dropped_rows]
+        with open(clean, encoding="utf-8") as fh:
+            for r, line in zip(kept, fh, strict=False):
+                if r in wanted and r not in found:
+                    found[r] = _parse_line(r, line)
+    return found
+
+
+def _parse_line(row: int, line: str) -> Pair:
+    try:
+        return record_to_pair(row, json.loads(line))
+    except json.JSONDecodeError:
+        return Pair(row=row, format="malformed", prompt=None, chosen=None, rejected=None,
+                    notes={"raw": line.rstrip("\n")[:2000]})

@@ -1,0 +1,281 @@
+"""``report.html``: a self-contained page (no script, no network) built from an output folder.
+
+``render_report(out_dir)`` reads report.json, findings.parquet and scores.parquet, loads the text of
+the example rows (:func:`pairaudit.report.data.load_pairs`) and writes ``OUT/report.html`` atomically.
+The same folder always gives the same bytes. Needs ``pairaudit[report]`` (jinja2; matplotlib for the
+plots: without it the page is rendered without plots and says so).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import jinja2  # noqa: F401 - ImportError here lets the pipeline fall back to the plain report
+
+from pairaudit.report.data import OutputFolder
+from pairaudit.types import Pair
+
+PROMPT_LIMIT = 1500  # characters of the prompt shown per example
+SIDE_LIMIT = 4000  # characters per response shown per example
+GROUP_MEMBERS = 4  # rows shown per duplicate/contradiction group besides the representative
+_METRICS = (("prompt_tokens", "prompt tok"), ("chosen_tokens", "chosen tok"), ("rejected_tokens", "rejected tok"),
+            ("ref_margin", "ref margin"), ("likely_flipped_score", "flip score"))
+
+
+def render_report(out_dir: str | Path, *, max_examples: int = 5) -> Path:
+    """Write ``out_dir/report.html`` (atomically) and return its path."""
+    folder = OutputFolder.open(out_dir)
+    html = build_html(folder, max_examples=max_examples)
+    target = folder.path / "report.html"
+    fd, tmp = tempfile.mkstemp(prefix=".report.html.", suffix=".tmp", dir=folder.path)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(html)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return target
+
+
+def build_html(folder: OutputFolder, *, max_examples: int = 5) -> str:
+    from pairaudit.report import plots
+    from pairaudit.report.template import CSP, CSS, environment
+
+    report = folder.report
+    try:
+        plots_or_none: list[dict[str, str]] | None = plots.all_plots(folder.scores)
+    except ImportError:  # matplotlib missing: render without plots
+        plots_or_none = None
+    checks = _check_rows(folder)
+    examples_rows: set[int] = set()
+    plans = {c["name"]: _plan_examples(folder, c["name"], max_examples) for c in checks}
+    for plan in plans.values():
+        for item in plan["items"]:
+            examples_rows.update(item if isinstance(item, list) else [item])
+    pairs = folder.pairs(examples_rows) if examples_rows else {}
+    for c in checks:
+        plan = plans[c["name"]]
+        c["grouped"] = plan["grouped"]
+        c["more_rows"] = plan["more_rows"]
+        c["examples"] = [_group_example(folder, pairs, c["name"], item, plan["sizes"].get(item[0], 0))
+                         if isinstance(item, list) else pair_context(folder, pairs.get(item), item, c["name"])
+                         for item in plan["items"]]
+    totals = {k: report.get("totals", {}).get(k, "?") for k in ("input", "kept", "dropped", "flagged")}
+    source = {k: (report.get("source") or {}).get(k) for k in ("path", "kind", "format")}
+    ctx = {
+        "csp": CSP,
+        "css": CSS,
+        "version": report.get("pairaudit_version", "?"),
+        "source": source,
+        "source_name": Path(str(source["path"] or folder.path)).name,
+        "totals": totals,
+        "checks": [c for c in checks if c["status"] != "off"],
+        "off": [c["name"] for c in checks if c["status"] == "off"],
+        "not_run": [c for c in checks if c["status"] in ("skipped", "failed")],
+        "problems": [str(p) for p in report.get("problems") or []],
+        "decisions": _decisions(folder),
+        "decision_summary": _decision_summary(report.get("decisions")),
+        "models": _pretty(report.get("models")) if report.get("models") else "",
+        "config": _pretty(report.get("config") or {}),
+        "profile": profile_rows(folder),
+        "plots": plots_or_none,
+    }
+    return environment().get_template("report.html").render(ctx)
+
+
+def _pretty(obj: Any) -> str:
+    return json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def _check_rows(folder: OutputFolder) -> list[dict[str, Any]]:
+    import polars as pl
+
+    out = []
+    for name, info in folder.checks.items():
+        sub = folder.findings.filter(pl.col("check") == name)
+        actions = sorted(set(sub["action"].drop_nulls().to_list()))
+        out.append({
+            "name": name,
+            "description": info.get("description") or "",
+            "status": info.get("status") or "ran",
+            "reason": info.get("reason") or "",
+            "action": info.get("action") or (actions[0] if len(actions) == 1 else "/".join(actions)) or "",
+            "findings": info.get("findings", sub.height),
+            "rows": info.get("rows", sub["row"].n_unique()),
+            "thresholds": json.dumps(info["thresholds"], sort_keys=True) if info.get("thresholds") else "",
+        })
+    return out
+
+
+def _plan_examples(folder: OutputFolder, check: str, max_examples: int) -> dict[str, Any]:
+    """Which rows to show: top-scored rows, or the largest groups (representative row first)."""
+    import polars as pl
+
+    sub = folder.findings.filter(pl.col("check") == check)
+    plan: dict[str, Any] = {"grouped": False, "items": [], "more_rows": 0, "sizes": {}}
+    if sub.height == 0 or max_examples <= 0:
+        return plan
+    grouped = sub.filter(pl.col("group").is_not_null())
+    if grouped.height:
+        plan["grouped"] = True
+        groups = (grouped.group_by("group").agg(pl.col("row").unique().sort().alias("rows"))
+                  .with_columns(pl.col("rows").list.len().alias("n")).sort(["n", "group"], descending=[True, False]))
+        for g, rows, _n in groups.head(max_examples).iter_rows():
+            members = [r for r in rows if r != g]
+            plan["items"].append([g, *members[:GROUP_MEMBERS]])
+            plan["sizes"][g] = len(members)
+        plan["more_rows"] = max(0, groups.height - max_examples)
+        return plan
+    ranked = (sub.group_by("row").agg(pl.col("score").max().alias("score"))
+              .sort(["score", "row"], descending=[True, False], nulls_last=True))
+    plan["items"] = ranked["row"].head(max_examples).to_list()
+    plan["more_rows"] = max(0, ranked.height - max_examples)
+    return plan
+
+
+def _group_example(folder: OutputFolder, pairs: dict[int, Pair], check: str, rows: list[int],
+                   n_members: int) -> dict[str, Any]:
+    head = pair_context(folder, pairs.get(rows[0]), rows[0], check, role="representative")
+    members = [pair_context(folder, pairs.get(r), r, check, role=f"in group of row {rows[0]}") for r in rows[1:]]
+    return {"head": head, "members": members, "more": max(0, n_members - len(members))}
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:.3g}"
+    return str(v)
+
+
+def pair_context(folder: OutputFolder, pair: Pair | None, row: int, check: str | None = None,
+                 role: str = "") -> dict[str, Any]:
+    """Template context of one pair (escaping happens in the template / diff module)."""
+    from pairaudit.report.diff import elide, segments_html, word_diff
+
+    findings = folder.row_findings(row)
+    if check is not None:  # the section's own check first
+        findings.sort(key=lambda f: (f["check"] != check, f["check"], f["field"] or ""))
+    scores = folder.row_scores(row)
+    ctx: dict[str, Any] = {
+        "row": row, "role": role, "findings": findings, "similarity": None, "missing": "",
+        "metrics": [(label, _fmt(scores[k])) for k, label in _METRICS if k in scores],
+        "prompt": "", "chosen_html": "", "rejected_html": "", "chosen_len": None, "rejected_len": None,
+    }
+    if pair is None:
+        ctx["missing"] = "text not available (the source could not be read for this row)"
+        return ctx
+    if pair.chosen is None or pair.rejected is None:
+        if pair.ids:
+            lens = ", ".join(f"{k}: {len(v)}" for k, v in sorted(pair.ids.items()))
+            ctx["missing"] = f"pre-tokenized pair, no text ({lens})"
+        else:
+            raw = pair.notes.get("raw", "") if pair.notes else ""
+            ctx["missing"] = "malformed record" + (f": {elide(raw, 600)[0]}" if raw else "")
+        return ctx
+    ctx["prompt"] = elide(pair.prompt or "", PROMPT_LIMIT)[0]
+    chosen, _ = elide(pair.chosen, SIDE_LIMIT)
+    rejected, _ = elide(pair.rejected, SIDE_LIMIT)
+    left, right, ratio = word_diff(chosen, rejected)
+    ctx.update(chosen_html=segments_html(left), rejected_html=segments_html(right), similarity=ratio,
+               chosen_len=len(pair.chosen), rejected_len=len(pair.rejected))
+    return ctx
+
+
+def _decisions(folder: OutputFolder) -> list[dict[str, Any]]:
+    path = folder.path / "decisions.jsonl"
+    if not path.exists():
+        return []
+    from pairaudit.review import load_decisions
+
+    return [{"row": d.row, "decision": d.decision, "note": d.note}
+            for d in sorted(load_decisions(path).values(), key=lambda d: d.row)]
+
+
+def _decision_summary(dec: Any) -> dict[str, Any] | None:
+    """report.json ``decisions`` ({"total", "applied", "ignored": [{row, decision, reason}], "flipped"})."""
+    if not isinstance(dec, dict) or not dec.get("total"):
+        return None
+    ignored = [i for i in dec.get("ignored") or [] if isinstance(i, dict)]
+    return {"total": dec.get("total", 0), "applied": dec.get("applied", 0),
+            "flipped": ", ".join(str(r) for r in dec.get("flipped") or []),
+            "ignored": [{"row": i.get("row"), "decision": i.get("decision"), "reason": i.get("reason", "")}
+                        for i in ignored]}
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}%"
+
+
+def profile_rows(folder: OutputFolder) -> list[tuple[str, str]]:
+    """Key numbers about the dataset, as (label, value) rows."""
+    import numpy as np
+
+    from pairaudit.report.plots import _finite
+
+    s = folder.scores
+    rows: list[tuple[str, str]] = []
+    src = folder.report.get("source") or {}
+    rows.append(("format", f"{src.get('format') or '?'} ({src.get('kind') or '?'})"))
+    if s is None:
+        rows.append(("per-row metrics", "scores.parquet missing"))
+        return rows
+    rows.append(("records", str(s.height)))
+    for side in ("prompt", "chosen", "rejected"):
+        v = _finite(s, f"{side}_tokens")
+        if v:
+            a = np.asarray(v)
+            rows.append((f"{side} tokens", f"median {np.median(a):.0f}, p95 {np.percentile(a, 95):.0f}, "
+                                           f"max {a.max():.0f}"))
+    if {"chosen_tokens", "rejected_tokens"} <= set(s.columns):
+        both = s.select(["chosen_tokens", "rejected_tokens"]).drop_nulls()
+        if both.height:
+            c, r = both["chosen_tokens"].to_numpy(), both["rejected_tokens"].to_numpy()
+            longer, shorter = int((c > r).sum()), int((c < r).sum())
+            decided = longer + shorter
+            if decided:
+                rows.append(("length bias", f"chosen longer in {_pct(longer / decided)} of pairs with unequal "
+                                            f"length ({longer} vs {shorter}); a 'pick the longer' rule agrees "
+                                            f"with the labels that often"))
+    ratio = _finite(s, "length_ratio")
+    if ratio:
+        rows.append(("median chosen/rejected length ratio", f"{np.median(ratio):.2f}"))
+    sim = _finite(s, "near_identical_pair_score")
+    if sim:
+        rows.append(("within-pair character similarity", f"median {np.median(sim):.2f}; "
+                                                          f"≥ 0.9 in {_pct(float(np.mean(np.asarray(sim) >= 0.9)))}"))
+    cos = _finite(s, "pair_cosine")
+    if cos:
+        rows.append(("within-pair embedding cosine", f"median {np.median(cos):.2f}"))
+    margin = _finite(s, "ref_margin")
+    if margin:
+        rows.append(("reference margin", f"median {np.median(margin):.2f}; rejected preferred by the reference "
+                                         f"model in {_pct(float(np.mean(np.asarray(margin) < 0)))}"))
+    flip = _finite(s, "likely_flipped_score")
+    if flip:
+        est = _find_flip_rate(folder.report.get("stats") or {})
+        text = f"mean score {np.mean(flip):.3f}; score ≥ 0.5 in {_pct(float(np.mean(np.asarray(flip) >= 0.5)))}"
+        rows.append(("likely flipped", text))
+        rows.append(("estimated flip rate", _pct(est) if est is not None else f"≈ {_pct(float(np.mean(flip)))} "
+                                                                               "(mean likely_flipped_score)"))
+    return rows
+
+
+def _find_flip_rate(stats: Any) -> float | None:
+    """The first numeric ``*flip_rate*`` value in report.json stats (the likely_flipped stage's estimate)."""
+    if isinstance(stats, dict):
+        for k in sorted(stats):
+            v = stats[k]
+            if "flip_rate" in str(k) and isinstance(v, (int, float)) and math.isfinite(v):
+                return float(v)
+            found = _find_flip_rate(v)
+            if found is not None:
+                return found
+    return None
