@@ -1,0 +1,150 @@
+"""Notebook review helper: browsing, decisions file, and the decide -> apply -> rescan loop."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import polars as pl
+import pytest
+from report_fixtures import write_out
+
+from pairaudit.errors import ConfigError, InputError, MissingDependency
+from pairaudit.review import Review, load_decisions
+
+HAVE_PIPELINE = importlib.util.find_spec("pairaudit.pipeline") is not None
+
+
+def test_findings_filters(tmp_path: Path) -> None:
+    rv = Review(write_out(tmp_path))
+    all_f = rv.findings()
+    assert all_f.height == pl.read_parquet(rv.out_dir / "findings.parquet").height
+    drops = rv.findings(action="drop")
+    assert set(drops["action"]) == {"drop"} and drops.height == 3
+    con = rv.findings(check="contradictory_pair")
+    assert sorted(con["row"]) == [0, 4]
+    with pytest.raises(ConfigError, match="unknown check 'no_such_check'"):
+        rv.findings(check="no_such_check")
+    with pytest.raises(ConfigError, match="unknown action"):
+        rv.findings(action="delete")
+
+
+def test_pair_view_is_escaped(tmp_path: Path) -> None:
+    rv = Review(write_out(tmp_path))
+    view = rv.pair(2)
+    html = view._repr_html_()
+    assert "<script>" not in html and "<img" not in html and "<iframe" not in html
+    assert "&lt;script&gt;document.title=" in html
+    assert "encoding_error" in html
+    assert "row 2" in repr(view)
+    with pytest.raises(InputError, match="row 42 is not in the scan"):
+        rv.pair(42)
+
+
+def test_pair_view_without_ipywidgets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("IPython")
+    monkeypatch.setitem(sys.modules, "ipywidgets", None)  # import fails as if not installed
+    view = Review(write_out(tmp_path)).pair(7)
+    with pytest.raises(MissingDependency, match=r"pairaudit\[review\]"):
+        view.widget()
+    shown: list[object] = []
+    monkeypatch.setattr("IPython.display.display", lambda *a, **k: shown.append(a[0]))
+    view._ipython_display_()  # degrades to plain HTML
+    assert isinstance(shown[0], dict) and "One, two, three" in shown[0]["text/html"].replace('<mark class="ins">', "")
+
+
+def test_decide_appends_with_pair_hash(tmp_path: Path) -> None:
+    out = write_out(tmp_path)
+    rv = Review(out)
+    hashes = dict(pl.read_parquet(out / "scores.parquet").select("row", "pair_hash").iter_rows())
+    d1 = rv.decide(1, "keep", note="the identical pair is intentional")
+    rv.decide(4, "flip")
+    rv.decide(4, "drop", note="changed my mind")
+    assert d1.pair_hash == hashes[1]
+    lines = [json.loads(x) for x in (out / "decisions.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [x["row"] for x in lines] == [1, 4, 4]
+    assert set(lines[0]) == {"row", "decision", "note", "pair_hash"}
+    loaded = load_decisions(out / "decisions.jsonl")
+    assert loaded[4].decision == "drop" and loaded[4].note == "changed my mind"  # later lines win
+    assert loaded[1].pair_hash == hashes[1]
+    assert rv.decisions() == loaded
+    assert "recorded decision: <b>drop</b>" in rv.pair(4)._repr_html_()
+    with pytest.raises(ConfigError, match="unknown decision 'maybe'"):
+        rv.decide(1, "maybe")
+    with pytest.raises(InputError, match="row 99"):
+        rv.decide(99, "keep")
+    # the report lists recorded decisions
+    from pairaudit.report import render_report
+
+    html = render_report(out).read_text(encoding="utf-8")
+    assert "Recorded decisions (2)" in html and "changed my mind" in html
+
+
+# ------------------------------------------------------------------ with the real pipeline
+PAIRS = [
+    {"prompt": "What is 2+2?", "chosen": "2+2 is 4.", "rejected": "2+2 is 5, famously."},
+    {"prompt": "Say hi", "chosen": "Hello there, friend!", "rejected": "Hello there, friend!"},
+    {"prompt": "Name a colour.", "chosen": "Blue is a colour.", "rejected": "Seven is a colour."},
+    {"prompt": "What is 2+2?", "chosen": "2+2 is 4.", "rejected": "2+2 is 5, famously."},
+    {"prompt": "Capital of Italy?", "chosen": "Rome is the capital.", "rejected": "Milan, surely."},
+    {"prompt": "Best pet?", "chosen": "Cats are independent.", "rejected": "Dogs are loyal companions."},
+]
+ONLY = ["malformed_record", "identical_pair", "duplicate_pair"]
+
+
+def _write_source(path: Path, pairs: list[dict[str, str]]) -> Path:
+    path.write_text("".join(json.dumps(p) + "\n" for p in pairs), encoding="utf-8")
+    return path
+
+
+def _clean(out: Path) -> list[dict[str, str]]:
+    return [json.loads(x) for x in (out / "clean.jsonl").read_text(encoding="utf-8").splitlines()]
+
+
+@pytest.mark.skipif(not HAVE_PIPELINE, reason="pairaudit.pipeline not built yet")
+def test_decide_apply_rescan_apply(tmp_path: Path) -> None:
+    import pairaudit
+
+    src = _write_source(tmp_path / "pairs.jsonl", PAIRS)
+    out = tmp_path / "out"
+    audit = pairaudit.scan(src, out=out, only=ONLY, log=lambda m: None)
+    dropped_rows = set(audit.findings.filter(pl.col("action") == "drop")["row"])
+    assert dropped_rows == {1, 3}  # identical pair, duplicate of row 0
+    before = _clean(out)
+    assert len(before) == 4
+
+    rv = Review(out)
+    rv.decide(1, "keep", note="fine")
+    rv.decide(2, "drop", note="nonsense rejected")
+    rv.decide(5, "flip", note="labels swapped")
+    rv.apply()
+    first = (out / "clean.jsonl").read_bytes()
+    clean = _clean(out)
+    assert PAIRS[1] in clean  # kept despite identical_pair
+    assert PAIRS[2] not in clean  # dropped by review
+    flipped = {**PAIRS[5], "chosen": PAIRS[5]["rejected"], "rejected": PAIRS[5]["chosen"]}
+    assert flipped in clean and PAIRS[5] not in clean
+    dropped = [json.loads(x) for x in (out / "dropped.jsonl").read_text(encoding="utf-8").splitlines()]
+    reasons = {d["row"]: d["reasons"] for d in dropped}
+    assert "review" in reasons[2] and 1 not in reasons
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert report["decisions"]["applied"] == 3 and report["decisions"]["ignored"] == []
+    assert report["totals"]["kept"] + report["totals"]["dropped"] == len(PAIRS)
+    assert "Review decisions applied" in (out / "report.html").read_text(encoding="utf-8")
+
+    # a rescan keeps decisions.jsonl and applies it; applying again changes nothing
+    pairaudit.scan(src, out=out, only=ONLY, log=lambda m: None)
+    assert (out / "clean.jsonl").read_bytes() == first
+    Review(out).apply()
+    assert (out / "clean.jsonl").read_bytes() == first
+
+    # the source row behind a decision changes: that decision is ignored, the others still apply
+    changed = [dict(p) for p in PAIRS]
+    changed[5]["chosen"] = "Cats, obviously."
+    _write_source(src, changed)
+    pairaudit.scan(src, out=out, only=ONLY, log=lambda m: None)
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert [i["row"] for i in report["decisions"]["ignored"]] == [5]
+    assert changed[5] in _clean(out) and PAIRS[2] not in _clean(out)
