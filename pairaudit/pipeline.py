@@ -208,10 +208,13 @@ class Scanner:
         t = time.perf_counter()
         found: list[Finding] = []
         pairs = self._to_pairs(records, found)
-        if self.tok is None and any(not p.pretokenized for p in pairs) or (self.tok is None and pairs):
-            self._load_tokenizer()
         t1 = time.perf_counter()
         self.timings["read_normalise"] += t1 - t
+        if self.tok is None and pairs:
+            self._load_tokenizer()
+            for chk in checks:
+                chk.tok = self.tok
+            t1 = time.perf_counter()
         pairs, encoded = self._encode(pairs, found)
         t2 = time.perf_counter()
         self.timings["tokenize"] += t2 - t1
@@ -278,9 +281,6 @@ class Scanner:
             parts: list[Path] = []
             for k, records in enumerate(source.batches(self.cfg.batch_size)):
                 self._batch(records, checks, parts)
-                if self.tok is not None:
-                    for chk in checks:
-                        chk.tok = self.tok
                 if k == 0:
                     self._first_batch_sanity(records)
                 bar.advance(len(records))

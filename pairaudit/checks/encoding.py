@@ -10,6 +10,12 @@ from pairaudit.types import Finding, Pair
 
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
+# UTF-8 read as cp1252/latin-1: a lead byte (U+00C2..U+00F4) followed by a continuation byte
+# (0x80..0xBF as latin-1, or its cp1252 rendering). ftfy is only asked when this matches, which
+# keeps the check fast on clean non-ASCII text (curly quotes, accents, CJK).
+_MOJIBAKE_HINT = re.compile(
+    "[\u00c2-\u00f4][\u0080-\u00bf\u0152\u0153\u0160\u0161\u0178\u017d\u017e\u0192\u02c6\u02dc"
+    "\u2013\u2014\u2018-\u201e\u2020-\u2022\u2026\u2030\u2039\u203a\u20ac\u2122]")
 
 
 def encoding_problem(text: str) -> str | None:
@@ -25,6 +31,8 @@ def encoding_problem(text: str) -> str | None:
     m = _SURROGATE.search(text)
     if m:
         return f"lone surrogate U+{ord(m.group()):04X} at char {m.start()}"
+    if not _MOJIBAKE_HINT.search(text):
+        return None
     from ftfy import badness, fix_text
 
     if badness.is_bad(text):

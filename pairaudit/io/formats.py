@@ -8,6 +8,7 @@ gives the same pair back.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from pairaudit.errors import ConfigError
@@ -121,17 +122,23 @@ def messages_text(msgs: Messages) -> str:
 def split_hh(chosen: str, rejected: str) -> tuple[str, str, str, str | None]:
     """Split HH dialogue strings into (prompt, chosen response, rejected response, mismatch note).
 
-    The prompt is everything up to and including the last ``"\\n\\nAssistant:"``. Unlike a
-    character-wise common prefix (TRL's ``extract_prompt``, which is off by one for identical and
-    prefix pairs), this keeps identical pairs identical and never cuts inside a word.
+    The prompt is the longest shared prefix that ends with ``"\\n\\nAssistant:"``. Unlike a
+    character-wise common prefix (TRL's ``extract_prompt``, off by one for identical and prefix
+    pairs), identical pairs stay identical and the cut never falls inside a word. A response that
+    still holds a ``"\\n\\nHuman:"`` turn means the two dialogues differ before the last turn.
     """
-    ic, ir = chosen.rfind(HH_ASSISTANT), rejected.rfind(HH_ASSISTANT)
-    pc = chosen[: ic + len(HH_ASSISTANT)] if ic >= 0 else ""
-    pr = rejected[: ir + len(HH_ASSISTANT)] if ir >= 0 else ""
+    k = len(os.path.commonprefix([chosen, rejected]))
+    idx = chosen.rfind(HH_ASSISTANT, 0, k)
+    prompt = chosen[: idx + len(HH_ASSISTANT)] if idx >= 0 else ""
+    c, r = chosen[len(prompt):], rejected[len(prompt):]
     note = None
-    if pc != pr:
-        note = "chosen and rejected dialogue histories differ before the last assistant turn"
-    return pc, chosen[len(pc):], rejected[len(pr):], note
+    own_c, own_r = chosen[: chosen.rfind(HH_ASSISTANT) + 1], rejected[: rejected.rfind(HH_ASSISTANT) + 1]
+    if own_c != own_r:  # each side's own history (up to its last assistant turn) differs
+        extra = [f"{side} response holds {resp.count(HH_ASSISTANT)} more '\\n\\nAssistant:' turn marker(s)"
+                 for side, resp in (("chosen", c), ("rejected", r)) if HH_ASSISTANT in resp or HH_HUMAN in resp]
+        note = ("dialogue histories differ before the last assistant turn"
+                + (": " + "; ".join(extra) + " after the shared prompt" if extra else ""))
+    return prompt, c, r, note
 
 
 def split_implicit_messages(chosen: Messages, rejected: Messages) -> tuple[Messages, Messages, Messages, str | None]:
