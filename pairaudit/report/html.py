@@ -230,7 +230,7 @@ def profile_rows(folder: OutputFolder) -> list[tuple[str, str]]:
     rows.append(("records", str(s.height)))
     for side in ("prompt", "chosen", "rejected"):
         v = _finite(s, f"{side}_tokens")
-        if v:
+        if len(v):
             a = np.asarray(v)
             rows.append((f"{side} tokens", f"median {np.median(a):.0f}, p95 {np.percentile(a, 95):.0f}, "
                                            f"max {a.max():.0f}"))
@@ -245,21 +245,21 @@ def profile_rows(folder: OutputFolder) -> list[tuple[str, str]]:
                                             f"length ({longer} vs {shorter}); a 'pick the longer' rule agrees "
                                             f"with the labels that often"))
     ratio = _finite(s, "length_ratio")
-    if ratio:
+    if len(ratio):
         rows.append(("median chosen/rejected length ratio", f"{np.median(ratio):.2f}"))
     sim = _finite(s, "near_identical_pair_score")
-    if sim:
+    if len(sim):
         rows.append(("within-pair character similarity", f"median {np.median(sim):.2f}; "
                                                           f"≥ 0.9 in {_pct(float(np.mean(np.asarray(sim) >= 0.9)))}"))
     cos = _finite(s, "pair_cosine")
-    if cos:
+    if len(cos):
         rows.append(("within-pair embedding cosine", f"median {np.median(cos):.2f}"))
     margin = _finite(s, "ref_margin")
-    if margin:
+    if len(margin):
         rows.append(("reference margin", f"median {np.median(margin):.2f}; rejected preferred by the reference "
                                          f"model in {_pct(float(np.mean(np.asarray(margin) < 0)))}"))
     flip = _finite(s, "likely_flipped_score")
-    if flip:
+    if len(flip):
         est = _find_flip_rate(folder.report.get("stats") or {})
         text = f"mean score {np.mean(flip):.3f}; score ≥ 0.5 in {_pct(float(np.mean(np.asarray(flip) >= 0.5)))}"
         rows.append(("likely flipped", text))

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import base64
 import io
-import math
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -18,20 +17,18 @@ if TYPE_CHECKING:
 _COLORS = {"prompt": "#7f7f7f", "chosen": "#2c7fb8", "rejected": "#d95f0e"}
 
 
-def _finite(scores: pl.DataFrame | None, column: str) -> list[float]:
+def _finite(scores: pl.DataFrame | None, column: str) -> Any:
+    """Finite values of a numeric column (as a numpy array; empty when absent or non-numeric)."""
+    import numpy as np
+    import polars as pl
+
     if scores is None or column not in scores.columns:
-        return []
-    out = []
-    for v in scores[column].to_list():
-        if v is None:
-            continue
-        try:
-            f = float(v)
-        except (TypeError, ValueError):
-            continue
-        if math.isfinite(f):
-            out.append(f)
-    return out
+        return np.empty(0)
+    try:
+        values = scores[column].cast(pl.Float64, strict=False).drop_nulls().to_numpy()
+    except (pl.exceptions.InvalidOperationError, pl.exceptions.ComputeError):
+        return np.empty(0)
+    return values[np.isfinite(values)]
 
 
 def _figure(width: float = 6.4, height: float = 2.8) -> Any:
@@ -65,7 +62,7 @@ def token_lengths(scores: pl.DataFrame | None) -> str | None:
     import numpy as np
 
     data = {side: _finite(scores, f"{side}_tokens") for side in ("prompt", "chosen", "rejected")}
-    data = {k: v for k, v in data.items() if v}
+    data = {k: v for k, v in data.items() if len(v)}
     if not data:
         return None
     lo = max(1.0, min(min(v) for v in data.values()))
@@ -75,7 +72,7 @@ def token_lengths(scores: pl.DataFrame | None) -> str | None:
     fig = _figure()
     ax = fig.add_subplot()
     for side, values in data.items():
-        ax.hist([max(v, lo) if log else v for v in values], bins=bins, histtype="step", linewidth=1.6,
+        ax.hist(np.maximum(values, lo) if log else values, bins=bins, histtype="step", linewidth=1.6,
                 label=f"{side} (median {np.median(values):.0f})", color=_COLORS[side])
     if log:
         ax.set_xscale("log")
@@ -88,10 +85,11 @@ def length_ratio(scores: pl.DataFrame | None) -> str | None:
     """Histogram of log2(chosen/rejected tokens): mass right of 0 means chosen tends to be longer."""
     import numpy as np
 
-    ratios = [r for r in _finite(scores, "length_ratio") if r > 0]
-    if not ratios:
+    ratios = _finite(scores, "length_ratio")
+    ratios = ratios[ratios > 0]
+    if not len(ratios):
         return None
-    values = np.log2(np.asarray(ratios))
+    values = np.log2(ratios)
     fig = _figure()
     ax = fig.add_subplot()
     ax.hist(values, bins=40, color="#6a51a3", alpha=0.85)
@@ -108,7 +106,7 @@ def similarity(scores: pl.DataFrame | None) -> str | None:
         "character similarity": _finite(scores, "near_identical_pair_score"),
         "embedding cosine": _finite(scores, "pair_cosine"),
     }
-    series = {k: v for k, v in series.items() if v}
+    series = {k: v for k, v in series.items() if len(v)}
     if not series:
         return None
     fig = _figure()
@@ -125,7 +123,7 @@ def similarity(scores: pl.DataFrame | None) -> str | None:
 def histogram(scores: pl.DataFrame | None, column: str, xlabel: str, title: str,
               vline: float | None = None) -> str | None:
     values = _finite(scores, column)
-    if not values:
+    if not len(values):
         return None
     fig = _figure()
     ax = fig.add_subplot()
