@@ -207,7 +207,7 @@ def show(out: Annotated[Path, typer.Argument(help="An output folder.")],
     """Print one pair with its findings and a word diff of chosen vs rejected."""
     from rich.console import Console
 
-    from pairaudit.report.terminal import show_row
+    from pairaudit.report import show_row
 
     try:
         show_row(out, row, Console())

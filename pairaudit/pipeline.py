@@ -162,7 +162,7 @@ class Scanner:
                 out.append(Finding(rec.row, "malformed_record", rec.field, None, detail=rec.error or "no data"))
                 continue
             if self.fmt is None:
-                self.fmt = detect_format({**rec.data, **{k: None for k in self.columns}})
+                self.fmt = detect_format(rec.data, self.columns)
                 if self.fmt is None:
                     out.append(Finding(rec.row, "malformed_record", None, None,
                                        detail=f"no preference fields: found keys {sorted(rec.data)[:8]}; expected "
@@ -175,6 +175,8 @@ class Scanner:
         return pairs
 
     def _encode(self, pairs: list[Pair], out: list[Finding]) -> tuple[list[Pair], list[EncodedPair | None]]:
+        if not pairs:
+            return [], []
         assert self.tok is not None
         ok: list[Pair] = []
         rendered = []

@@ -60,8 +60,14 @@ def parse_columns(spec: str | dict[str, str] | None) -> dict[str, str]:
     return out
 
 
-def detect_format(rec: dict[str, Any]) -> str | None:
+def apply_columns(rec: dict[str, Any], columns: dict[str, str] | None) -> dict[str, Any]:
+    """The record with canonical names added for mapped source columns."""
+    return {**rec, **{k: rec[v] for k, v in columns.items() if v in rec}} if columns else rec
+
+
+def detect_format(rec: dict[str, Any], columns: dict[str, str] | None = None) -> str | None:
     """Guess the format from one parsed record (None if it looks like none)."""
+    rec = apply_columns(rec, columns)
     if "chosen_input_ids" in rec or "rejected_input_ids" in rec:
         return "pretokenized"
     if "response_a" in rec and "response_b" in rec and "label" in rec:
@@ -78,13 +84,23 @@ def detect_format(rec: dict[str, Any]) -> str | None:
     return None
 
 
+def json_type(v: Any) -> str:
+    """The JSON name of a value's type, for error messages."""
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "a boolean"
+    if isinstance(v, (int, float)):
+        return "a number"
+    return {"dict": "an object", "list": "an array", "str": "a string"}.get(type(v).__name__, type(v).__name__)
+
+
 def _text(rec: dict[str, Any], key: str) -> str:
     if key not in rec:
         raise Malformed(f"missing field {key!r}; fix: add it or map it with --columns {key}=SOURCE_COLUMN", key)
     v = rec[key]
     if not isinstance(v, str):
-        kind = "null" if v is None else type(v).__name__
-        raise Malformed(f"field {key!r} is {kind} ({str(v)[:40]!r}), expected a string", key)
+        raise Malformed(f"field {key!r} is {json_type(v)} ({str(v)[:40]!r}), expected a string", key)
     return v
 
 
@@ -92,12 +108,11 @@ def _messages(value: Any, key: str) -> Messages:
     if isinstance(value, dict):  # a single message
         value = [value]
     if not isinstance(value, list):
-        kind = "null" if value is None else type(value).__name__
-        raise Malformed(f"field {key!r} is {kind}, expected a list of {{role, content}} messages", key)
+        raise Malformed(f"field {key!r} is {json_type(value)}, expected a list of {{role, content}} messages", key)
     out: Messages = []
     for i, m in enumerate(value):
         if not isinstance(m, dict):
-            raise Malformed(f"{key}[{i}] is {type(m).__name__}, expected a {{role, content}} object", key)
+            raise Malformed(f"{key}[{i}] is {json_type(m)}, expected a {{role, content}} object", key)
         if "role" in m and "content" in m:
             role, content = m["role"], m["content"]
         elif "from" in m and "value" in m:  # ShareGPT
@@ -105,10 +120,9 @@ def _messages(value: Any, key: str) -> Messages:
         else:
             raise Malformed(f"{key}[{i}] has keys {sorted(m)}, expected role/content (or ShareGPT from/value)", key)
         if not isinstance(role, str):
-            raise Malformed(f"{key}[{i}].role is {type(role).__name__}, expected a string", key)
+            raise Malformed(f"{key}[{i}].role is {json_type(role)}, expected a string", key)
         if not isinstance(content, str):
-            kind = "null" if content is None else type(content).__name__
-            raise Malformed(f"{key}[{i}].content is {kind}, expected a string", key)
+            raise Malformed(f"{key}[{i}].content is {json_type(content)}, expected a string", key)
         msg = {"role": role, "content": content}
         out.append(msg)
     return out
@@ -185,7 +199,7 @@ def _label_choice(label: Any, col_a: str, col_b: str) -> bool:
 def normalise(row: int, rec: dict[str, Any], fmt: str, columns: dict[str, str] | None = None) -> Pair:
     """Turn one parsed record into a canonical Pair (raises Malformed)."""
     if columns:
-        rec = {**rec, **{k: rec[v] for k, v in columns.items() if v in rec}}
+        rec = apply_columns(rec, columns)
         missing = [v for k, v in columns.items() if v not in rec]
         if missing:
             raise Malformed(f"mapped column {missing[0]!r} is missing", missing[0])

