@@ -245,7 +245,7 @@ class Scanner:
         keep = [k for k, p in enumerate(pairs) if p.row not in dropped]
         sp = [pairs[k] for k in keep]
         se = [encoded[k] for k in keep]
-        for stage in list(self.stages):
+        for stage in list(self.stages) if sp else []:
             ts = time.perf_counter()
             try:
                 stage.observe(sp, se)

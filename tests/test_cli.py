@@ -1,0 +1,91 @@
+"""The command line: help without torch, scan, checks, policy precedence, exit codes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import CHEAP, EXAMPLE, write_jsonl
+from typer.testing import CliRunner
+
+from pairaudit.cli import app
+
+runner = CliRunner()
+ONLY = ",".join(CHEAP)
+
+
+def test_help_works_without_torch() -> None:
+    """Block torch/sentence-transformers/faiss imports, as in a base install, and ask every command for help."""
+    code = (
+        "import sys\n"
+        "for m in ('torch', 'sentence_transformers', 'faiss', 'sklearn', 'matplotlib'): sys.modules[m] = None\n"
+        "from typer.testing import CliRunner\n"
+        "from pairaudit.cli import app\n"
+        "r = CliRunner()\n"
+        "for args in (['--help'], ['scan', '--help'], ['checks', '--help'], ['report', '--help'], "
+        "['show', '--help'], ['apply', '--help'], ['checks']):\n"
+        "    res = r.invoke(app, args)\n"
+        "    assert res.exit_code == 0, (args, res.output, res.exception)\n"
+        "assert 'torch' not in [m for m in sys.modules if sys.modules[m] is not None]\n"
+        "print('ok')\n"
+    )
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0 and res.stdout.strip() == "ok", res.stderr
+
+
+def test_checks_lists_every_contract_name() -> None:
+    res = runner.invoke(app, ["checks", "--json"])
+    assert res.exit_code == 0
+    data = json.loads(res.output)
+    for name in CHEAP + ["malformed_record"]:
+        assert name in data and data[name]["default_action"] in ("drop", "flag")
+
+
+def test_scan_then_show_and_report(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    res = runner.invoke(app, ["scan", str(EXAMPLE), "--out", str(out), "--only", ONLY])
+    assert res.exit_code == 0, res.output
+    assert "kept" in res.output and (out / "report.json").exists()
+    row = json.loads((out / "dropped.jsonl").read_text().splitlines()[0])["row"]
+    res = runner.invoke(app, ["show", str(out), str(row)])
+    assert res.exit_code == 0 and str(row) in res.output
+    res = runner.invoke(app, ["report", str(out)])
+    assert res.exit_code == 0 and "report.html" in res.output
+
+
+def test_policy_precedence_flag_over_file_over_default(tmp_path: Path) -> None:
+    src = write_jsonl(tmp_path / "p.jsonl", [
+        {"prompt": "Q?", "chosen": "Same text.", "rejected": "Same text."},          # identical: drop by default
+        {"prompt": "Q2?", "chosen": "Right answer here.", "rejected": "Wrong answer here, sadly."},
+    ])
+    cfg = tmp_path / "cfg.toml"
+    cfg.write_text('[checks.identical_pair]\naction = "flag"\n\n[checks.too_long]\naction = "drop"\n')
+
+    def kept(*extra: str) -> int:
+        out = tmp_path / f"o{len(extra)}"
+        res = runner.invoke(app, ["scan", str(src), "--out", str(out), "--only", ONLY, "-q", *extra])
+        assert res.exit_code == 0, res.output
+        return json.loads((out / "report.json").read_text())["totals"]["kept"]
+
+    assert kept() == 1                                              # default: drop
+    assert kept("--config", str(cfg)) == 2                          # file: flag
+    assert kept("--config", str(cfg), "--drop", "identical_pair") == 1  # flag beats file
+    assert kept("--config", str(cfg), "--max-length", "4") == 0      # file made too_long drop
+
+
+def test_fail_on_and_input_errors(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    res = runner.invoke(app, ["scan", str(EXAMPLE), "--out", str(out), "--only", ONLY, "-q",
+                              "--fail-on", "too_long>0.1%"])
+    assert res.exit_code == 3
+    res = runner.invoke(app, ["scan", str(EXAMPLE), "--out", str(out), "--only", ONLY, "-q",
+                              "--fail-on", "too_long>50%"])
+    assert res.exit_code == 0
+    res = runner.invoke(app, ["scan", str(tmp_path / "missing.jsonl"), "--out", str(out)])
+    assert res.exit_code == 2 and "does not exist" in res.output
+    res = runner.invoke(app, ["scan", str(EXAMPLE), "--out", str(out), "--drop", "no_such_check"])
+    assert res.exit_code == 2 and "pairaudit checks" in res.output
+    res = runner.invoke(app, ["scan", str(EXAMPLE), "--out", str(out), "--skip", "malformed_record"])
+    assert res.exit_code == 2 and "cannot be skipped" in res.output

@@ -1,0 +1,84 @@
+"""Outputs follow the DESIGN contract, are byte-identical across runs and written atomically."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import polars as pl
+import pytest
+from conftest import CHEAP, EXAMPLE
+
+import pairaudit
+from pairaudit.io import writers
+
+
+def _scan(out: Path, **kw):  # noqa: ANN202
+    return pairaudit.scan(EXAMPLE, out=out, only=CHEAP, log=lambda m: None, **kw)
+
+
+def test_contract_columns_and_totals(tmp_path: Path) -> None:
+    audit = _scan(tmp_path / "out")
+    out = tmp_path / "out"
+    f = pl.read_parquet(out / "findings.parquet")
+    assert f.schema == pl.Schema({"row": pl.Int64, "check": pl.String, "action": pl.String, "field": pl.String,
+                                  "score": pl.Float64, "group": pl.Int64, "detail": pl.String})
+    assert set(f["action"].unique()) <= {"drop", "flag"}
+    s = pl.read_parquet(out / "scores.parquet")
+    assert s["row"].to_list() == list(range(500))  # one row per input record, in order
+    assert {"pair_hash", "prompt_tokens", "chosen_tokens", "rejected_tokens", "near_identical_pair_score",
+            "length_outlier_score"} <= set(s.columns)
+    rep = json.loads((out / "report.json").read_text())
+    t = rep["totals"]
+    assert t["input"] == 500 and t["kept"] + t["dropped"] == 500 == audit.clean.num_rows + t["dropped"]
+    assert rep["checks"]["identical_pair"]["action"] == "drop" and rep["status"] == "ok"
+    assert rep["models"]["tokenizer"]["sha256"] and rep["versions"]["transformers"]
+    assert (out / "report.html").read_text().startswith("<!")
+    # every dropped row has its reasons, every drop finding is in dropped
+    dropped = {json.loads(x)["row"]: json.loads(x)["reasons"] for x in (out / "dropped.jsonl").read_text().splitlines()}
+    drop_rows = set(f.filter(pl.col("action") == "drop")["row"].to_list())
+    assert set(dropped) == drop_rows
+
+
+def test_two_runs_are_byte_identical(tmp_path: Path) -> None:
+    _scan(tmp_path / "a")
+    _scan(tmp_path / "b")
+    names = sorted(p.name for p in (tmp_path / "a").iterdir())
+    assert names == sorted(p.name for p in (tmp_path / "b").iterdir())
+    for name in names:
+        if name == "timings.json":
+            continue
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
+
+
+def test_interrupted_run_leaves_previous_outputs_untouched(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    out = tmp_path / "out"
+    _scan(out)
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    real = writers.write_outputs
+
+    def interrupted(source, tmp_dir, *a, **k):  # noqa: ANN001, ANN202
+        real(source, tmp_dir, *a, **k)  # the clean/dropped files exist in the temp folder...
+        raise KeyboardInterrupt        # ...when the user hits Ctrl-C
+
+    monkeypatch.setattr("pairaudit.pipeline.write_outputs", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        _scan(out, max_length=64)
+    after = {p.name: p.read_bytes() for p in out.iterdir()}
+    assert after == before  # no partial file, no temp folder left behind
+
+
+def test_a_failing_check_does_not_look_clean(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pairaudit.checks.identical import NearIdenticalPair
+
+    def broken(self, pair, enc, out):  # noqa: ANN001, ANN202
+        if pair.row == 7:
+            raise ValueError("boom")
+        return None
+
+    monkeypatch.setattr(NearIdenticalPair, "check", broken)
+    audit = _scan(tmp_path / "out")
+    assert audit.exit_code == 4 and audit.report["status"] == "incomplete"
+    assert audit.report["checks"]["near_identical_pair"]["status"] == "failed"
+    assert "row 7: ValueError: boom" in audit.report["checks"]["near_identical_pair"]["reason"]
+    assert audit.totals["kept"] + audit.totals["dropped"] == 500  # the run still finished
