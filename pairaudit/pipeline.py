@@ -19,7 +19,7 @@ import polars as pl
 
 from pairaudit import __version__
 from pairaudit.checks.base import Stage
-from pairaudit.checks.registry import PAIR_CHECKS, stage_classes
+from pairaudit.checks.registry import PAIR_CHECKS, SHARED_CHECKS, stage_classes
 from pairaudit.config import Context, ScanConfig, default_cache_dir, load_config_file
 from pairaudit.decisions import FILENAME as DECISIONS_FILE
 from pairaudit.decisions import load_decisions
@@ -143,7 +143,7 @@ class Scanner:
     def _make_stages(self) -> None:
         for cls in stage_classes():
             names = {i.name for i in cls.infos} & self.policy.enabled
-            if not names:
+            if not names - SHARED_CHECKS.get(cls.__name__, frozenset()):
                 continue
             try:
                 self.stages.append(cls(self.ctx, names))
