@@ -29,7 +29,6 @@ CONTRADICTION_INFO = CheckInfo(
     "preferred the other way; every row of such a group gets the finding, group = smallest row",
     "drop",
     kind="global",
-    thresholds={"min_cosine": 0.97, "min_char_ratio": 0.9},
     why="the same comparison labelled both ways pushes the DPO logit in opposite directions: neither label "
         "can be trusted without review, so both are dropped by default",
 )
