@@ -491,6 +491,13 @@ class LogpScorer:
         return out, skipped
 
     # -- scoring -------------------------------------------------------------------------------
+    def pending(self, seqs: list[Seq]) -> tuple[int, int]:
+        """(sequences, tokens) among ``seqs`` that are not cached yet (what scoring will compute)."""
+        keys = [seq_key(p, c) for p, c in seqs]
+        hit, _ = self.cache.get(keys)
+        miss = {k: len(seqs[i][0]) + len(seqs[i][1]) for i, k in enumerate(keys) if not hit[i]}
+        return len(miss), sum(miss.values())
+
     def estimate_seconds(self, n_tokens: int) -> float | None:
         return n_tokens / self.tokens_per_s if self.tokens_per_s else None
 

@@ -127,7 +127,6 @@ class FlipStage(Stage):
         self._ref_rows: list[int] = []
         self._skipped: dict[str, int] = {}
         self._notes: list[str] = []
-        self._logged_first = False
         self.ref = self.policy = self.reward = self.embedder = None
         self._same_tok = False
         use_ref = bool(self.p_flip.get("use_reference", True)) or "dpo_overflow_risk" in enabled
@@ -187,8 +186,10 @@ class FlipStage(Stage):
                 for reason in skipped.values():
                     key = reason.split(":")[0]
                     self._skipped[key] = self._skipped.get(key, 0) + 1
-                ntok = sum(len(s[0][0]) + len(s[0][1]) + len(s[1][0]) + len(s[1][1]) for s in seqs if s)
-                self._log_estimate(take, ntok)
+                flat = [x for pair_seqs in seqs if pair_seqs for x in pair_seqs]
+                n_seq, ntok = self.ref.pending(flat)
+                if n_seq or (self.policy is not None and self.policy.pending(flat)[0]):
+                    self._log_estimate(take, len(flat), n_seq, ntok)
                 r = self.ref.score_pairs(sub, seqs=seqs)
                 cols["ref_logp_chosen"][:take], cols["ref_logp_rejected"][:take] = r.logp_chosen, r.logp_rejected
                 cols["ref_tokens_chosen"][:take], cols["ref_tokens_rejected"][:take] = r.tokens_chosen, r.tokens_rejected
@@ -224,20 +225,19 @@ class FlipStage(Stage):
         self._lenf.append(lenf)
         self._emb_ok.append(ok)
 
-    def _log_estimate(self, n_pairs: int, n_tokens: int) -> None:
+    def _log_estimate(self, n_pairs: int, n_seqs: int, n_new: int, n_tokens: int) -> None:
+        """Log the size of the scoring work (new sequences and tokens) and its estimated time."""
         assert self.ref is not None
-        if self.ref.tokens_per_s is None and not self._logged_first:
-            # cache hits need no model; measure speed only when something must be computed
-            self._logged_first = True
-            try:
+        if self.ref.tokens_per_s is None:
+            try:  # the first estimate comes from a short timed forward; later ones from real throughput
                 self.ref.measure_speed()
             except Exception:  # noqa: BLE001 - the estimate is informative only
                 pass
         models = 2 if self.policy is not None else 1
         rate = self.ref.tokens_per_s
         est = f", ~{models * n_tokens / rate:.0f}s at {rate:.0f} tokens/s" if rate else ""
-        self.ctx.log(f"likely_flipped: scoring {n_pairs} pairs ({n_tokens} tokens, {models} model(s)) on "
-                     f"{self.ref.device}/{self.ref.precision}{est}; cached sequences are skipped")
+        self.ctx.log(f"likely_flipped: {n_pairs} pairs: {n_new} of {n_seqs} sequences to score ({n_tokens} tokens, "
+                     f"{models} model(s)) on {self.ref.device}/{self.ref.precision}{est}; the rest are cached")
 
     # -- finalize ------------------------------------------------------------------------------
     def finalize(self) -> StageResult:

@@ -1,0 +1,182 @@
+"""Reference/policy log-probs: masking, padding, truncation and the DPO logit against a hand loop,
+plus the on-disk cache. Uses tiny randomly initialised Llama models built from a config and a tiny
+word-level tokenizer (pad == eos, like SmolLM2), saved to folders and loaded by path."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+from pairaudit.config import Context, ScanConfig  # noqa: E402
+from pairaudit.models.reference import LogpScorer, make_batches, pretokenized_parts  # noqa: E402
+from pairaudit.types import Pair  # noqa: E402
+
+WORDS = ("the a cat dog sat on mat ran fast slow red blue green is was and or not very good bad answer "
+         "question what why how when who capital france paris colour sky grass blorf zork").split()
+SPECIAL = ["<unk>", "<eos>", "<user>", "<assistant>"]
+TEMPLATE = ("{% for m in messages %}<{{ m['role'] }}> {{ m['content'] }} <eos> {% endfor %}"
+            "{% if add_generation_prompt %}<assistant> {% endif %}")
+
+
+def build_tokenizer(folder: Path):  # noqa: ANN201
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    vocab = {t: i for i, t in enumerate(SPECIAL + WORDS + [".", "?", ","])}
+    tk = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
+    tk.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    tok = transformers.PreTrainedTokenizerFast(tokenizer_object=tk, unk_token="<unk>", eos_token="<eos>",
+                                               pad_token="<eos>", additional_special_tokens=["<user>", "<assistant>"])
+    tok.chat_template = TEMPLATE
+    tok.save_pretrained(str(folder))
+    return tok
+
+
+def build_model(folder: Path, seed: int, vocab: int) -> None:
+    torch.manual_seed(seed)
+    cfg = transformers.LlamaConfig(vocab_size=vocab, hidden_size=16, intermediate_size=32, num_hidden_layers=2,
+                                   num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=128,
+                                   eos_token_id=1, pad_token_id=1, bos_token_id=None, tie_word_embeddings=False)
+    model = transformers.LlamaForCausalLM(cfg)
+    with torch.no_grad():  # larger weights than the default init so log-probs differ visibly
+        for p in model.parameters():
+            p.mul_(20.0)
+    model.save_pretrained(str(folder))
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("tiny")
+    out = {}
+    for name, seed in (("ref", 0), ("policy", 1)):
+        folder = root / name
+        tok = build_tokenizer(folder)
+        build_model(folder, seed, len(tok))
+        out[name] = folder
+    return out
+
+
+PAIRS = [
+    Pair(0, "standard", "what is the capital of france ?", "paris is the capital .", "blorf zork ."),
+    Pair(1, "standard", "why is the sky blue ?", "very good question .", "the sky is not blue and the grass "
+         "is not green and the cat sat on the mat and the dog ran fast"),
+    Pair(2, "conversational", "who sat ?", "x", "y", [{"role": "user", "content": "who sat on the mat ?"}],
+         [{"role": "assistant", "content": "the cat sat ."}], [{"role": "assistant", "content": "a dog ."}]),
+    Pair(3, "standard", "", "the cat", "the dog ran"),  # empty prompt: first completion token unscored
+]
+
+
+def hand_logp(model, prompt: list[int], completion: list[int]) -> tuple[float, int]:  # noqa: ANN001
+    """Explicit loop over positions of one unpadded sequence."""
+    full = prompt + completion
+    with torch.no_grad():
+        logits = model(torch.tensor([full])).logits[0].double()
+    total, n = 0.0, 0
+    for t in range(len(prompt), len(full)):
+        if t == 0:
+            continue
+        total += torch.log_softmax(logits[t - 1], -1)[full[t]].item()
+        n += 1
+    return total, n
+
+
+def kept_by_hand(scorer: LogpScorer, pair: Pair) -> list[tuple[list[int], list[int]]]:
+    """TRL rules written out: render, encode, EOS appended, prompt keeps its end, completion its start."""
+    d = scorer.dtok
+    p, c, r = d.render(pair)
+    pid = d.tok(p, add_special_tokens=False)["input_ids"]
+    out = []
+    for text in (c, r):
+        cid = d.tok(text, add_special_tokens=False)["input_ids"] + [d.eos_id]
+        pk = pid[len(pid) - min(len(pid), d.max_prompt_length):] if d.max_prompt_length else pid
+        ck = cid
+        if d.max_length is not None and len(pk) + len(ck) > d.max_length:
+            over = len(pk) + len(ck) - d.max_length  # keep_end: drop from the left, prompt first
+            cut = min(over, len(pk))
+            pk = pk[cut:]
+            ck = ck[over - cut:]
+        out.append((pk, ck))
+    return out
+
+
+@pytest.mark.parametrize("max_length,max_prompt", [(None, None), (12, 6)])
+def test_logps_match_hand_loop(tiny: dict[str, Path], tmp_path: Path, max_length, max_prompt) -> None:  # noqa: ANN001
+    scorer = LogpScorer(str(tiny["ref"]), cache_dir=tmp_path, device="cpu", precision="fp32",
+                        max_length=max_length, max_prompt_length=max_prompt, batch_tokens=64)
+    res = scorer.score_pairs(PAIRS)
+    model = scorer.model
+    assert scorer.dtok.pad_id == scorer.dtok.eos_id  # pad == eos: masks must come from lengths
+    for i, pair in enumerate(PAIRS):
+        (pc, cc), (pr, cr) = kept_by_hand(scorer, pair)
+        assert cc[-1] == scorer.dtok.eos_id or max_length is not None
+        want_c, n_c = hand_logp(model, pc, cc)
+        want_r, n_r = hand_logp(model, pr, cr)
+        assert res.tokens_chosen[i] == n_c and res.tokens_rejected[i] == n_r
+        assert res.logp_chosen[i] == pytest.approx(want_c, abs=1e-3)
+        assert res.logp_rejected[i] == pytest.approx(want_r, abs=1e-3)
+    # an empty prompt leaves the first completion token without context: not scored
+    (_, cc), _ = kept_by_hand(scorer, PAIRS[3])
+    assert res.tokens_chosen[3] == len(cc) - 1
+    # summed log-probs differ from a uniform model: the random model is really used
+    assert abs(res.logp_chosen[0] - (-res.tokens_chosen[0] * math.log(len(scorer.dtok.tok)))) > 0.1
+
+
+def test_cache_hit_on_rerun(tiny: dict[str, Path], tmp_path: Path) -> None:
+    first = LogpScorer(str(tiny["ref"]), cache_dir=tmp_path, device="cpu", precision="fp32")
+    a = first.score_pairs(PAIRS)
+    assert first.n_computed == 2 * len(PAIRS) and first.n_cached == 0
+    again = LogpScorer(str(tiny["ref"]), cache_dir=tmp_path, device="cpu", precision="fp32")
+    b = again.score_pairs(PAIRS)
+    assert again.n_computed == 0 and again.n_cached == 2 * len(PAIRS)
+    assert again._model is None  # nothing computed, so the model was never loaded
+    np.testing.assert_array_equal(a.logp_chosen, b.logp_chosen)
+    np.testing.assert_array_equal(a.tokens_rejected, b.tokens_rejected)
+    # another truncation changes the token ids, hence the keys: recomputed, not served stale
+    other = LogpScorer(str(tiny["ref"]), cache_dir=tmp_path, device="cpu", precision="fp32", max_length=8)
+    other.score_pairs(PAIRS[1:2])
+    assert other.n_computed >= 1
+
+
+def test_policy_dpo_logit_by_hand(tiny: dict[str, Path], tmp_path: Path) -> None:
+    from pairaudit.stages.flips import FlipStage
+
+    beta = 0.25
+    cfg = ScanConfig(tokenizer=str(tiny["ref"]), reference=str(tiny["ref"]), policy=str(tiny["policy"]),
+                     beta=beta, max_length=None, max_prompt_length=None, device="cpu", precision="fp32")
+    ctx = Context(cfg, tmp_path, params={"likely_flipped": {"use_classifier": False}})
+    stage = FlipStage(ctx, {"likely_flipped", "dpo_overflow_risk"})
+    stage.observe(PAIRS[:3], None)
+    res = stage.finalize()
+    ref_m = stage.ref.model
+    pol_m = stage.policy.model
+    for i, pair in enumerate(PAIRS[:3]):
+        (pc, cc), (pr, cr) = kept_by_hand(stage.ref, pair)
+        lr_c, _ = hand_logp(ref_m, pc, cc)
+        lr_r, _ = hand_logp(ref_m, pr, cr)
+        lp_c, _ = hand_logp(pol_m, pc, cc)
+        lp_r, _ = hand_logp(pol_m, pr, cr)
+        want = beta * ((lp_c - lr_c) - (lp_r - lr_r))
+        assert res.scores["policy_logit"][i] == pytest.approx(want, abs=1e-3)
+        # the policy signal is P(flipped) = sigmoid(-z); with it the combined score moves with z
+    z = np.asarray(res.scores["policy_logit"])
+    assert np.all(np.abs(z) > 1e-3)
+    assert "policy" in res.stats["signals_used"] and ctx.models["policy"]["sha256"]
+    risk = np.asarray(res.scores["dpo_overflow_risk_score"])
+    assert np.all((risk >= 0) & (risk <= 1))
+
+
+def test_pretokenized_parts_and_batches() -> None:
+    p = Pair(0, "pretokenized", None, None, None, ids={"prompt_input_ids": [5, 6], "chosen_input_ids": [7, 1],
+                                                        "rejected_input_ids": [8, 9, 1]})
+    assert pretokenized_parts(p) == ([5, 6], [7, 1], [8, 9, 1])
+    q = Pair(0, "pretokenized", None, None, None, ids={"chosen_input_ids": [5, 6, 7, 1], "rejected_input_ids": [5, 6, 8, 1],
+                                                        "chosen_labels": [-100, -100, 7, 1]})
+    assert pretokenized_parts(q) == ([5, 6], [7, 1], [8, 1])
+    batches = make_batches([10, 3, 7, 10, 1], batch_tokens=20, max_batch=8)
+    assert sorted(i for b in batches for i in b) == [0, 1, 2, 3, 4]
+    assert all(len(b) * max([10, 3, 7, 10, 1][i] for i in b) <= 20 for b in batches)
