@@ -18,19 +18,18 @@ from typing import Any
 import polars as pl
 
 from pairaudit import __version__
+from pairaudit.batch import BatchProcessor, BatchResult
 from pairaudit.checks.base import Stage
-from pairaudit.checks.registry import PAIR_CHECKS, SHARED_CHECKS, stage_classes
+from pairaudit.checks.registry import SHARED_CHECKS, stage_classes
 from pairaudit.config import Context, ScanConfig, default_cache_dir, load_config_file
 from pairaudit.decisions import FILENAME as DECISIONS_FILE
 from pairaudit.decisions import load_decisions
 from pairaudit.errors import InputError, MissingDependency, PairauditError
-from pairaudit.hashing import pair_hash, side_digests
-from pairaudit.io.formats import Malformed, detect_format, normalise, parse_columns
+from pairaudit.io.formats import Malformed, normalise, parse_columns
 from pairaudit.io.readers import Record, Source, open_source
 from pairaudit.io.writers import write_outputs
 from pairaudit.outputs import OutputDir, findings_table, write_json, write_parquet
 from pairaudit.policy import Policy, apply_config_file, build_policy
-from pairaudit.tokenize import DPOTokenizer, EncodedPair, load_tokenizer
 from pairaudit.types import Finding, Pair
 
 EXIT_OK, EXIT_INPUT, EXIT_FAIL_ON, EXIT_CHECK_FAILED = 0, 2, 3, 4
@@ -124,22 +123,17 @@ class Scanner:
         self.status: dict[str, dict[str, str]] = {}
         self.findings: list[Finding] = []
         self.check_errors: dict[str, list[str]] = defaultdict(list)
-        self.fmt: str | None = cfg.format
+        self.error_counts: dict[str, int] = defaultdict(int)
         self.n_input = 0
-        self.tok: DPOTokenizer | None = None
         self.stages: list[Stage] = []
+        self.processor = BatchProcessor(cfg, self.policy, self.columns, cfg.format, self.ctx.cache_dir)
         self.stats: dict[str, Any] = {}
 
-    # -- setup --------------------------------------------------------------------------------
-    def _load_tokenizer(self) -> None:
-        t = time.perf_counter()
-        tok, spec = load_tokenizer(self.cfg.tokenizer, self.ctx.cache_dir, trust_remote_code=self.cfg.trust_remote_code)
-        self.tok = DPOTokenizer(tok, spec, max_length=self.cfg.max_length, max_prompt_length=self.cfg.max_prompt_length,
-                                max_completion_length=self.cfg.max_completion_length,
-                                truncation_mode=self.cfg.truncation_mode)
-        self.ctx.models["tokenizer"] = spec.to_json()
-        self.timings["load_tokenizer"] += time.perf_counter() - t
+    @property
+    def fmt(self) -> str | None:
+        return self.processor.fmt
 
+    # -- setup --------------------------------------------------------------------------------
     def _make_stages(self) -> None:
         for cls in stage_classes():
             names = {i.name for i in cls.infos} & self.policy.enabled
@@ -155,110 +149,31 @@ class Scanner:
                 self.log(f"skipping {', '.join(sorted(names))}: {exc}")
 
     # -- streaming ----------------------------------------------------------------------------
-    def _to_pairs(self, records: list[Record], out: list[Finding]) -> list[Pair]:
-        pairs = []
-        for rec in records:
-            if rec.error is not None or rec.data is None:
-                out.append(Finding(rec.row, "malformed_record", rec.field, None, detail=rec.error or "no data"))
-                continue
-            if self.fmt is None:
-                self.fmt = detect_format(rec.data, self.columns)
-                if self.fmt is None:
-                    out.append(Finding(rec.row, "malformed_record", None, None,
-                                       detail=f"no preference fields: found keys {sorted(rec.data)[:8]}; expected "
-                                              "chosen/rejected (+prompt) or chosen_input_ids; fix: --columns"))
-                    continue
-            try:
-                pairs.append(normalise(rec.row, rec.data, self.fmt, self.columns))
-            except Malformed as exc:
-                out.append(Finding(rec.row, "malformed_record", exc.field, None, detail=str(exc)))
-        return pairs
-
-    def _encode(self, pairs: list[Pair], out: list[Finding]) -> tuple[list[Pair], list[EncodedPair | None]]:
-        if not pairs:
-            return [], []
-        assert self.tok is not None
-        ok: list[Pair] = []
-        rendered = []
-        for p in pairs:
-            if p.pretokenized:
-                ok.append(p)
-                continue
-            try:
-                rendered.append(self.tok.render(p))
-                ok.append(p)
-            except Exception as exc:  # noqa: BLE001 - chat templates raise anything
-                out.append(Finding(p.row, "malformed_record", None, None,
-                                   detail=f"the chat template failed on this row: {type(exc).__name__}: {exc}"))
-        enc_text = iter(self.tok.encode_rendered(rendered)) if rendered else iter(())
-        encoded = [None if p.pretokenized else next(enc_text) for p in ok]
-        return ok, encoded
-
-    def _metrics(self, pair: Pair, enc: EncodedPair | None) -> dict[str, Any]:
-        m: dict[str, Any] = {"row": pair.row, "pair_hash": pair_hash(side_digests(pair))}
-        if enc is not None:
-            lp, lc, lr = len(enc.prompt_ids), len(enc.chosen_ids) - 1, len(enc.rejected_ids) - 1
-        elif pair.ids is not None:
-            lp = len(pair.ids.get("prompt_input_ids") or [])
-            lc, lr = len(pair.ids["chosen_input_ids"]), len(pair.ids["rejected_input_ids"])
-        else:
-            return m
-        m.update(prompt_tokens=lp, chosen_tokens=lc, rejected_tokens=lr, length_ratio=lc / lr if lr else None)
-        return m
-
-    def _batch(self, records: list[Record], checks: list[Any], parts: list[Path]) -> None:
-        t = time.perf_counter()
-        found: list[Finding] = []
-        pairs = self._to_pairs(records, found)
-        t1 = time.perf_counter()
-        self.timings["read_normalise"] += t1 - t
-        if self.tok is None and pairs:
-            self._load_tokenizer()
-            for chk in checks:
-                chk.tok = self.tok
-            t1 = time.perf_counter()
-        pairs, encoded = self._encode(pairs, found)
-        t2 = time.perf_counter()
-        self.timings["tokenize"] += t2 - t1
-        metrics = []
-        for pair, enc in zip(pairs, encoded):
-            m = self._metrics(pair, enc)
-            for chk in checks:
+    def absorb(self, res: BatchResult, parts: list[Path], observe: bool = True) -> None:
+        """Merge one batch result: findings, metrics part file, errors, timings; feed the stages
+        (``observe=False`` when an engine already ran the stages' observe remotely)."""
+        self.findings.extend(res.findings)
+        for name, msgs in res.check_errors.items():
+            self.check_errors[name] = (self.check_errors[name] + msgs)[:5]
+        for name, n in res.error_counts.items():
+            self.error_counts[name] += n
+        for k, v in res.timings.items():
+            self.timings[k] += v
+        if self.processor.tok is not None and "tokenizer" not in self.ctx.models:
+            self.ctx.models["tokenizer"] = self.processor.tok.spec.to_json() if self.processor.tok.spec else {}
+        if observe and res.pairs:
+            for stage in list(self.stages):
+                ts = time.perf_counter()
                 try:
-                    extra = chk.check(pair, enc, found)
-                except Exception as exc:  # noqa: BLE001 - a bug on one row must not kill the run
-                    errs = self.check_errors[chk.info.name]
-                    if len(errs) < 5:
-                        errs.append(f"row {pair.row}: {type(exc).__name__}: {exc}")
-                    errs_count = self.stats.setdefault("check_error_counts", {})
-                    errs_count[chk.info.name] = errs_count.get(chk.info.name, 0) + 1
-                    continue
-                if extra:
-                    m.update(extra)
-            metrics.append(m)
-        for f in found:
-            f.action = self.policy.action(f.check)
-        self.findings.extend(found)
-        t3 = time.perf_counter()
-        self.timings["pair_checks"] += t3 - t2
-        dropped = {f.row for f in found if f.action == "drop"}
-        keep = [k for k, p in enumerate(pairs) if p.row not in dropped]
-        sp = [pairs[k] for k in keep]
-        se = [encoded[k] for k in keep]
-        for stage in list(self.stages) if sp else []:
-            ts = time.perf_counter()
-            try:
-                stage.observe(sp, se)
-            except Exception as exc:  # noqa: BLE001
-                self._stage_failed(stage, exc)
-            self.timings[f"stage:{type(stage).__name__}"] += time.perf_counter() - ts
-        malformed_rows = [f.row for f in found if f.check == "malformed_record"]
-        metrics.extend({"row": r} for r in malformed_rows)
-        if metrics:
+                    stage.observe(res.pairs, res.encoded)
+                except Exception as exc:  # noqa: BLE001
+                    self._stage_failed(stage, exc)
+                self.timings[f"stage:{type(stage).__name__}"] += time.perf_counter() - ts
+        if res.metrics:
             part = self.out.tmp / f".metrics-{len(parts):06d}.parquet"
-            pl.DataFrame(metrics, infer_schema_length=None).write_parquet(part)
+            pl.DataFrame(res.metrics, infer_schema_length=None).write_parquet(part)
             parts.append(part)
-        self.n_input += len(records)
+        self.n_input += res.n_records
 
     def _stage_failed(self, stage: Stage, exc: BaseException) -> None:
         msg = f"{type(exc).__name__}: {exc}".replace("\n  ", "; ")
@@ -274,15 +189,13 @@ class Scanner:
         t_start = time.perf_counter()
         source = open_source(source_arg, split=self.cfg.split, subset=self.cfg.subset)
         self.source = source
-        checks = [cls(self.policy.params[cls.info.name], None) for cls in PAIR_CHECKS
-                  if cls.info.name in self.policy.enabled]
         self._make_stages()
         self.out = OutputDir(out_dir)
         bar = _Progress(source, progress)
         try:
             parts: list[Path] = []
             for k, records in enumerate(source.batches(self.cfg.batch_size)):
-                self._batch(records, checks, parts)
+                self.absorb(self.processor.process(records), parts)
                 if k == 0:
                     self._first_batch_sanity(records)
                 bar.advance(len(records))
@@ -418,7 +331,7 @@ class Scanner:
             if st is None:
                 st = {"status": "ran" if name in self.policy.enabled else "off", "reason": ""}
             if name in self.check_errors:
-                st = {"status": "failed", "reason": f"{self.stats['check_error_counts'][name]} row(s) raised: "
+                st = {"status": "failed", "reason": f"{self.error_counts[name]} row(s) raised: "
                                                     + "; ".join(self.check_errors[name])}
             if st["status"] == "failed" or (st["status"] == "skipped" and name in self.policy.explicit):
                 problems.append(f"{name} {st['status']}: {st['reason']}")

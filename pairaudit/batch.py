@@ -1,0 +1,148 @@
+"""One streaming batch: records -> canonical pairs -> tokens -> per-pair checks.
+
+``BatchProcessor`` is engine-neutral: the local engine calls it in-process, the Ray engine inside
+actors. It never imports ray and keeps no state across batches besides the tokenizer and format.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pairaudit.checks.base import PairCheck
+from pairaudit.checks.registry import PAIR_CHECKS
+from pairaudit.config import ScanConfig
+from pairaudit.hashing import pair_hash, side_digests
+from pairaudit.io.formats import Malformed, detect_format, normalise
+from pairaudit.io.readers import Record
+from pairaudit.policy import Policy
+from pairaudit.tokenize import DPOTokenizer, EncodedPair, load_tokenizer
+from pairaudit.types import Finding, Pair
+
+MAX_ERROR_EXAMPLES = 5
+
+
+@dataclass
+class BatchResult:
+    findings: list[Finding]
+    metrics: list[dict[str, Any]]  # one dict per record: "row" + per-row metrics
+    pairs: list[Pair]  # pairs that survived the per-pair drops (for whole-dataset stages)
+    encoded: list[EncodedPair | None]
+    n_records: int
+    check_errors: dict[str, list[str]] = field(default_factory=dict)
+    error_counts: dict[str, int] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+class BatchProcessor:
+    def __init__(self, cfg: ScanConfig, policy: Policy, columns: dict[str, str], fmt: str | None,
+                 cache_dir: Path) -> None:
+        self.cfg, self.policy, self.columns, self.fmt, self.cache_dir = cfg, policy, columns, fmt, cache_dir
+        self.tok: DPOTokenizer | None = None
+        self.checks: list[PairCheck] = [cls(policy.params[cls.info.name], None) for cls in PAIR_CHECKS
+                                        if cls.info.name in policy.enabled]
+
+    def load_tokenizer(self) -> DPOTokenizer:
+        if self.tok is None:
+            cfg = self.cfg
+            tok, spec = load_tokenizer(cfg.tokenizer, self.cache_dir, trust_remote_code=cfg.trust_remote_code)
+            self.tok = DPOTokenizer(tok, spec, max_length=cfg.max_length, max_prompt_length=cfg.max_prompt_length,
+                                    max_completion_length=cfg.max_completion_length,
+                                    truncation_mode=cfg.truncation_mode)
+            for chk in self.checks:
+                chk.tok = self.tok
+        return self.tok
+
+    def to_pairs(self, records: list[Record], out: list[Finding]) -> list[Pair]:
+        pairs = []
+        for rec in records:
+            if rec.error is not None or rec.data is None:
+                out.append(Finding(rec.row, "malformed_record", rec.field, None, detail=rec.error or "no data"))
+                continue
+            if self.fmt is None:
+                self.fmt = detect_format(rec.data, self.columns)
+                if self.fmt is None:
+                    out.append(Finding(rec.row, "malformed_record", None, None,
+                                       detail=f"no preference fields: found keys {sorted(rec.data)[:8]}; expected "
+                                              "chosen/rejected (+prompt) or chosen_input_ids; fix: --columns"))
+                    continue
+            try:
+                pairs.append(normalise(rec.row, rec.data, self.fmt, self.columns))
+            except Malformed as exc:
+                out.append(Finding(rec.row, "malformed_record", exc.field, None, detail=str(exc)))
+        return pairs
+
+    def encode(self, pairs: list[Pair], out: list[Finding]) -> tuple[list[Pair], list[EncodedPair | None]]:
+        if not pairs:
+            return [], []
+        tok = self.load_tokenizer()
+        ok: list[Pair] = []
+        rendered = []
+        for p in pairs:
+            if p.pretokenized:
+                ok.append(p)
+                continue
+            try:
+                rendered.append(tok.render(p))
+                ok.append(p)
+            except Exception as exc:  # noqa: BLE001 - chat templates raise anything
+                out.append(Finding(p.row, "malformed_record", None, None,
+                                   detail=f"the chat template failed on this row: {type(exc).__name__}: {exc}"))
+        enc_text = iter(tok.encode_rendered(rendered)) if rendered else iter(())
+        return ok, [None if p.pretokenized else next(enc_text) for p in ok]
+
+    @staticmethod
+    def metrics(pair: Pair, enc: EncodedPair | None) -> dict[str, Any]:
+        m: dict[str, Any] = {"row": pair.row, "pair_hash": pair_hash(side_digests(pair))}
+        if enc is not None:  # completion ids carry the appended EOS: count content tokens
+            lp, lc, lr = len(enc.prompt_ids), len(enc.chosen_ids) - 1, len(enc.rejected_ids) - 1
+        elif pair.ids is not None:
+            lp = len(pair.ids.get("prompt_input_ids") or [])
+            lc, lr = len(pair.ids["chosen_input_ids"]), len(pair.ids["rejected_input_ids"])
+        else:
+            return m
+        m.update(prompt_tokens=lp, chosen_tokens=lc, rejected_tokens=lr, length_ratio=lc / lr if lr else None)
+        return m
+
+    def process(self, records: list[Record]) -> BatchResult:
+        timings: dict[str, float] = defaultdict(float)
+        t = time.perf_counter()
+        found: list[Finding] = []
+        pairs = self.to_pairs(records, found)
+        if pairs and self.tok is None:
+            t_load = time.perf_counter()
+            self.load_tokenizer()
+            timings["load_tokenizer"] += time.perf_counter() - t_load
+        t1 = time.perf_counter()
+        timings["read_normalise"] += t1 - t - timings["load_tokenizer"]
+        pairs, encoded = self.encode(pairs, found)
+        t2 = time.perf_counter()
+        timings["tokenize"] += t2 - t1
+        metrics = []
+        errors: dict[str, list[str]] = defaultdict(list)
+        counts: dict[str, int] = defaultdict(int)
+        for pair, enc in zip(pairs, encoded):
+            m = self.metrics(pair, enc)
+            for chk in self.checks:
+                try:
+                    extra = chk.check(pair, enc, found)
+                except Exception as exc:  # noqa: BLE001 - a bug on one row must not kill the run
+                    name = chk.info.name
+                    counts[name] += 1
+                    if len(errors[name]) < MAX_ERROR_EXAMPLES:
+                        errors[name].append(f"row {pair.row}: {type(exc).__name__}: {exc}")
+                    continue
+                if extra:
+                    m.update(extra)
+            metrics.append(m)
+        for f in found:
+            f.action = self.policy.action(f.check)
+        metrics.extend({"row": f.row} for f in found if f.check == "malformed_record")
+        dropped = {f.row for f in found if f.action == "drop"}
+        keep = [k for k, p in enumerate(pairs) if p.row not in dropped]
+        timings["pair_checks"] += time.perf_counter() - t2
+        return BatchResult(found, metrics, [pairs[k] for k in keep], [encoded[k] for k in keep], len(records),
+                           dict(errors), dict(counts), dict(timings))
