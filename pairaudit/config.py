@@ -53,6 +53,10 @@ class ScanConfig:
     device: str = "auto"
     decisions: str | None = None
     trust_remote_code: bool = False
+    engine: str = "local"  # local | ray
+    ray_address: str | None = None  # None: start an embedded local Ray
+    ray_workers: int | None = None  # actor pool size (default: cluster CPUs - 1)
+    ray_shards: int | None = None  # number of source shards (default: 4 per worker)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

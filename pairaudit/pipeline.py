@@ -24,7 +24,7 @@ from pairaudit.checks.registry import SHARED_CHECKS, stage_classes
 from pairaudit.config import Context, ScanConfig, default_cache_dir, load_config_file
 from pairaudit.decisions import FILENAME as DECISIONS_FILE
 from pairaudit.decisions import load_decisions
-from pairaudit.errors import InputError, MissingDependency, PairauditError
+from pairaudit.errors import ConfigError, InputError, MissingDependency, PairauditError
 from pairaudit.io.formats import Malformed, normalise, parse_columns
 from pairaudit.io.readers import Record, Source, open_source
 from pairaudit.io.writers import write_outputs
@@ -117,6 +117,8 @@ class Scanner:
         self.cfg = cfg
         self.log = log
         self.policy: Policy = build_policy(cfg)
+        if cfg.engine not in ("local", "ray"):
+            raise ConfigError(f"--engine {cfg.engine!r} is not known", expected="local or ray")
         self.columns = parse_columns(cfg.columns)
         self.ctx = Context(cfg, default_cache_dir(), log, params=self.policy.params)
         self.timings: dict[str, float] = defaultdict(float)
@@ -191,14 +193,19 @@ class Scanner:
         self.source = source
         self._make_stages()
         self.out = OutputDir(out_dir)
-        bar = _Progress(source, progress)
+        bar = _Progress(source, progress and self.cfg.engine == "local")
         try:
             parts: list[Path] = []
-            for k, records in enumerate(source.batches(self.cfg.batch_size)):
-                self.absorb(self.processor.process(records), parts)
-                if k == 0:
-                    self._first_batch_sanity(records)
-                bar.advance(len(records))
+            if self.cfg.engine == "ray":
+                from pairaudit.engines.ray_engine import run_ray
+
+                self.stats["engine"] = run_ray(self, source, parts)
+            else:
+                for k, records in enumerate(source.batches(self.cfg.batch_size)):
+                    self.absorb(self.processor.process(records), parts)
+                    if k == 0:
+                        self._first_batch_sanity(records)
+                    bar.advance(len(records))
             bar.stop()
             stage_scores = self._finalize_stages()
             audit = self._write(source, out_dir, parts, stage_scores, t_start)

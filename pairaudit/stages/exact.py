@@ -41,6 +41,8 @@ def _u64(b: bytes) -> int:
 class ExactStage(Stage):
     infos = (DUPLICATE_INFO, CONTRADICTION_INFO)
 
+    state_attrs = ("_rows", "_ordered", "_unordered", "_flip")
+
     def __init__(self, ctx, enabled):  # noqa: ANN001
         super().__init__(ctx, enabled)
         self._rows: list[np.ndarray] = []

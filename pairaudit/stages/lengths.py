@@ -28,6 +28,8 @@ MIN_SCALE = 0.25  # in log-length units
 class LengthStage(Stage):
     infos = (LENGTH_OUTLIER_INFO,)
 
+    state_attrs = ("_rows", "_lens")
+
     def __init__(self, ctx, enabled):  # noqa: ANN001
         super().__init__(ctx, enabled)
         self._rows: list[np.ndarray] = []
