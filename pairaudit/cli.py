@@ -120,6 +120,11 @@ def scan(
     fail_on: Annotated[list[str] | None, typer.Option(help="Exit 3 when a check's row rate exceeds a limit, "
                        "e.g. 'duplicate_pair>0.05' or 'likely_flipped>10%'.")] = None,
     batch_size: Annotated[int, typer.Option(help="Rows per streaming batch.")] = 1000,
+    engine: Annotated[str, typer.Option(help="local (default) or ray: the same stages on Ray Data.")] = "local",
+    ray_address: Annotated[str | None, typer.Option(help="Ray cluster address (default: start a local Ray).")]
+    = None,
+    ray_workers: Annotated[int | None, typer.Option(help="Ray actor pool size (default: cluster CPUs - 1).")]
+    = None,
     trust_remote_code: Annotated[bool, typer.Option(help="Allow custom model code (off by default).")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or summary.")] = False,
 ) -> None:
@@ -136,7 +141,8 @@ def scan(
             drop=_names(drop), flag=_names(flag), thresholds=_parse_set(set_), embedder=embedder,
             embed_batch_size=embed_batch_size, precision=precision, reference=reference, reward_model=reward_model,
             policy=policy, beta=beta, reference_max_rows=reference_max_rows, device=device,
-            decisions=str(decisions) if decisions else None, trust_remote_code=trust_remote_code)
+            decisions=str(decisions) if decisions else None, trust_remote_code=trust_remote_code, engine=engine,
+            ray_address=ray_address, ray_workers=ray_workers)
         from pairaudit.pipeline import scan as run_scan
 
         audit = run_scan(source, out, config=cfg, config_file=config, progress=not quiet and sys.stderr.isatty(),
