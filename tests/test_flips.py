@@ -39,7 +39,8 @@ def test_combine_weighted_log_odds() -> None:
     score, den = combine(probs, {"policy": 1.0, "reference": 0.5})
     lo = math.log(0.9 / 0.1)
     assert score[0] == pytest.approx(1 / (1 + math.exp(-(lo * 1.0 + 0.0) / 1.5)))
-    assert score[1] == pytest.approx(0.8)  # only one signal: its own probability
+    # a weak signal alone (total weight 0.5 < 1) is shrunk toward 0.5 in log-odds
+    assert score[1] == pytest.approx(1 / (1 + math.exp(-0.5 * math.log(0.8 / 0.2))))
     assert score[2] == pytest.approx(0.5)
     assert list(den) == [1.5, 0.5, 1.0]
 

@@ -13,9 +13,10 @@ Signals (each turned into P(flipped) for one row; missing signals are simply abs
 - classifier: 1 - out-of-fold P(label right) of a logistic regression on embedding differences and
   length features (``pair_classifier``); needs the embed and flips extras, no language model.
 
-``likely_flipped_score = sigmoid(sum_s w_s * logit(p_s) / sum_s w_s)``: a weighted average of the
-available signals in log-odds (defaults: policy 1, reward 1, classifier 1, reference 0.5), so one
-confident signal does not get outvoted by a weak one at 0.5 but cannot alone reach certainty.
+``likely_flipped_score = sigmoid(sum_s w_s * logit(p_s) / max(sum_s w_s, 1))``: a weighted average of
+the available signals in log-odds (defaults: policy 1, reward 1, classifier 1, reference 0.5), so one
+confident signal does not get outvoted by a weak one at 0.5, and a weak signal alone (total weight
+< 1) is shrunk toward 0.5: the reference alone reaches 0.8 only at p_ref >= 0.94.
 
 Per row the stage keeps ~13 floats (~100 bytes) plus, for the classifier, a float16 embedding
 difference (768 bytes for a 384-d embedder): about 0.9 GB per million rows.
@@ -94,7 +95,12 @@ def robust_scale(x: np.ndarray, floor: float) -> float:
 
 
 def combine(probs: dict[str, np.ndarray], weights: dict[str, float]) -> tuple[np.ndarray, np.ndarray]:
-    """Weighted log-odds average of per-signal P(flipped); returns (score, number of signals)."""
+    """Weighted log-odds average of per-signal P(flipped): ``sigmoid(sum w*logit(p) / max(sum w, 1))``.
+
+    Weights are evidence strengths: with total weight below 1 (e.g. the reference alone, weight 0.5)
+    the log-odds are shrunk toward 0.5 instead of being taken at face value. Returns (score, total
+    weight per row).
+    """
     n = len(next(iter(probs.values()))) if probs else 0
     num, den = np.zeros(n), np.zeros(n)
     for name, p in probs.items():
@@ -103,7 +109,7 @@ def combine(probs: dict[str, np.ndarray], weights: dict[str, float]) -> tuple[np
         num[ok] += w * _logit(p[ok])
         den[ok] += w
     with np.errstate(invalid="ignore", divide="ignore"):
-        score = np.where(den > 0, _sigmoid(num / np.where(den > 0, den, 1.0)), np.nan)
+        score = np.where(den > 0, _sigmoid(num / np.maximum(den, 1.0)), np.nan)
     return score, den
 
 
