@@ -180,3 +180,28 @@ def test_pretokenized_parts_and_batches() -> None:
     batches = make_batches([10, 3, 7, 10, 1], batch_tokens=20, max_batch=8)
     assert sorted(i for b in batches for i in b) == [0, 1, 2, 3, 4]
     assert all(len(b) * max([10, 3, 7, 10, 1][i] for i in b) <= 20 for b in batches)
+
+
+def test_reward_margins_match_single_sequences(tiny: dict[str, Path], tmp_path: Path) -> None:
+    from pairaudit.models.reward import RewardScorer
+
+    folder = tmp_path / "rm"
+    tok = build_tokenizer(folder)
+    torch.manual_seed(3)
+    cfg = transformers.LlamaConfig(vocab_size=len(tok), hidden_size=16, intermediate_size=32, num_hidden_layers=2,
+                                   num_attention_heads=2, num_key_value_heads=1, num_labels=1, pad_token_id=1)
+    transformers.LlamaForSequenceClassification(cfg).save_pretrained(str(folder))
+    rs = RewardScorer(str(folder), cache_dir=tmp_path / "cache", device="cpu", precision="fp32", batch_tokens=64)
+    got = rs.margins(PAIRS)
+    model = rs.model
+    for i, pair in enumerate(PAIRS):
+        want = []
+        for text in rs.render(pair):
+            ids = tok(text, add_special_tokens=False)["input_ids"]
+            with torch.no_grad():
+                want.append(model(torch.tensor([ids])).logits[0, -1].item())
+        assert got[i] == pytest.approx(want[0] - want[1], abs=1e-4)
+    assert "<assistant>" in rs.render(PAIRS[0])[0]  # the reward model's chat template was applied
+    again = RewardScorer(str(folder), cache_dir=tmp_path / "cache", device="cpu", precision="fp32")
+    np.testing.assert_allclose(again.margins(PAIRS), got)
+    assert again.n_computed == 0 and again._model is None
