@@ -166,7 +166,7 @@ def test_scores_near_identical_and_stats(planted: dict, first_run: tuple) -> Non
     assert planted["ni_row"] in ni and ni[planted["ni_row"]].field == "rejected"
     assert all(pc[r] >= 0.98 for r in ni)
     st = res.stats["near_duplicates"]
-    assert st["n_skipped_pretokenized"] == 1 and st["index"] == "IndexFlatIP"
+    assert st["n_skipped_pretokenized"] == 1 and st["index"].startswith("flat")
     # exact copies and swapped copies share their prompt with the original
     assert st["prompts_with_several_pairs"] >= len(planted["exact"]) + 15
     assert st["max_pairs_per_prompt"] == 2
@@ -221,7 +221,7 @@ def test_find_groups_on_synthetic_vectors(index: str) -> None:
     assert got == {(110, "near_duplicate_pair", 103), (600, "near_duplicate_pair", 103),
                    (3099, "near_duplicate_pair", 103), (107, "contradictory_pair", 107),
                    (1300, "contradictory_pair", 107)}
-    assert out["stats"]["index"] == ("IndexFlatIP" if index == "flat" else "IndexIVFFlat")
+    assert out["stats"]["index"].startswith(index)
 
 
 def test_sketch_keeps_head_and_tail() -> None:

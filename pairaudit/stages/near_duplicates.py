@@ -14,16 +14,19 @@ hash) and keeps only compact per-row data:
 
 That is ~3.1 KB per row while observing (3.1 GB per million rows).
 
-``finalize`` searches neighbours of the *sum* vector ``normalise(p + c + r)``: one 384-d index finds
-both near duplicates and swapped copies, because the sum is the same whichever response is the
-chosen one. Exact search (``IndexFlatIP``) up to ``exact_max_rows`` rows, beyond that an IVF index
-(``IndexIVFFlat``, ``nlist ~ 2 sqrt(n)`` trained on a fixed-seed sample, ``nprobe`` lists probed);
-``neighbors`` nearest rows per row are kept when their sum-vector cosine is at least
-``min_search_cosine``. Each candidate pair of rows is then verified field by field: a field
-matches when its normalised text is identical, or when the embedding cosine is >= ``min_cosine``
-*and* the rapidfuzz ratio of the sketches (for long texts also the ratio of the normalised lengths)
-is >= ``min_char_ratio``; the cosine alone would merge same-topic pairs, the character ratio alone
-would miss nothing but cannot be searched at scale.
+``finalize`` searches neighbours of the *sum* vector ``normalise(p + c + r)`` (float32, 4 d bytes
+per row while searching): one 384-d search finds both near duplicates and swapped copies, because
+the sum is the same whichever response is the chosen one. Up to ``exact_max_rows`` rows the search
+is exact (every row against every row, as BLAS matrix blocks: what ``faiss.IndexFlatIP`` computes);
+beyond that it is IVF: FAISS k-means (spherical, fixed seed, trained on a sample of 40 x nlist rows)
+cuts the rows into ``nlist ~ 2 sqrt(n)`` cells, each row lives in its nearest cell and is compared
+with the members of its ``nprobe`` nearest cells, each cell scanned as one matrix product (recall vs
+exact search is measured by ``scripts/bench_dedup.py``). A row keeps at most ``neighbors``
+neighbours per cell whose sum-vector cosine is >= ``min_search_cosine``. Each candidate pair of
+rows is then verified field by field: a field matches when its normalised text is identical, or
+when the embedding cosine is >= ``min_cosine`` *and* the rapidfuzz ratio of the sketches (for long
+texts also the ratio of the normalised lengths) is >= ``min_char_ratio``; the cosine alone merges
+same-topic pairs, the character ratio alone cannot be searched at scale.
 
 * near duplicate: prompt, chosen and rejected each match. Rows are grouped with union-find; the
   smallest row of a group is its representative (no finding); the others get a finding with
@@ -74,7 +77,7 @@ NEAR_DUPLICATE_INFO = CheckInfo(
     "group, which is kept; score = smallest field cosine",
     "drop",
     thresholds={"min_cosine": 0.75, "min_char_ratio": 0.80, "neighbors": 16, "min_search_cosine": 0.6,
-                "exact_max_rows": 20000, "nprobe": 16},
+                "exact_max_rows": 20000, "nprobe": 8},
     kind="global",
     extra="embed",
     why="near copies over-weight one preference just like exact ones; one representative keeps the signal",
@@ -140,41 +143,104 @@ def _sum_vectors(P: np.ndarray, C: np.ndarray, R: np.ndarray, lo: int, hi: int) 
     return s / norms
 
 
-def neighbour_search(P: np.ndarray, C: np.ndarray, R: np.ndarray, k: int, exact_max_rows: int,
-                     nprobe: int, chunk: int = 65536, force: str | None = None) -> tuple[np.ndarray, np.ndarray, dict]:
-    """k nearest rows (excluding nothing: row i usually finds itself) of every row by the cosine of
-    the sum vectors. Returns (sims (n, k) float32, ids (n, k) int64, info). ``force`` = "flat"|"ivf"."""
-    import faiss
+def sum_vectors(P: np.ndarray, C: np.ndarray, R: np.ndarray, chunk: int = 65536) -> np.ndarray:
+    """``normalise(p + c + r)`` of every row as one float32 array (4 d bytes per row)."""
+    out = np.empty(P.shape, dtype=np.float32)
+    for lo in range(0, len(P), chunk):
+        out[lo:lo + chunk] = _sum_vectors(P, C, R, lo, min(len(P), lo + chunk))
+    return out
 
-    n, d = P.shape
-    k = min(k, n)
+
+def neighbour_search(S: np.ndarray, k: int, min_sim: float, exact_max_rows: int, nprobe: int,
+                     force: str | None = None, block_bytes: int = 1 << 26
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict]:
+    """Neighbours of every row of ``S`` (unit float32 rows) by inner product.
+
+    Returns ``(a, b, sim, best, info)``: candidate pairs ``a < b`` whose similarity is >= ``min_sim``
+    (each row keeps at most its ``k`` best per scanned cell), and ``best[i]``, the largest
+    similarity of row i to another row found (-inf when none).
+
+    ``flat`` (n <= exact_max_rows or force="flat"): every row against every row, as BLAS blocks.
+    ``ivf``: FAISS k-means (spherical, fixed seed, trained on a sample) splits the rows into
+    ``nlist ~ 2 sqrt(n)`` cells; each row lives in its nearest cell and is compared with the members
+    of its ``nprobe`` nearest cells. Same partition as ``faiss.IndexIVFFlat``, but each cell is scanned
+    as one matrix product for all the rows that probe it (FAISS scans its lists query by query,
+    which is memory-bound and ~10x slower for this all-pairs self-join).
+    """
+    n, d = S.shape
     info: dict[str, Any] = {}
     kind = force or ("flat" if n <= exact_max_rows else "ivf")
-    if kind == "flat":
-        index = faiss.IndexFlatIP(d)
-        info["index"] = "IndexFlatIP"
+    if kind == "flat" or n < 64:
+        info["index"] = "flat (exact, BLAS blocks)"
+        cell_members = [np.arange(n)]
+        probe_rows = [np.arange(n)]
     else:
-        nlist = int(min(65536, max(16, round(2 * math.sqrt(n)))))
+        import faiss
+
+        nlist = int(min(65536, max(8, round(2 * math.sqrt(n)))))
         nlist = min(nlist, max(1, n // 39))
-        quantizer = faiss.IndexFlatIP(d)
-        index = faiss.IndexIVFFlat(quantizer, d, nlist, faiss.METRIC_INNER_PRODUCT)
+        nprobe = max(1, min(nprobe, nlist))
         rng = np.random.default_rng(0)
-        n_train = min(n, 50 * nlist)
+        n_train = min(n, 40 * nlist)
         sample = np.sort(rng.choice(n, size=n_train, replace=False))
-        train = _sum_vectors(P[sample], C[sample], R[sample], 0, n_train)
-        index.cp.seed = 1234
-        index.train(train)
-        del train
-        index.nprobe = min(nprobe, nlist)
-        info.update(index="IndexIVFFlat", nlist=nlist, nprobe=index.nprobe, n_train=n_train)
-    for lo in range(0, n, chunk):
-        index.add(_sum_vectors(P, C, R, lo, min(n, lo + chunk)))
-    sims = np.empty((n, k), dtype=np.float32)
-    ids = np.empty((n, k), dtype=np.int64)
-    for lo in range(0, n, chunk):
-        hi = min(n, lo + chunk)
-        sims[lo:hi], ids[lo:hi] = index.search(_sum_vectors(P, C, R, lo, hi), k)
-    return sims, ids, info
+        km = faiss.Kmeans(d, nlist, niter=10, seed=1234, spherical=True, max_points_per_centroid=1 << 30)
+        km.train(np.ascontiguousarray(S[sample]))
+        quantizer = faiss.IndexFlatIP(d)
+        quantizer.add(km.centroids)
+        assign = np.empty((n, nprobe), dtype=np.int64)
+        for lo in range(0, n, 65536):
+            assign[lo:lo + 65536] = quantizer.search(S[lo:lo + 65536], nprobe)[1]
+        primary = assign[:, 0]
+        order = np.argsort(primary, kind="stable")
+        bounds = np.searchsorted(primary[order], np.arange(nlist + 1))
+        cell_members = [order[bounds[c]:bounds[c + 1]] for c in range(nlist)]
+        flat_cells = assign.ravel()
+        qorder = np.argsort(flat_cells, kind="stable")
+        qbounds = np.searchsorted(flat_cells[qorder], np.arange(nlist + 1))
+        q_rows = (qorder // nprobe).astype(np.int64)
+        probe_rows = [q_rows[qbounds[c]:qbounds[c + 1]] for c in range(nlist)]
+        del assign, order, flat_cells, qorder, q_rows
+        sizes = np.diff(bounds)
+        info.update(index="ivf (FAISS k-means cells, BLAS blocks)", nlist=nlist, nprobe=nprobe, n_train=n_train,
+                    largest_cell=int(sizes.max()), empty_cells=int((sizes == 0).sum()))
+    best = np.full(n, -np.inf, dtype=np.float32)
+    out_a, out_b, out_s = [], [], []
+    for members, queries in zip(cell_members, probe_rows):
+        if len(members) == 0 or len(queries) == 0:
+            continue
+        X = S[members]
+        step = max(1, block_bytes // (4 * len(members)))
+        for lo in range(0, len(queries), step):
+            q = queries[lo:lo + step]
+            block = S[q] @ X.T
+            pos = np.minimum(np.searchsorted(members, q), len(members) - 1)
+            own = np.flatnonzero(members[pos] == q)
+            block[own, pos[own]] = -np.inf  # a row is not its own neighbour
+            np.maximum.at(best, q, block.max(axis=1))
+            r, c = np.nonzero(block >= min_sim)
+            if len(r):
+                counts = np.bincount(r, minlength=len(q))
+                crowded = np.flatnonzero(counts > k)
+                if len(crowded):  # keep only the k best of rows with more than k candidates
+                    drop = np.isin(r, crowded)
+                    top = np.argpartition(-block[crowded], k - 1, axis=1)[:, :k]
+                    r = np.concatenate([r[~drop], np.repeat(crowded, k)])
+                    c = np.concatenate([c[~drop], top.ravel()])
+                    vals = block[r, c]
+                    ok = vals >= min_sim
+                    r, c = r[ok], c[ok]
+            qa, qb = q[r], members[c]
+            out_a.append(np.minimum(qa, qb))
+            out_b.append(np.maximum(qa, qb))
+            out_s.append(block[r, c])
+    if out_a:
+        a, b, sim = np.concatenate(out_a), np.concatenate(out_b), np.concatenate(out_s)
+        key, first = np.unique(a * n + b, return_index=True)
+        a, b, sim = key // n, key % n, sim[first]
+    else:
+        a = b = np.empty(0, dtype=np.int64)
+        sim = np.empty(0, dtype=np.float32)
+    return a, b, sim, best, info
 
 
 def _rowdot(A: np.ndarray, B: np.ndarray, a: np.ndarray, b: np.ndarray, chunk: int = 65536) -> np.ndarray:
@@ -182,7 +248,7 @@ def _rowdot(A: np.ndarray, B: np.ndarray, a: np.ndarray, b: np.ndarray, chunk: i
     for lo in range(0, len(a), chunk):
         hi = lo + chunk
         out[lo:hi] = np.einsum("ij,ij->i", A[a[lo:hi]].astype(np.float32), B[b[lo:hi]].astype(np.float32))
-    return out
+    return np.clip(out, -1.0, 1.0, out=out)  # float16 storage can overshoot 1 by ~1e-5
 
 
 def match_pairs(P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln: np.ndarray,
@@ -213,28 +279,23 @@ def match_pairs(P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln:
 
 def find_groups(rows: np.ndarray, P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln: np.ndarray,
                 dup: dict[str, Any], con: dict[str, Any], want_dups: bool = True,
-                want_contradictions: bool = True, force_index: str | None = None) -> dict[str, Any]:
-    """The whole search on compact arrays. Returns findings, per-row scores and stats."""
+                want_contradictions: bool = True, force_index: str | None = None,
+                keep_neighbours: bool = False) -> dict[str, Any]:
+    """The whole search on compact arrays. Returns findings, per-row scores and stats (and the raw
+    neighbour lists with ``keep_neighbours``, for benchmarks)."""
     n = len(rows)
     t0 = time.perf_counter()
-    k = int(dup["neighbors"]) + 1  # +1: a row finds itself
-    sims, ids, info = neighbour_search(P, C, R, k, int(dup["exact_max_rows"]), int(dup["nprobe"]),
-                                       force=force_index)
+    S = sum_vectors(P, C, R)
+    a, b, sim, best, info = neighbour_search(S, int(dup["neighbors"]), float(dup["min_search_cosine"]),
+                                             int(dup["exact_max_rows"]), int(dup["nprobe"]), force=force_index)
+    del S
     t_search = time.perf_counter() - t0
-    self_idx = np.arange(n)[:, None]
-    other = (ids >= 0) & (ids != self_idx)
-    best = np.where(other, sims, -np.inf).max(axis=1) if n > 1 else np.full(n, -np.inf)
     nearest_score = np.where(np.isfinite(best), best, np.nan).astype(np.float64)
-    cand = other & (sims >= float(dup["min_search_cosine"]))
-    qa = np.broadcast_to(self_idx, ids.shape)[cand]
-    qb = ids[cand]
-    a, b = np.minimum(qa, qb), np.maximum(qa, qb)
-    key = np.unique(a.astype(np.int64) * n + b)
-    a, b = key // n, key % n
-    del sims, ids, cand, qa, qb, key
+    neighbours = (a, b, sim) if keep_neighbours else None
     t1 = time.perf_counter()
     findings: list[Finding] = []
-    stats: dict[str, Any] = {**info, "n_rows": int(n), "n_candidates": int(len(a)), "search_s": round(t_search, 3)}
+    stats: dict[str, Any] = {**info, "n_rows": int(n), "n_candidates": int(len(a)),
+                             "search_s": round(t_search, 3)}
 
     ok_s = np.zeros(len(a), dtype=bool)
     if want_dups or want_contradictions:
@@ -294,7 +355,10 @@ def find_groups(rows: np.ndarray, P: np.ndarray, C: np.ndarray, R: np.ndarray, s
         stats["near_contradiction_groups"] = n_groups
     stats["verify_s"] = round(time.perf_counter() - t1, 3)
     findings.sort(key=lambda f: (f.row, f.check))
-    return {"findings": findings, "near_duplicate_pair_score": nearest_score, "stats": stats}
+    out: dict[str, Any] = {"findings": findings, "near_duplicate_pair_score": nearest_score, "stats": stats}
+    if neighbours is not None:
+        out["neighbours"] = neighbours
+    return out
 
 
 # --------------------------------------------------------------------------------------------

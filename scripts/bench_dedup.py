@@ -1,0 +1,281 @@
+#!/usr/bin/env python
+"""Benchmark of the near-duplicate stage. Prints numbers; asserts nothing.
+
+(a) embedding throughput: ``Embedder.encode`` (cold cache, then warm cache) vs a bare
+    ``SentenceTransformer.encode`` on the same real HH texts, fp32 and bf16 on CPU, and the cosine
+    drift bf16 vs fp32;
+(b) near-duplicate search (neighbour search + verification + union-find, ``find_groups``) on
+    synthetic clustered vectors with planted near duplicates and swapped copies: time and peak RSS
+    at each size (each size in its own subprocess), and the scaling exponent;
+(c) recall of the approximate (IVF) index vs exact search, on a sample of queries: of the exact
+    neighbours whose sum-vector cosine is >= min_search_cosine, how many the IVF index returns; and
+    how many planted near duplicates / swapped copies are found.
+
+    .venv/bin/python scripts/bench_dedup.py                      # default run, < ~10 min on 2 cores
+    .venv/bin/python scripts/bench_dedup.py --sizes 100000 --texts 256 --skip-bf16
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+HH = ROOT.parent / "shared" / "data" / "hh-rlhf" / "helpful-base-test.jsonl"
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+
+def hh_texts(n: int) -> list[str]:
+    sep = "\n\nAssistant:"
+    out: list[str] = []
+    with open(HH, encoding="utf-8") as fh:
+        for line in fh:
+            d = json.loads(line)
+            c, r = d["chosen"], d["rejected"]
+            k = c.rfind(sep) + len(sep)
+            out += [c[:k], c[k:], r[r.rfind(sep) + len(sep):]]
+            if len(out) >= n:
+                break
+    return out[:n]
+
+
+# -- (a) embedding --------------------------------------------------------------------------------
+
+def bench_embedding(n_texts: int, n_bf16: int, batch_size: int) -> None:
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    from pairaudit.models.embedder import Embedder, bundled_embedder_dir, cpu_supports_bf16
+
+    texts = hh_texts(n_texts)
+    chars = sum(map(len, texts))
+    print(f"[embed] {len(texts)} real HH texts (prompts + responses, {chars / len(texts):.0f} chars avg), "
+          f"torch threads {torch.get_num_threads()}, batch {batch_size}, "
+          f"cpu bf16 kernels: {cpu_supports_bf16()}")
+    folder = str(bundled_embedder_dir())
+    bare = SentenceTransformer(folder, device="cpu", model_kwargs={"dtype": torch.float32})
+    bare.encode(texts[:8], batch_size=batch_size)  # warm-up
+    t = time.perf_counter()
+    ref = bare.encode(texts, batch_size=batch_size, normalize_embeddings=True, show_progress_bar=False)
+    t_bare = time.perf_counter() - t
+    with tempfile.TemporaryDirectory() as cache:
+        emb = Embedder(device="cpu", precision="fp32", batch_size=batch_size, cache_dir=Path(cache))
+        emb.encode(texts[:8])  # load + warm-up (these 8 are then cached; encode the rest)
+        emb2 = Embedder(device="cpu", precision="fp32", batch_size=batch_size, cache_dir=Path(cache) / "b")
+        emb2._model = emb._model
+        t = time.perf_counter()
+        ours = emb2.encode(texts)
+        t_ours = time.perf_counter() - t
+        emb3 = Embedder(device="cpu", precision="fp32", batch_size=batch_size, cache_dir=Path(cache) / "b")
+        t = time.perf_counter()
+        emb3.encode(texts)
+        t_cached = time.perf_counter() - t
+    drift = float(np.min(np.sum(ours * ref, axis=1)))
+    print(f"[embed] fp32 bare SentenceTransformer.encode: {len(texts) / t_bare:8.1f} texts/s")
+    print(f"[embed] fp32 Embedder.encode (cold cache):     {len(texts) / t_ours:8.1f} texts/s   "
+          f"ratio {t_bare / t_ours:.2f} (goal >= 0.9); min cosine to bare {drift:.6f}")
+    print(f"[embed] fp32 Embedder.encode (warm cache):     {len(texts) / t_cached:8.1f} texts/s   "
+          f"(n_encoded={emb3.n_encoded}, n_cached={emb3.n_cached})")
+    if n_bf16 > 0:
+        sub = texts[:n_bf16]
+        bf = SentenceTransformer(folder, device="cpu", model_kwargs={"dtype": torch.bfloat16})
+        bf.encode(sub[:4], batch_size=batch_size)
+        t = time.perf_counter()
+        vb = bf.encode(sub, batch_size=batch_size, normalize_embeddings=True, show_progress_bar=False)
+        t_bf = time.perf_counter() - t
+        t = time.perf_counter()
+        vf = bare.encode(sub, batch_size=batch_size, normalize_embeddings=True, show_progress_bar=False)
+        t_fp = time.perf_counter() - t
+        vb = np.asarray(vb, dtype=np.float32)
+        vb /= np.linalg.norm(vb, axis=1, keepdims=True)
+        cos = np.sum(vb * vf, axis=1)
+        print(f"[embed] bf16 vs fp32 on {len(sub)} texts: bf16 {len(sub) / t_bf:.1f} texts/s, fp32 "
+              f"{len(sub) / t_fp:.1f} texts/s (bf16 speed-up x{t_fp / t_bf:.2f})")
+        print(f"[embed] bf16-vs-fp32 cosine drift: mean {1 - cos.mean():.2e}, max {1 - cos.min():.2e} "
+              f"(1 - cosine of the same text's two embeddings)")
+
+
+# -- (b, c) search ------------------------------------------------------------------------------------
+
+def synthetic(n: int, d: int, seed: int = 0) -> dict:
+    """Clustered unit vectors (topics) + planted near duplicates (1%) and swapped copies (0.2%)."""
+    rng = np.random.default_rng(seed)
+    n_topics = max(1, n // 40)
+    centers = rng.normal(size=(3, n_topics, d)).astype(np.float32)
+    topic = rng.integers(0, n_topics, size=n)
+    fields = []
+    for f in range(3):
+        A = np.empty((n, d), dtype=np.float16)
+        for lo in range(0, n, 65536):
+            hi = min(n, lo + 65536)
+            x = centers[f, topic[lo:hi]] + 0.95 * rng.normal(size=(hi - lo, d)).astype(np.float32)
+            A[lo:hi] = x / np.linalg.norm(x, axis=1, keepdims=True)
+        fields.append(A)
+    P, C, R = fields
+    letters = np.frombuffer(b"abcdefghijklmnopqrstuvwxyz      ", dtype="S1")
+    sk = letters[rng.integers(0, 32, size=(n, 3, 48))].view("S48").reshape(n, 3).astype("S257")
+    ln = np.full((n, 3), 48, dtype=np.int32)
+    n_dup, n_swap = n // 100, n // 500
+    src = rng.choice(n, size=n_dup + n_swap, replace=False)
+    dst = rng.choice(np.setdiff1d(np.arange(n), src), size=n_dup + n_swap, replace=False)
+    for A in (P, C, R):
+        noise = 0.25 * rng.normal(size=(n_dup, d)).astype(np.float32) / math.sqrt(d)
+        x = A[src[:n_dup]].astype(np.float32) + noise
+        A[dst[:n_dup]] = x / np.linalg.norm(x, axis=1, keepdims=True)
+    sk[dst[:n_dup]] = sk[src[:n_dup]]
+    s, t = src[n_dup:], dst[n_dup:]
+    P[t], C[t], R[t] = P[s], R[s], C[s]
+    sk[t] = sk[s][:, [0, 2, 1]]
+    return {"P": P, "C": C, "R": R, "sk": sk, "ln": ln, "dup": (src[:n_dup], dst[:n_dup]), "swap": (s, t)}
+
+
+class PeakRSS:
+    def __init__(self) -> None:
+        import psutil
+
+        self.proc = psutil.Process()
+        self.base = self.peak = self.proc.memory_info().rss
+        self._stop = threading.Event()
+        self._t = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.peak = max(self.peak, self.proc.memory_info().rss)
+            time.sleep(0.02)
+
+    def __enter__(self) -> PeakRSS:
+        self._t.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._t.join()
+
+
+def search_worker(n: int, d: int, recall_queries: int, index: str | None, nprobe: int | None) -> dict:
+    from pairaudit.stages.near_duplicates import NEAR_DUPLICATE_INFO, find_groups
+
+    t = time.perf_counter()
+    data = synthetic(n, d)
+    t_gen = time.perf_counter() - t
+    params = dict(NEAR_DUPLICATE_INFO.thresholds)
+    if nprobe:
+        params["nprobe"] = nprobe
+    rows = np.arange(n, dtype=np.int64)
+    held = sum(data[k].nbytes for k in ("P", "C", "R", "sk", "ln")) + rows.nbytes
+    with PeakRSS() as mem:
+        t = time.perf_counter()
+        out = find_groups(rows, data["P"], data["C"], data["R"], data["sk"], data["ln"], params, params,
+                          force_index=index, keep_neighbours=bool(recall_queries))
+        t_search = time.perf_counter() - t
+    got_dup = {(f.row, f.group) for f in out["findings"] if f.check == "near_duplicate_pair"}
+    src, dst = data["dup"]
+    found_dup = sum((int(b), int(a)) in got_dup or (int(a), int(b)) in got_dup for a, b in zip(src, dst))
+    got_con = {f.row for f in out["findings"] if f.check == "contradictory_pair"}
+    s, tt = data["swap"]
+    found_con = sum(int(a) in got_con and int(b) in got_con for a, b in zip(s, tt))
+    res = {"n": n, "gen_s": t_gen, "search_total_s": t_search, "stats": out["stats"],
+           "held_bytes_per_row": held / n, "peak_extra_bytes_per_row": (mem.peak - mem.base) / n,
+           "peak_rss_gb": mem.peak / 2**30, "planted_dups_found": found_dup / max(1, len(src)),
+           "planted_swaps_found": found_con / max(1, len(s))}
+    if recall_queries and not out["stats"]["index"].startswith("flat"):
+        import faiss
+
+        from pairaudit.stages.near_duplicates import sum_vectors
+
+        k = int(params["neighbors"])
+        rng = np.random.default_rng(1)
+        q = rng.choice(n, size=min(n, recall_queries // 2), replace=False)
+        # half the queries are rows with a planted near duplicate: the neighbours that matter
+        q = np.unique(np.concatenate([q, rng.choice(dst, size=min(len(dst), recall_queries // 2), replace=False)]))
+        a, b, _ = out["neighbours"]
+        qset = set(q.tolist())
+        approx: dict[int, set[int]] = {}
+        for x, y in zip(a.tolist(), b.tolist()):
+            if x in qset:
+                approx.setdefault(x, set()).add(y)
+            if y in qset:
+                approx.setdefault(y, set()).add(x)
+        S = sum_vectors(data["P"], data["C"], data["R"])
+        ex_s, ex_i = faiss.knn(np.ascontiguousarray(S[q]), S, k + 1, faiss.METRIC_INNER_PRODUCT)
+        thr = float(params["min_search_cosine"])
+        for name, level in (("recall_vs_exact", thr), ("recall_vs_exact_0.85", 0.85)):
+            want = hit = 0
+            for row, es, ei in zip(q.tolist(), ex_s, ex_i):
+                exact = {int(j) for s_, j in zip(es, ei) if s_ >= level and j != row}
+                want += len(exact)
+                hit += len(exact & approx.get(row, set()))
+            res[name] = hit / max(1, want)
+            res[name + "_pairs"] = want
+        res["recall_queries"] = int(len(q))
+    return res
+
+
+def run_sizes(sizes: list[int], d: int, recall_queries: int, index: str | None, nprobe: int | None) -> None:
+    results = []
+    for n in sizes:
+        cmd = [sys.executable, __file__, "--_worker", str(n), "--dim", str(d), "--recall-queries",
+               str(recall_queries)] + (["--index", index] if index else []) \
+            + (["--nprobe", str(nprobe)] if nprobe else [])
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode != 0:
+            print(f"[search] n={n}: worker failed\n{proc.stderr[-2000:]}")
+            continue
+        r = json.loads(proc.stdout.strip().splitlines()[-1])
+        results.append(r)
+        st = r["stats"]
+        idx = st["index"] + (f" nlist={st['nlist']} nprobe={st['nprobe']} largest cell {st['largest_cell']}"
+                             if "nlist" in st else "")
+        print(f"[search] n={n:>9,d}  {idx}: total {r['search_total_s']:.1f}s (neighbour search "
+              f"{st['search_s']:.1f}s, verify+groups {st['verify_s']:.1f}s), {st['n_candidates']:,d} candidate "
+              f"pairs; peak RSS {r['peak_rss_gb']:.2f} GiB; stage data {r['held_bytes_per_row']:.0f} B/row + "
+              f"search peak {r['peak_extra_bytes_per_row']:.0f} B/row")
+        print(f"[search]            planted near-dups found {r['planted_dups_found']:.4f}, swapped copies "
+              f"found {r['planted_swaps_found']:.4f}"
+              + (f"; recall vs exact: {r['recall_vs_exact']:.4f} of {r['recall_vs_exact_pairs']} neighbour pairs "
+                 f">= min_search_cosine, {r['recall_vs_exact_0.85']:.4f} of {r['recall_vs_exact_0.85_pairs']} "
+                 f">= 0.85 ({r['recall_queries']} queries)" if "recall_vs_exact" in r else ""))
+    if len(results) >= 2:
+        a, b = results[0], results[-1]
+        exp = math.log(b["search_total_s"] / a["search_total_s"]) / math.log(b["n"] / a["n"])
+        print(f"[search] scaling exponent (time ~ n^k) between n={a['n']:,d} and n={b['n']:,d}: k = {exp:.2f}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--texts", type=int, default=256, help="real HH texts for the throughput test")
+    ap.add_argument("--bf16-texts", type=int, default=48, help="texts for bf16 vs fp32 (bf16 is slow without "
+                                                               "native kernels)")
+    ap.add_argument("--skip-bf16", action="store_true")
+    ap.add_argument("--skip-embed", action="store_true")
+    ap.add_argument("--batch-size", type=int, default=64)
+    ap.add_argument("--sizes", type=lambda s: [int(x) for x in s.split(",")], default=[100_000, 1_000_000])
+    ap.add_argument("--dim", type=int, default=384)
+    ap.add_argument("--recall-queries", type=int, default=2000)
+    ap.add_argument("--index", choices=["flat", "ivf"], default=None, help="force an index (default: by size)")
+    ap.add_argument("--nprobe", type=int, default=None, help="override the nprobe default")
+    ap.add_argument("--_worker", type=int, default=None, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args._worker is not None:
+        print(json.dumps(search_worker(args._worker, args.dim, args.recall_queries, args.index, args.nprobe)))
+        return
+    t = time.perf_counter()
+    if not args.skip_embed:
+        bench_embedding(args.texts, 0 if args.skip_bf16 else args.bf16_texts, args.batch_size)
+    run_sizes(args.sizes, args.dim, args.recall_queries, args.index, args.nprobe)
+    print(f"[bench] total {time.perf_counter() - t:.0f}s")
+
+
+if __name__ == "__main__":
+    main()
