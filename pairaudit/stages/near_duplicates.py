@@ -373,7 +373,7 @@ class NearDuplicateStage(Stage):
         _check_deps()
         self._embedder: Embedder | None = None
         self._rows: list[np.ndarray] = []
-        self._vecs: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self._vecs: tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]] = ([], [], [])
         self._sk: list[np.ndarray] = []
         self._ln: list[np.ndarray] = []
         self._phash: list[np.ndarray] = []
@@ -405,13 +405,20 @@ class NearDuplicateStage(Stage):
         t = time.perf_counter()
         V = self.embedder.encode(texts).astype(np.float16)
         self._t_embed += time.perf_counter() - t
-        self._vecs.append((V[0::3].copy(), V[1::3].copy(), V[2::3].copy()))
+        for f in range(3):
+            self._vecs[f].append(V[f::3].copy())
         self._rows.append(np.fromiter((p.row for p in keep), dtype=np.int64, count=len(keep)))
         sks = [sketch(t) for t in texts]
         self._sk.append(np.array([s for s, _ in sks], dtype=f"S{SKETCH_BYTES + 1}").reshape(-1, 3))
         self._ln.append(np.array([n for _, n in sks], dtype=np.int32).reshape(-1, 3))
         self._phash.append(np.fromiter((_prompt_hash(p.prompt or "") for p in keep), dtype=np.int64,
                                        count=len(keep)))
+
+    @staticmethod
+    def _concat(parts: list[np.ndarray]) -> np.ndarray:
+        out = np.concatenate(parts)
+        parts.clear()
+        return out
 
     def finalize(self) -> StageResult:
         res = StageResult()
@@ -420,10 +427,7 @@ class NearDuplicateStage(Stage):
         if not self._rows:
             return res
         rows = np.concatenate(self._rows)
-        P = np.concatenate([v[0] for v in self._vecs])
-        C = np.concatenate([v[1] for v in self._vecs])
-        R = np.concatenate([v[2] for v in self._vecs])
-        self._vecs.clear()
+        P, C, R = (self._concat(parts) for parts in self._vecs)  # one field at a time: small transient
         sk, ln = np.concatenate(self._sk), np.concatenate(self._ln)
         phash = np.concatenate(self._phash)
         self._sk.clear()
