@@ -173,7 +173,7 @@ class Scanner:
                 self.timings[f"stage:{type(stage).__name__}"] += time.perf_counter() - ts
         if res.metrics:
             part = self.out.tmp / f".metrics-{len(parts):06d}.parquet"
-            pl.DataFrame(res.metrics, infer_schema_length=None).write_parquet(part)
+            pl.DataFrame(res.metrics, infer_schema_length=None).sort("row").write_parquet(part)
             parts.append(part)
         self.n_input += res.n_records
 
@@ -257,7 +257,8 @@ class Scanner:
             if f.action == "drop" and f.check not in drops[f.row]:
                 drops[f.row].append(f.check)
         drops = {r: v for r, v in drops.items() if v}
-        flips, applied, ignored, hashes = set(), 0, [], self._hashes(parts)
+        flips, applied, ignored = set(), 0, []
+        hashes = self._hashes(parts, set(decisions)) if decisions else {}
         for row, dec in sorted(decisions.items()):
             if dec.pair_hash and hashes.get(row) != dec.pair_hash:
                 ignored.append({"row": row, "decision": dec.decision,
@@ -292,13 +293,14 @@ class Scanner:
         code = EXIT_CHECK_FAILED if report["status"] != "ok" else EXIT_OK
         return Audit(Path(out_dir), report, fdf, code, list(report.get("problems", [])))
 
-    def _hashes(self, parts: list[Path]) -> dict[int, str]:
+    def _hashes(self, parts: list[Path], rows: set[int]) -> dict[int, str]:
+        """pair_hash of the given rows (only the rows that have a review decision)."""
         if not parts:
             return {}
         df = pl.concat([pl.scan_parquet(p) for p in parts], how="diagonal_relaxed")
         if "pair_hash" not in df.collect_schema():
             return {}
-        df = df.select("row", "pair_hash").drop_nulls().collect()
+        df = df.select("row", "pair_hash").filter(pl.col("row").is_in(sorted(rows))).drop_nulls().collect()
         return dict(zip(df["row"].to_list(), df["pair_hash"].to_list()))
 
     def _decisions(self, out_dir: Path) -> dict:
@@ -310,18 +312,21 @@ class Scanner:
         return decisions
 
     def _write_scores(self, parts: list[Path], stage_scores: list) -> None:
+        """Join the per-batch metric parts (each sorted by row, batches in row order) with the stages'
+        score columns and stream the result to scores.parquet without holding it all in memory."""
         if parts:
-            df = pl.concat([pl.scan_parquet(p) for p in parts], how="diagonal_relaxed").collect()
+            lf = pl.concat([pl.scan_parquet(p) for p in parts], how="diagonal_relaxed")
         else:
-            df = pl.DataFrame({"row": []}, schema={"row": pl.Int64})
-        df = df.with_columns(pl.col("row").cast(pl.Int64))
+            lf = pl.LazyFrame({"row": []}, schema={"row": pl.Int64})
+        lf = lf.with_columns(pl.col("row").cast(pl.Int64))
+        columns = set(lf.collect_schema().names())
         for rows, cols in stage_scores:
             extra = pl.DataFrame({"row": pl.Series(rows, dtype=pl.Int64),
-                                  **{k: pl.Series(k, list(v) if not hasattr(v, "tolist") else v.tolist())
-                                     for k, v in cols.items()}})
-            extra = extra.select(["row"] + [c for c in extra.columns if c != "row" and c not in df.columns])
-            df = df.join(extra, on="row", how="left")
-        df.sort("row").write_parquet(self.out.tmp / "scores.parquet", compression="zstd")
+                                  **{k: pl.Series(k, v.tolist() if hasattr(v, "tolist") else list(v))
+                                     for k, v in cols.items() if k not in columns}})
+            columns |= set(extra.columns)
+            lf = lf.join(extra.lazy(), on="row", how="left", maintain_order="left")
+        lf.sink_parquet(self.out.tmp / "scores.parquet", compression="zstd")
         for p in parts:
             p.unlink()
 

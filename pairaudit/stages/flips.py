@@ -115,6 +115,8 @@ def combine(probs: dict[str, np.ndarray], weights: dict[str, float]) -> tuple[np
 
 class FlipStage(Stage):
     infos = (LIKELY_FLIPPED_INFO, DPO_OVERFLOW_INFO)
+    # under --engine ray every actor applies reference_max_rows to the shards it sees
+    state_attrs = ("_rows", "_cols", "_emb", "_lenf", "_emb_ok", "_n_ref", "_ref_rows", "_skipped", "_notes")
 
     def __init__(self, ctx, enabled):  # noqa: ANN001
         super().__init__(ctx, enabled)
