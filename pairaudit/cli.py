@@ -97,6 +97,8 @@ def scan(
     drop: Annotated[list[str] | None, typer.Option(help="Drop rows with findings of these checks.")] = None,
     flag: Annotated[list[str] | None, typer.Option(help="Only flag (keep) rows with findings of these checks.")]
     = None,
+    flip: Annotated[list[str] | None, typer.Option(help="Keep rows with findings of these checks but swap chosen "
+                    "and rejected in the cleaned output (e.g. likely_flipped).")] = None,
     set_: Annotated[list[str] | None, typer.Option("--set", help="Threshold override CHECK.PARAM=VALUE "
                     "(see `pairaudit checks`).")] = None,
     config: Annotated[Path | None, typer.Option(help="TOML/JSON config file; command-line flags win over it.")]
@@ -138,7 +140,7 @@ def scan(
             format=format, columns=parse_columns(columns), split=split, subset=subset, tokenizer=tokenizer,
             max_length=max_length, max_prompt_length=max_prompt_length, max_completion_length=max_completion_length,
             truncation_mode=truncation_mode, batch_size=batch_size, only=_names(only) or None, skip=_names(skip),
-            drop=_names(drop), flag=_names(flag), thresholds=_parse_set(set_), embedder=embedder,
+            drop=_names(drop), flag=_names(flag), flip=_names(flip), thresholds=_parse_set(set_), embedder=embedder,
             embed_batch_size=embed_batch_size, precision=precision, reference=reference, reward_model=reward_model,
             policy=policy, beta=beta, reference_max_rows=reference_max_rows, device=device,
             decisions=str(decisions) if decisions else None, trust_remote_code=trust_remote_code, engine=engine,

@@ -40,6 +40,7 @@ class ScanConfig:
     skip: list[str] = field(default_factory=list)
     drop: list[str] = field(default_factory=list)  # force action=drop
     flag: list[str] = field(default_factory=list)  # force action=flag
+    flip: list[str] = field(default_factory=list)  # checks whose (kept) rows are flipped in the clean output
     thresholds: dict[str, dict[str, Any]] = field(default_factory=dict)  # check -> param -> value
     actions: dict[str, str] = field(default_factory=dict)  # from a config file
     embedder: str | None = None

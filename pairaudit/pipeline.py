@@ -257,7 +257,9 @@ class Scanner:
             if f.action == "drop" and f.check not in drops[f.row]:
                 drops[f.row].append(f.check)
         drops = {r: v for r, v in drops.items() if v}
-        flips, applied, ignored = set(), 0, []
+        # --flip CHECK: rows with such a finding are kept with chosen and rejected swapped
+        flips = {f.row for f in findings if f.check in self.cfg.flip} - set(drops)
+        applied, ignored = 0, []
         hashes = self._hashes(parts, set(decisions)) if decisions else {}
         for row, dec in sorted(decisions.items()):
             if dec.pair_hash and hashes.get(row) != dec.pair_hash:
@@ -277,7 +279,10 @@ class Scanner:
             elif dec.decision == "drop":
                 drops.setdefault(row, []).append("review")
             elif dec.decision == "flip" and "malformed_record" not in drops.get(row, []):
+                drops.pop(row, None)  # the reviewer keeps the pair, reversed
                 flips.add(row)
+            if dec.decision != "flip":
+                flips.discard(row)
         counts = write_outputs(source, self.out.tmp, drops, flips, self.fmt or "standard", self.columns)
         self.timings["write_clean_dropped"] += time.perf_counter() - t
         write_parquet(findings_table(findings), self.out.tmp / "findings.parquet")

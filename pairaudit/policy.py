@@ -38,6 +38,10 @@ def build_policy(cfg: ScanConfig) -> Policy:
     skip = validate_names(cfg.skip, "--skip")
     drop = validate_names(cfg.drop, "--drop")
     flag = validate_names(cfg.flag, "--flag")
+    flip = validate_names(cfg.flip, "--flip")
+    if set(flip) & set(drop):
+        raise ConfigError(f"check(s) {sorted(set(flip) & set(drop))} given to both --flip and --drop",
+                          fix="a row is either dropped or flipped")
     validate_names(list(cfg.actions), "config file [checks]")
     validate_names(list(cfg.thresholds), "config file / --set")
     both = set(drop) & set(flag)
@@ -49,7 +53,7 @@ def build_policy(cfg: ScanConfig) -> Policy:
         if name in flag or cfg.actions.get(name) == "flag":
             raise ConfigError(f"{name} cannot be flagged: such records cannot be written to the cleaned output")
 
-    explicit = set(only) | set(drop) | set(flag)
+    explicit = set(only) | set(drop) | set(flag) | set(flip)
     if cfg.reference or cfg.reward_model:
         explicit.add("likely_flipped")
     if cfg.policy:
@@ -73,8 +77,8 @@ def build_policy(cfg: ScanConfig) -> Policy:
                 raise ConfigError(f"config file sets action {action!r} for {name}", expected="drop or flag")
         if name in drop:
             action = "drop"
-        if name in flag:
-            action = "flag"
+        if name in flag or name in flip:
+            action = "flag"  # flipped rows are kept; the finding itself stays a flag
         actions[name] = action
         p = merged_thresholds(name)
         for key, value in cfg.thresholds.get(name, {}).items():

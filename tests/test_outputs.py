@@ -82,3 +82,18 @@ def test_a_failing_check_does_not_look_clean(tmp_path: Path, monkeypatch: pytest
     assert audit.report["checks"]["near_identical_pair"]["status"] == "failed"
     assert "row 7: ValueError: boom" in audit.report["checks"]["near_identical_pair"]["reason"]
     assert audit.totals["kept"] + audit.totals["dropped"] == 500  # the run still finished
+
+
+def test_flip_option_swaps_kept_rows(tmp_path: Path) -> None:
+    from conftest import write_jsonl
+
+    base = "The capital of France is Paris, a city of about two million people on the Seine river"
+    recs = [{"prompt": "Capital?", "chosen": base + ".", "rejected": base + "!", "id": 1},
+            {"prompt": "Colour?", "chosen": "Blue is a colour.", "rejected": "Nothing at all here.", "id": 2}]
+    src = write_jsonl(tmp_path / "p.jsonl", recs)
+    audit = pairaudit.scan(src, out=tmp_path / "out", only=CHEAP, flip=["near_identical_pair"], log=lambda m: None)
+    clean = [json.loads(x) for x in (tmp_path / "out" / "clean.jsonl").read_text().splitlines()]
+    assert clean[0] == {**recs[0], "chosen": recs[0]["rejected"], "rejected": recs[0]["chosen"]}
+    assert clean[1] == recs[1]
+    assert audit.report["decisions"]["flipped"] == [0]
+    assert audit.findings.filter(pl.col("check") == "near_identical_pair")["action"].to_list() == ["flag"]
