@@ -230,3 +230,17 @@ def test_sketch_keeps_head_and_tail() -> None:
     long = "start " + "middle " * 100 + "end"
     s, n = sketch(long)
     assert n > 256 and len(s) == 257 and s.startswith(b"start middle") and s.endswith(b"middle end")
+
+
+def test_state_export_absorb_matches_single_process(planted: dict, first_run: tuple) -> None:
+    """Engines that observe in workers (Ray) merge exported states on the driver: same findings."""
+    res1, _, _, cache = first_run
+    ctx = Context(config=ScanConfig(), cache_dir=cache)
+    enabled = {"near_duplicate_pair", "contradictory_pair"}
+    driver, w1, w2 = (NearDuplicateStage(ctx, enabled) for _ in range(3))
+    w1.observe(planted["pairs"][:200], None)
+    w2.observe(planted["pairs"][200:], None)
+    for w in (w1, w2):
+        driver.absorb_state(w.export_state())
+    assert w1._rows == [] and w1.n_skipped == 0
+    assert driver.finalize().findings == res1.findings

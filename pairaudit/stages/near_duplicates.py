@@ -367,13 +367,16 @@ def find_groups(rows: np.ndarray, P: np.ndarray, C: np.ndarray, R: np.ndarray, s
 
 class NearDuplicateStage(Stage):
     infos = (NEAR_DUPLICATE_INFO, NEAR_CONTRADICTION_INFO)
+    state_attrs = ("_rows", "_P", "_C", "_R", "_sk", "_ln", "_phash", "n_skipped", "_t_embed")
 
     def __init__(self, ctx: Context, enabled: set[str]) -> None:
         super().__init__(ctx, enabled)
         _check_deps()
         self._embedder: Embedder | None = None
         self._rows: list[np.ndarray] = []
-        self._vecs: tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]] = ([], [], [])
+        self._P: list[np.ndarray] = []
+        self._C: list[np.ndarray] = []
+        self._R: list[np.ndarray] = []
         self._sk: list[np.ndarray] = []
         self._ln: list[np.ndarray] = []
         self._phash: list[np.ndarray] = []
@@ -405,8 +408,8 @@ class NearDuplicateStage(Stage):
         t = time.perf_counter()
         V = self.embedder.encode(texts).astype(np.float16)
         self._t_embed += time.perf_counter() - t
-        for f in range(3):
-            self._vecs[f].append(V[f::3].copy())
+        for f, parts in enumerate((self._P, self._C, self._R)):
+            parts.append(V[f::3].copy())
         self._rows.append(np.fromiter((p.row for p in keep), dtype=np.int64, count=len(keep)))
         sks = [sketch(t) for t in texts]
         self._sk.append(np.array([s for s, _ in sks], dtype=f"S{SKETCH_BYTES + 1}").reshape(-1, 3))
@@ -427,7 +430,7 @@ class NearDuplicateStage(Stage):
         if not self._rows:
             return res
         rows = np.concatenate(self._rows)
-        P, C, R = (self._concat(parts) for parts in self._vecs)  # one field at a time: small transient
+        P, C, R = (self._concat(parts) for parts in (self._P, self._C, self._R))  # one at a time
         sk, ln = np.concatenate(self._sk), np.concatenate(self._ln)
         phash = np.concatenate(self._phash)
         self._sk.clear()
