@@ -235,8 +235,9 @@ class Scanner:
                 continue
             finally:
                 self.timings[f"stage:{type(stage).__name__}"] += time.perf_counter() - ts
+            shared = SHARED_CHECKS.get(type(stage).__name__, frozenset()) & self.policy.enabled
             for f in res.findings:
-                if f.check in stage.enabled:
+                if f.check in stage.enabled or f.check in shared:
                     f.action = self.policy.action(f.check)
                     self.findings.append(f)
             if res.rows is not None and res.scores:
