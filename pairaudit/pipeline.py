@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from pairaudit import __version__
@@ -241,7 +242,7 @@ class Scanner:
                     f.action = self.policy.action(f.check)
                     self.findings.append(f)
             if res.rows is not None and res.scores:
-                out.append((list(res.rows), res.scores))
+                out.append((np.asarray(res.rows, dtype=np.int64), res.scores))
             self.stats.update(res.stats)
         return out
 
@@ -327,9 +328,8 @@ class Scanner:
         lf = lf.with_columns(pl.col("row").cast(pl.Int64))
         columns = set(lf.collect_schema().names())
         for rows, cols in stage_scores:
-            extra = pl.DataFrame({"row": pl.Series(rows, dtype=pl.Int64),
-                                  **{k: pl.Series(k, v.tolist() if hasattr(v, "tolist") else list(v))
-                                     for k, v in cols.items() if k not in columns}})
+            extra = pl.DataFrame({"row": pl.Series("row", rows, dtype=pl.Int64),
+                                  **{k: pl.Series(k, np.asarray(v)) for k, v in cols.items() if k not in columns}})
             columns |= set(extra.columns)
             lf = lf.join(extra.lazy(), on="row", how="left", maintain_order="left")
         lf.sink_parquet(self.out.tmp / "scores.parquet", compression="zstd")

@@ -67,6 +67,6 @@ class StageResult:
     """
 
     findings: list[Finding] = field(default_factory=list)
-    rows: list[int] | None = None
+    rows: Any = None  # row numbers (list or int64 array) aligned with scores
     scores: dict[str, Any] = field(default_factory=dict)
     stats: dict[str, Any] = field(default_factory=dict)

@@ -62,7 +62,7 @@ class LengthStage(Stage):
         # with the floor, z > 5 needs at least a 3.5x length ratio to the median
         z = np.abs(logl - med) / np.maximum(mad, MIN_SCALE)
         worst = z.max(axis=1)
-        res.rows = rows.tolist()
+        res.rows = rows
         res.scores["length_outlier_score"] = worst
         res.stats["length_outlier"] = {f"median_{s}_tokens": float(np.expm1(med[k])) for k, s in enumerate(SIDES)}
         if "length_outlier" not in self.enabled:
