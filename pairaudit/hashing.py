@@ -18,9 +18,13 @@ def _side(pair: Pair, side: str) -> str:
 
 
 def side_digests(pair: Pair) -> tuple[bytes, bytes, bytes]:
-    """16-byte blake2b digests of the prompt, chosen and rejected."""
-    return tuple(hashlib.blake2b(_side(pair, s).encode("utf-8", "surrogatepass"), digest_size=16).digest()
-                 for s in ("prompt", "chosen", "rejected"))  # type: ignore[return-value]
+    """16-byte blake2b digests of the prompt, chosen and rejected (cached on the pair: the metrics and
+    the exact-duplicate stage both need them)."""
+    if pair.digests is None:
+        pair.digests = tuple(  # type: ignore[assignment]
+            hashlib.blake2b(_side(pair, s).encode("utf-8", "surrogatepass"), digest_size=16).digest()
+            for s in ("prompt", "chosen", "rejected"))
+    return pair.digests  # type: ignore[return-value]
 
 
 def pair_hash(digests: tuple[bytes, bytes, bytes]) -> str:

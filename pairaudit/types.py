@@ -35,6 +35,8 @@ class Pair:
     ids: dict[str, list[int]] | None = None
     # problems found while normalising (e.g. implicit-prompt histories that differ)
     notes: dict[str, str] = field(default_factory=dict)
+    # content digests of (prompt, chosen, rejected), computed once by hashing.side_digests
+    digests: tuple[bytes, bytes, bytes] | None = None
 
     @property
     def conversational(self) -> bool:

@@ -10,14 +10,15 @@ from __future__ import annotations
 import gzip
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pairaudit.errors import InputError
 
 BOM = b"\xef\xbb\xbf"
+T = TypeVar("T")
 
 
 @dataclass(slots=True)
@@ -26,6 +27,18 @@ class Record:
     data: dict[str, Any] | None
     error: str | None = None
     field: str | None = None
+
+
+def batched(items: Iterable[T], size: int) -> Iterator[list[T]]:
+    """Consecutive lists of ``size`` items (the last one shorter)."""
+    batch: list[T] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
 
 
 class _DuplicateKey(ValueError):
@@ -104,11 +117,21 @@ class JsonlSource(Source):
     def _open(self):  # noqa: ANN202
         return gzip.open(self.path, "rb") if self.gz else open(self.path, "rb")
 
-    def lines(self) -> Iterator[tuple[int, bytes]]:
-        """(physical 0-based line number, raw bytes without line ending) for non-blank lines."""
+    def lines(self, start: int = 0, end: int | None = None, first_line: int = 0) -> Iterator[tuple[int, bytes]]:
+        """(physical 0-based line number, raw bytes without line ending) for non-blank lines.
+
+        ``start``/``end`` bound a byte range that begins at a line start, ``first_line`` being that
+        line's number (a shard of the file, see ``io.shards``); by default the whole file.
+        """
         self.bytes_read = 0
         with self._open() as fh:
-            for i, line in enumerate(fh):
+            if start:
+                fh.seek(start)
+            pos = start
+            for i, line in enumerate(fh, first_line):
+                if end is not None and pos >= end:
+                    break
+                pos += len(line)
                 self.bytes_read += len(line)
                 if i == 0 and line.startswith(BOM):
                     line = line[3:]
@@ -117,28 +140,15 @@ class JsonlSource(Source):
                     continue
                 yield i, line
 
-    def batches(self, batch_size: int) -> Iterator[list[Record]]:
-        batch: list[Record] = []
-        for i, raw in self.lines():
-            obj, err, field = parse_json_line(raw)
-            batch.append(Record(i, obj, err, field))
-            if len(batch) >= batch_size:
-                yield batch
-                batch = []
-        if batch:
-            yield batch
+    def batches(self, batch_size: int, start: int = 0, end: int | None = None,
+                first_line: int = 0) -> Iterator[list[Record]]:
+        records = (Record(i, *parse_json_line(raw)) for i, raw in self.lines(start, end, first_line))
+        return batched(records, batch_size)
 
     def raw_batches(self, batch_size: int) -> Iterator[tuple[list[int], list[bytes]]]:
-        rows: list[int] = []
-        raws: list[bytes] = []
-        for i, raw in self.lines():
-            rows.append(i)
-            raws.append(raw)
-            if len(rows) >= batch_size:
-                yield rows, raws
-                rows, raws = [], []
-        if rows:
-            yield rows, raws
+        for chunk in batched(self.lines(), batch_size):
+            rows, raws = zip(*chunk)
+            yield list(rows), list(raws)
 
     def progress_total(self) -> tuple[int | None, str]:
         return (None if self.gz else os.path.getsize(self.path)), "bytes"
@@ -244,12 +254,13 @@ class HFSource(Source):
             stop = min(start + batch_size, len(self.ds))
             yield list(range(start, stop)), (start, stop)
 
-    def batches(self, batch_size: int) -> Iterator[list[Record]]:
-        for start in range(0, len(self.ds), batch_size):
-            chunk = self.ds[start:start + batch_size]
+    def batches(self, batch_size: int, start: int = 0, stop: int | None = None) -> Iterator[list[Record]]:
+        stop = len(self.ds) if stop is None else stop
+        for lo in range(start, stop, batch_size):
+            chunk = self.ds[lo:min(lo + batch_size, stop)]
             keys = list(chunk)
             n = len(chunk[keys[0]]) if keys else 0
-            yield [Record(start + i, {k: chunk[k][i] for k in keys}) for i in range(n)]
+            yield [Record(lo + i, {k: chunk[k][i] for k in keys}) for i in range(n)]
 
     def describe(self) -> dict[str, Any]:
         return {"path": self.path, "kind": self.kind, "split": self.split}

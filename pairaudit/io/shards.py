@@ -7,20 +7,18 @@ the physical line number it starts at; other sources shard by index ranges. Spec
 
 from __future__ import annotations
 
-import gzip
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from pairaudit.io.readers import (
-    BOM,
     HFSource,
     JsonArraySource,
     JsonlSource,
     ParquetSource,
     Record,
     Source,
-    parse_json_line,
+    batched,
 )
 
 
@@ -78,7 +76,7 @@ def _jsonl_shards(source: JsonlSource, n: int) -> list[dict[str, Any]]:
 def read_shard(spec: dict[str, Any], batch_size: int) -> Iterator[list[Record]]:
     kind = spec["kind"]
     if kind == "jsonl":
-        yield from _batched(_jsonl_records(spec), batch_size)
+        yield from JsonlSource(Path(spec["path"])).batches(batch_size, spec["start"], spec["end"], spec["line"])
     elif kind == "parquet":
         import pyarrow.parquet as pq
 
@@ -89,46 +87,12 @@ def read_shard(spec: dict[str, Any], batch_size: int) -> Iterator[list[Record]]:
     elif kind == "json":
         src = JsonArraySource(Path(spec["path"]))
         items = src.items[spec["start"]:spec["stop"]]
-        yield from _batched((Record(spec["start"] + i, it) if isinstance(it, dict) else
-                             Record(spec["start"] + i, None, "item is not an object") for i, it in enumerate(items)),
-                            batch_size)
+        yield from batched((Record(spec["start"] + i, it) if isinstance(it, dict) else
+                            Record(spec["start"] + i, None, "item is not an object") for i, it in enumerate(items)),
+                           batch_size)
     else:  # hf_disk / hf_hub
         from pairaudit.io.readers import open_source
 
         src = open_source(spec["path"], split=spec.get("split"))
         assert isinstance(src, HFSource)
-        for start in range(spec["start"], spec["stop"], batch_size):
-            chunk = src.ds[start:min(start + batch_size, spec["stop"])]
-            keys = list(chunk)
-            m = len(chunk[keys[0]]) if keys else 0
-            yield [Record(start + i, {k: chunk[k][i] for k in keys}) for i in range(m)]
-
-
-def _jsonl_records(spec: dict[str, Any]) -> Iterator[Record]:
-    opener = gzip.open if spec["gz"] else open
-    with opener(spec["path"], "rb") as fh:
-        fh.seek(spec["start"])
-        pos, line_no = spec["start"], spec["line"]
-        end = spec["end"]
-        for line in fh:
-            if end is not None and pos >= end:
-                break
-            pos += len(line)
-            if line_no == 0 and line.startswith(BOM):
-                line = line[3:]
-            line = line.rstrip(b"\r\n")
-            if line.strip():
-                obj, err, field = parse_json_line(line)
-                yield Record(line_no, obj, err, field)
-            line_no += 1
-
-
-def _batched(it: Iterator[Record] | Any, size: int) -> Iterator[list[Record]]:
-    batch: list[Record] = []
-    for rec in it:
-        batch.append(rec)
-        if len(batch) >= size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
+        yield from src.batches(batch_size, spec["start"], spec["stop"])
