@@ -13,17 +13,18 @@ __version__ = "0.1.0"
 __all__ = ["scan", "apply_decisions", "Audit", "ScanConfig", "__version__"]
 
 if TYPE_CHECKING:
+    from pairaudit.api import apply_decisions, scan
     from pairaudit.config import ScanConfig
-    from pairaudit.pipeline import Audit, apply_decisions, scan
+    from pairaudit.pipeline import Audit
+
+# lazy: keep `import pairaudit` and `pairaudit --help` fast
+_LAZY = {"scan": "pairaudit.api", "apply_decisions": "pairaudit.api", "Audit": "pairaudit.pipeline",
+         "ScanConfig": "pairaudit.config", "load_pairs": "pairaudit.io.pairs"}
 
 
-def __getattr__(name: str) -> Any:  # lazy: keep `import pairaudit` and `pairaudit --help` fast
-    if name in ("scan", "apply_decisions", "Audit", "load_pairs"):
-        from pairaudit import pipeline
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
 
-        return getattr(pipeline, name)
-    if name == "ScanConfig":
-        from pairaudit.config import ScanConfig
-
-        return ScanConfig
+        return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(name)

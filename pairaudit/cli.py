@@ -68,6 +68,18 @@ def main(version: Annotated[bool, typer.Option("--version", callback=_version, i
     """pairaudit: find the pairs that make preference training diverge, before training."""
 
 
+def _log(quiet: bool):  # noqa: ANN202
+    return (lambda m: None) if quiet else (lambda m: typer.echo(f"pairaudit: {m}", err=True))
+
+
+def _progress_display(quiet: bool):  # noqa: ANN202
+    if quiet or not sys.stderr.isatty():
+        return None
+    from pairaudit.report.progress import ProgressDisplay
+
+    return ProgressDisplay()
+
+
 def _fail(exc: PairauditError) -> None:
     typer.echo(f"error: {exc}", err=True)
     raise typer.Exit(exc.exit_code)
@@ -145,17 +157,21 @@ def scan(
             policy=policy, beta=beta, reference_max_rows=reference_max_rows, device=device,
             decisions=str(decisions) if decisions else None, trust_remote_code=trust_remote_code, engine=engine,
             ray_address=ray_address, ray_workers=ray_workers)
-        from pairaudit.pipeline import scan as run_scan
+        from pairaudit.api import scan as run_scan
 
-        audit = run_scan(source, out, config=cfg, config_file=config, progress=not quiet and sys.stderr.isatty(),
-                         log=(lambda m: None) if quiet else (lambda m: typer.echo(f"pairaudit: {m}", err=True)))
+        display = _progress_display(quiet)
+        try:
+            audit = run_scan(source, out, config=cfg, config_file=config, progress=display, log=_log(quiet))
+        finally:
+            if display is not None:
+                display.stop()
     except PairauditError as exc:
         _fail(exc)
     except KeyboardInterrupt:
         typer.echo("interrupted: no outputs were changed", err=True)
         raise typer.Exit(130) from None
     if not quiet:
-        from pairaudit.summary import print_summary
+        from pairaudit.report.summary import print_summary
 
         print_summary(audit)
     code = audit.exit_code
@@ -200,10 +216,8 @@ def list_checks(as_json: Annotated[bool, typer.Option("--json", help="Print JSON
 @app.command()
 def report(out: Annotated[Path, typer.Argument(help="An output folder written by `pairaudit scan`.")]) -> None:
     """Re-render OUT/report.html from the output folder."""
-    try:
-        from pairaudit.report.html import render_report
-    except ImportError:
-        from pairaudit.report_plain import render_plain as render_report
+    from pairaudit.report import render_report
+
     if not (out / "report.json").exists():
         _fail(ConfigError(f"{out} holds no report.json", fix="run `pairaudit scan SOURCE --out DIR` first"))
     typer.echo(str(render_report(out)))
@@ -227,14 +241,14 @@ def show(out: Annotated[Path, typer.Argument(help="An output folder.")],
 def apply(out: Annotated[Path, typer.Argument(help="An output folder holding decisions.jsonl.")],
           quiet: Annotated[bool, typer.Option("--quiet", "-q")] = False) -> None:
     """Re-apply review decisions (OUT/decisions.jsonl) to rewrite clean/dropped outputs."""
-    from pairaudit.pipeline import apply_decisions
+    from pairaudit.api import apply_decisions
 
     try:
-        audit = apply_decisions(out)
+        audit = apply_decisions(out, log=_log(quiet))
     except PairauditError as exc:
         _fail(exc)
     if not quiet:
-        from pairaudit.summary import print_summary
+        from pairaudit.report.summary import print_summary
 
         print_summary(audit)
 

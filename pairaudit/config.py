@@ -13,6 +13,14 @@ from pairaudit.errors import ConfigError
 
 ACTIONS = ("drop", "flag")
 
+#: ``progress(phase, done, total)``: absolute count of items done so far in a named phase ("read":
+#: rows, "embed": texts, "reference": sequences, ...); ``total`` None when unknown
+Progress = Callable[[str, int, "int | None"], None]
+
+
+def no_progress(phase: str, done: int, total: int | None) -> None:
+    return None
+
 
 def default_cache_dir() -> Path:
     env = os.environ.get("PAIRAUDIT_CACHE")
@@ -95,3 +103,4 @@ class Context:
     params: dict[str, dict[str, Any]] = field(default_factory=dict)
     # filled by stages: model ids and hashes for report.json
     models: dict[str, Any] = field(default_factory=dict)
+    progress: Progress = no_progress

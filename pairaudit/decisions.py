@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from pairaudit.errors import InputError
@@ -47,9 +47,62 @@ def load_decisions(path: str | os.PathLike[str]) -> dict[int, Decision]:
 
 
 def append_decision(path: str | os.PathLike[str], decision: Decision) -> None:
+    """Append one decision line and fsync it (a torn earlier write is closed with a newline first)."""
     if decision.decision not in DECISIONS:
         raise ValueError(f"decision must be one of {DECISIONS}, not {decision.decision!r}")
-    with open(path, "a", encoding="utf-8") as fh:
-        fh.write(json.dumps(asdict(decision), ensure_ascii=False) + "\n")
-        fh.flush()
-        os.fsync(fh.fileno())
+    data = (json.dumps(asdict(decision), ensure_ascii=False) + "\n").encode("utf-8", "surrogatepass")
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        if os.fstat(fd).st_size > 0:
+            with open(path, "rb") as fh:
+                fh.seek(-1, os.SEEK_END)
+                if fh.read(1) != b"\n":
+                    data = b"\n" + data
+        os.write(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+@dataclass
+class Resolution:
+    """Decisions applied to the scan's drops and flips (``report.json`` ``decisions``)."""
+
+    applied: int = 0
+    ignored: list[dict] = field(default_factory=list)
+
+
+def resolve(decisions: dict[int, Decision], drops: dict[int, list[str]], flips: set[int],
+            hashes: dict[int, str]) -> Resolution:
+    """Apply review decisions in place to ``drops`` (row -> reasons) and ``flips`` (rows kept reversed).
+
+    ``hashes``: the current ``pair_hash`` of the rows that have a decision. A decision is ignored (and
+    listed with its reason) when its row changed since it was recorded, no longer exists, or asks to
+    keep a malformed record. ``keep`` removes the row's drops, ``drop`` adds the reason ``review``,
+    ``flip`` keeps the row with chosen and rejected swapped.
+    """
+    res = Resolution()
+    for row, dec in sorted(decisions.items()):
+        malformed = "malformed_record" in drops.get(row, [])
+        if dec.pair_hash and hashes.get(row) != dec.pair_hash:
+            res.ignored.append({"row": row, "decision": dec.decision,
+                                "reason": "the source row changed since the decision (pair_hash differs)"})
+            continue
+        if row not in hashes and not malformed:
+            res.ignored.append({"row": row, "decision": dec.decision, "reason": "no such row in the source"})
+            continue
+        if malformed and dec.decision in ("keep", "flip"):
+            res.ignored.append({"row": row, "decision": dec.decision,
+                                "reason": "malformed records cannot be kept"})
+            continue
+        res.applied += 1
+        if dec.decision == "keep":
+            drops.pop(row, None)
+            flips.discard(row)
+        elif dec.decision == "drop":
+            drops.setdefault(row, []).append("review")
+            flips.discard(row)
+        else:  # flip: the reviewer keeps the pair, reversed
+            drops.pop(row, None)
+            flips.add(row)
+    return res

@@ -6,8 +6,6 @@ to part files on disk and are joined at the end.
 
 from __future__ import annotations
 
-import json
-import sys
 import time
 from collections import defaultdict
 from collections.abc import Callable
@@ -22,16 +20,20 @@ from pairaudit import __version__
 from pairaudit.batch import BatchProcessor, BatchResult
 from pairaudit.checks.base import Stage
 from pairaudit.checks.registry import SHARED_CHECKS, stage_classes
-from pairaudit.config import Context, ScanConfig, default_cache_dir, load_config_file
+from pairaudit.config import Context, Progress, ScanConfig, default_cache_dir
 from pairaudit.decisions import FILENAME as DECISIONS_FILE
-from pairaudit.decisions import load_decisions
-from pairaudit.errors import ConfigError, InputError, MissingDependency, PairauditError
-from pairaudit.io.formats import Malformed, normalise, parse_columns
+from pairaudit.decisions import load_decisions, resolve
+from pairaudit.errors import InputError, MissingDependency
+from pairaudit.io.formats import parse_columns
 from pairaudit.io.readers import Record, Source, open_source
 from pairaudit.io.writers import write_outputs
 from pairaudit.outputs import OutputDir, findings_table, write_json, write_parquet
-from pairaudit.policy import Policy, apply_config_file, build_policy
-from pairaudit.types import Finding, Pair
+from pairaudit.policy import Policy, build_policy
+from pairaudit.types import Finding
+
+#: an engine runs the streaming part of a scan: every batch through ``scanner.processor`` and the
+#: stages' observe, merged with ``scanner.absorb``; it may return statistics for report.json
+Engine = Callable[["Scanner", Source, list[Path]], "dict[str, Any] | None"]
 
 EXIT_OK, EXIT_INPUT, EXIT_FAIL_ON, EXIT_CHECK_FAILED = 0, 2, 3, 4
 
@@ -82,46 +84,15 @@ def _load_records_dataset(out_dir: Path, name: str) -> Any:
     raise FileNotFoundError(f"no {name} output in {out_dir}")
 
 
-class _Progress:
-    def __init__(self, source: Source, enabled: bool) -> None:
-        self.enabled = enabled
-        self.rows = 0
-        if not enabled:
-            return
-        from rich.console import Console
-        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-
-        total, self.unit = source.progress_total()
-        self.source = source
-        self.bar = Progress(TextColumn("[bold]scan"), BarColumn(), TextColumn("{task.fields[rows]:,} rows"),
-                            TextColumn("{task.fields[rate]:,.0f} rows/s"), TimeElapsedColumn(), TimeRemainingColumn(),
-                            console=Console(stderr=True), transient=True)
-        self.task = self.bar.add_task("scan", total=total, rows=0, rate=0.0)
-        self.t0 = time.perf_counter()
-        self.bar.start()
-
-    def advance(self, n: int) -> None:
-        self.rows += n
-        if not self.enabled:
-            return
-        done = getattr(self.source, "bytes_read", 0) if self.unit == "bytes" else self.rows
-        rate = self.rows / max(time.perf_counter() - self.t0, 1e-9)
-        self.bar.update(self.task, completed=done, rows=self.rows, rate=rate)
-
-    def stop(self) -> None:
-        if self.enabled:
-            self.bar.stop()
-
-
 class Scanner:
-    def __init__(self, cfg: ScanConfig, log: Callable[[str], None]) -> None:
+    def __init__(self, cfg: ScanConfig, log: Callable[[str], None], progress: Progress | None = None) -> None:
         self.cfg = cfg
         self.log = log
         self.policy: Policy = build_policy(cfg)
-        if cfg.engine not in ("local", "ray"):
-            raise ConfigError(f"--engine {cfg.engine!r} is not known", expected="local or ray")
         self.columns = parse_columns(cfg.columns)
         self.ctx = Context(cfg, default_cache_dir(), log, params=self.policy.params)
+        if progress is not None:
+            self.ctx.progress = progress
         self.timings: dict[str, float] = defaultdict(float)
         self.status: dict[str, dict[str, str]] = {}
         self.findings: list[Finding] = []
@@ -188,33 +159,37 @@ class Scanner:
             self.stages.remove(stage)
 
     # -- run ----------------------------------------------------------------------------------
-    def run(self, source_arg: str | Path, out_dir: Path, *, progress: bool = False) -> Audit:
+    def run(self, source_arg: str | Path, out_dir: Path, *, engine: Engine | None = None,
+            finish: Callable[[Path], Any] | None = None) -> Audit:
+        """Scan ``source_arg`` into ``out_dir``. ``engine`` runs the streaming part (default: in this
+        process, :meth:`run_local`); ``finish`` is called on the temp output folder once every data
+        file is written and before the folder is committed (the API renders report.html there)."""
         t_start = time.perf_counter()
         source = open_source(source_arg, split=self.cfg.split, subset=self.cfg.subset)
         self.source = source
         self._make_stages()
         self.out = OutputDir(out_dir)
-        bar = _Progress(source, progress and self.cfg.engine == "local")
         try:
             parts: list[Path] = []
-            if self.cfg.engine == "ray":
-                from pairaudit.engines.ray_engine import run_ray
-
-                self.stats["engine"] = run_ray(self, source, parts)
-            else:
-                for k, records in enumerate(source.batches(self.cfg.batch_size)):
-                    self.absorb(self.processor.process(records), parts)
-                    if k == 0:
-                        self._first_batch_sanity(records)
-                    bar.advance(len(records))
-            bar.stop()
+            stats = (engine or Scanner.run_local)(self, source, parts)
+            if stats:
+                self.stats["engine"] = stats
             stage_scores = self._finalize_stages()
-            audit = self._write(source, out_dir, parts, stage_scores, t_start)
+            audit = self._write(source, out_dir, parts, stage_scores, t_start, finish)
         except BaseException:
-            bar.stop()
             self.out.abort()
             raise
         return audit
+
+    def run_local(self, source: Source, parts: list[Path]) -> None:
+        """The local engine: every batch in this process, in source order."""
+        total, unit = source.progress_total()
+        for k, records in enumerate(source.batches(self.cfg.batch_size)):
+            self.absorb(self.processor.process(records), parts)
+            if k == 0:
+                self._first_batch_sanity(records)
+            self.ctx.progress("read", self.n_input, _estimate_rows(self.n_input, source, total, unit))
+        self.ctx.progress("read", self.n_input, self.n_input)
 
     def _first_batch_sanity(self, records: list[Record]) -> None:
         parsed = [r for r in records if r.data is not None]
@@ -246,7 +221,8 @@ class Scanner:
             self.stats.update(res.stats)
         return out
 
-    def _write(self, source: Source, out_dir: Path, parts: list[Path], stage_scores: list, t_start: float) -> Audit:
+    def _write(self, source: Source, out_dir: Path, parts: list[Path], stage_scores: list, t_start: float,
+               finish: Callable[[Path], Any] | None) -> Audit:
         t = time.perf_counter()
         # one finding per (row, check, field): several stages may report the same thing
         uniq: dict[tuple[int, str, str | None], Finding] = {}
@@ -261,37 +237,16 @@ class Scanner:
         drops = {r: v for r, v in drops.items() if v}
         # --flip CHECK: rows with such a finding are kept with chosen and rejected swapped
         flips = {f.row for f in findings if f.check in self.cfg.flip} - set(drops)
-        applied, ignored = 0, []
         hashes = self._hashes(parts, set(decisions)) if decisions else {}
-        for row, dec in sorted(decisions.items()):
-            if dec.pair_hash and hashes.get(row) != dec.pair_hash:
-                ignored.append({"row": row, "decision": dec.decision,
-                                "reason": "the source row changed since the decision (pair_hash differs)"})
-                continue
-            if row not in hashes and not (row in drops and "malformed_record" in drops[row]):
-                ignored.append({"row": row, "decision": dec.decision, "reason": "no such row in the source"})
-                continue
-            applied += 1
-            if dec.decision == "keep":
-                if "malformed_record" in drops.get(row, []):
-                    ignored.append({"row": row, "decision": "keep", "reason": "malformed records cannot be kept"})
-                    applied -= 1
-                    continue
-                drops.pop(row, None)
-            elif dec.decision == "drop":
-                drops.setdefault(row, []).append("review")
-            elif dec.decision == "flip" and "malformed_record" not in drops.get(row, []):
-                drops.pop(row, None)  # the reviewer keeps the pair, reversed
-                flips.add(row)
-            if dec.decision != "flip":
-                flips.discard(row)
+        resolution = resolve(decisions, drops, flips, hashes)
         counts = write_outputs(source, self.out.tmp, drops, flips, self.fmt or "standard", self.columns)
         self.timings["write_clean_dropped"] += time.perf_counter() - t
         write_parquet(findings_table(findings), self.out.tmp / "findings.parquet")
         self._write_scores(parts, stage_scores)
-        report = self._report(source, findings, drops, flips, counts, decisions, applied, ignored)
+        report = self._report(source, findings, drops, flips, counts, decisions, resolution)
         write_json(self.out.tmp / "report.json", report)
-        self._render_html()
+        if finish is not None:
+            finish(self.out.tmp)
         self.timings["write_outputs"] += time.perf_counter() - t
         self.timings["total"] = time.perf_counter() - t_start
         write_json(self.out.tmp / "timings.json", {k: round(v, 4) for k, v in sorted(self.timings.items())})
@@ -336,7 +291,7 @@ class Scanner:
         for p in parts:
             p.unlink()
 
-    def _report(self, source, findings, drops, flips, counts, decisions, applied, ignored) -> dict[str, Any]:  # noqa: ANN001
+    def _report(self, source, findings, drops, flips, counts, decisions, resolution) -> dict[str, Any]:  # noqa: ANN001
         per_check_findings: dict[str, int] = defaultdict(int)
         per_check_rows: dict[str, set[int]] = defaultdict(set)
         for f in findings:
@@ -377,17 +332,10 @@ class Scanner:
             "models": self.ctx.models,
             "versions": _versions(),
             "stats": self.stats,
-            "decisions": {"total": len(decisions), "applied": applied, "ignored": ignored, "flipped": sorted(flips)},
+            "decisions": {"total": len(decisions), "applied": resolution.applied, "ignored": resolution.ignored,
+                          "flipped": sorted(flips)},
             "timings_file": "timings.json",
         }
-
-    def _render_html(self) -> None:
-        try:
-            from pairaudit.report.html import render_report
-        except ImportError:
-            from pairaudit.report_plain import render_plain as render_report
-        render_report(self.out.tmp)
-
 
 def _versions() -> dict[str, str]:
     import importlib.metadata as md
@@ -403,57 +351,9 @@ def _versions() -> dict[str, str]:
     return out
 
 
-def scan(source: str | Path, out: str | Path = "pairaudit-out", *, config: ScanConfig | None = None,
-         config_file: str | Path | None = None, progress: bool = False,
-         log: Callable[[str], None] | None = None, **options: Any) -> Audit:
-    """Audit ``source`` and write the contract outputs to ``out``.
-
-    ``options`` are ScanConfig fields (``only=[...]``, ``drop=[...]``, ``max_length=2048``,
-    ``tokenizer="path"``...). Returns an :class:`Audit` with the findings (polars), the report and
-    the cleaned ``datasets.Dataset`` (``audit.clean``).
-    """
-    cfg = config or ScanConfig()
-    for key, value in options.items():
-        if not hasattr(cfg, key):
-            raise TypeError(f"scan() got an unknown option {key!r}")
-        setattr(cfg, key, value)
-    if config_file:
-        cfg = apply_config_file(cfg, load_config_file(config_file))
-    if log is None:
-        def log(msg: str) -> None:
-            print(f"pairaudit: {msg}", file=sys.stderr)
-    return Scanner(cfg, log).run(source, Path(out), progress=progress)
-
-
-def apply_decisions(out_dir: str | Path, *, progress: bool = False) -> Audit:
-    """Re-apply ``OUT/decisions.jsonl`` by re-running the scan recorded in ``OUT/report.json``
-    (model outputs come from the caches, so this is cheap)."""
-    out = Path(out_dir)
-    report_path = out / "report.json"
-    if not report_path.exists():
-        raise InputError(f"{out} holds no report.json", fix="run `pairaudit scan SOURCE --out DIR` first")
-    report = json.loads(report_path.read_text(encoding="utf-8"))
-    cfg = ScanConfig(**report["config"])
-    return scan(report["source"]["path"], out, config=cfg, progress=progress)
-
-
-def load_pairs(out_dir: str | Path, rows: list[int]) -> dict[int, Pair]:
-    """Canonical pairs of the given rows, read back from the source named in ``OUT/report.json``."""
-    out = Path(out_dir)
-    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
-    cfg = ScanConfig(**report["config"])
-    src = report["source"]
-    source = open_source(src["path"], split=src.get("split") or cfg.split, subset=cfg.subset)
-    wanted = set(rows)
-    fmt, columns = src.get("format"), src.get("columns") or {}
-    found: dict[int, Pair] = {}
-    for batch in source.batches(cfg.batch_size):
-        for rec in batch:
-            if rec.row in wanted and rec.data is not None and fmt:
-                try:
-                    found[rec.row] = normalise(rec.row, rec.data, fmt, columns)
-                except (Malformed, PairauditError):
-                    pass
-        if batch and batch[-1].row >= max(wanted, default=-1):
-            break
-    return found
+def _estimate_rows(rows: int, source: Source, total: int | None, unit: str) -> int | None:
+    """Total rows: known, or extrapolated from the bytes read so far (JSONL)."""
+    if unit != "bytes":
+        return total
+    read = getattr(source, "bytes_read", 0)
+    return max(rows, round(rows * total / read)) if total and read else None

@@ -16,14 +16,11 @@ decision whose source row has changed since is ignored when applied (listed unde
 
 from __future__ import annotations
 
-import json
-import os
-from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pairaudit.decisions import DECISIONS, FILENAME, Decision, load_decisions
-from pairaudit.errors import ConfigError, InputError, PairauditError
+from pairaudit.decisions import DECISIONS, FILENAME, Decision, append_decision, load_decisions
+from pairaudit.errors import ConfigError, InputError
 
 if TYPE_CHECKING:
     import polars as pl
@@ -99,30 +96,13 @@ class Review:
             raise InputError(f"row {row} is not in the scan at {self.out_dir}",
                              fix="use a row number from review.findings() or scores.parquet")
         d = Decision(row=row, decision=decision, note=str(note), pair_hash=self._folder.pair_hash(row))
-        line = json.dumps(asdict(d), ensure_ascii=False, sort_keys=False) + "\n"
-        fd = os.open(self.decisions_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            data = line.encode("utf-8")
-            # a previous torn write may have left no newline: start on a fresh line
-            if os.fstat(fd).st_size > 0:
-                with open(self.decisions_path, "rb") as fh:
-                    fh.seek(-1, os.SEEK_END)
-                    if fh.read(1) != b"\n":
-                        data = b"\n" + data
-            os.write(fd, data)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        append_decision(self.decisions_path, d)
         return d
 
     def apply(self) -> Any:
-        """Apply decisions.jsonl: rewrite clean/dropped via ``pairaudit.pipeline.apply_decisions``."""
-        try:
-            from pairaudit.pipeline import apply_decisions
-        except ImportError as exc:
-            raise PairauditError("applying decisions needs pairaudit.pipeline.apply_decisions, which is missing",
-                                 fix="upgrade pairaudit, or rerun `pairaudit scan --decisions OUT/decisions.jsonl`"
-                                 ) from exc
+        """Apply decisions.jsonl: rewrite clean/dropped (``pairaudit.api.apply_decisions``)."""
+        from pairaudit.api import apply_decisions
+
         result = apply_decisions(self.out_dir)
         self.reload()
         return result

@@ -15,9 +15,14 @@ __all__ = ["render_report", "show_row"]
 
 
 def render_report(out_dir: str | Path, *, max_examples: int = 5) -> Path:
-    """Write ``out_dir/report.html`` (self-contained, deterministic) and return its path."""
-    from pairaudit.report.html import render_report as _render
+    """Write ``out_dir/report.html`` (self-contained, deterministic) and return its path. Without the
+    report extra (jinja2, matplotlib) a minimal plain page is written instead."""
+    try:
+        from pairaudit.report.html import render_report as _render
+    except ImportError:
+        from pairaudit.report.plain import render_plain
 
+        return render_plain(Path(out_dir))
     return _render(out_dir, max_examples=max_examples)
 
 

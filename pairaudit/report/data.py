@@ -2,9 +2,8 @@
 notebook review helper.
 
 The output folder does not hold the text of flagged-but-kept rows in a row-addressable form, so
-example texts come from :func:`load_pairs`: the pipeline's own ``pairaudit.pipeline.load_pairs`` when
-it exists, else a small JSONL fallback that reads the source file (``report.json`` ``source.path``) or
-``clean.jsonl`` / ``dropped.jsonl``.
+example texts come from :func:`load_pairs`: the source recorded in report.json
+(``pairaudit.io.pairs.load_pairs``), else ``clean.jsonl`` / ``dropped.jsonl``.
 """
 
 from __future__ import annotations
@@ -152,26 +151,22 @@ class OutputFolder:
 def load_pairs(out_dir: str | Path, rows: list[int]) -> dict[int, Pair]:
     """Pairs for ``rows``; rows whose text cannot be found are missing from the result.
 
-    Uses ``pairaudit.pipeline.load_pairs`` (reads the source recorded in report.json, any format);
-    rows it cannot return (malformed records, or a source that moved since the scan) are looked up
-    in ``clean.jsonl`` / ``dropped.jsonl`` of the output folder.
+    Reads the source recorded in report.json (any format, ``pairaudit.io.pairs.load_pairs``); rows it
+    cannot return (malformed records, or a source that moved since the scan) are looked up in
+    ``clean.jsonl`` / ``dropped.jsonl`` of the output folder.
     """
     if not rows:
         return {}
+    from pairaudit.io.pairs import load_pairs as source_pairs
+
     out = Path(out_dir)
-    found: dict[int, Pair] = {}
     try:
-        from pairaudit.pipeline import load_pairs as pipeline_load_pairs
-    except ImportError:
-        pipeline_load_pairs = None
-    if pipeline_load_pairs is not None:
-        try:
-            found = dict(pipeline_load_pairs(out, list(rows)))
-        except (PairauditError, OSError, ValueError, KeyError, TypeError):
-            found = {}  # e.g. the source was moved or deleted after the scan
+        found = dict(source_pairs(out, list(rows)))
+    except (PairauditError, OSError, ValueError, KeyError, TypeError):
+        found = {}  # e.g. the source was moved or deleted after the scan
     missing = [r for r in rows if r not in found]
     if missing:
-        for r, pair in _fallback_load_pairs(out, missing, use_source=pipeline_load_pairs is None).items():
+        for r, pair in _fallback_load_pairs(out, missing).items():
             found.setdefault(r, pair)
     return found
 
@@ -223,19 +218,10 @@ def record_to_pair(row: int, record: Any) -> Pair:
                 notes={"raw": json.dumps(record, ensure_ascii=False, default=str)[:2000]})
 
 
-def _fallback_load_pairs(out_dir: Path, rows: list[int], use_source: bool = True) -> dict[int, Pair]:
-    """JSONL-only lookup: the source file (when ``use_source``), else clean.jsonl / dropped.jsonl."""
+def _fallback_load_pairs(out_dir: Path, rows: list[int]) -> dict[int, Pair]:
+    """Lookup in the output folder's own clean.jsonl / dropped.jsonl (the source is gone or unreadable)."""
     wanted = set(rows)
     found: dict[int, Pair] = {}
-    report_path = out_dir / "report.json"
-    report = json.loads(report_path.read_text(encoding="utf-8")) if report_path.exists() else {}
-    src = (report.get("source") or {}).get("path")
-    if use_source and src and Path(src).is_file() and str(src).endswith(".jsonl"):
-        with open(src, encoding="utf-8", errors="replace") as fh:
-            for i, line in enumerate(fh):
-                if i in wanted and line.strip():
-                    found[i] = _parse_line(i, line)
-        return found
     dropped_rows: set[int] = set()
     dropped = out_dir / "dropped.jsonl"
     if dropped.exists():

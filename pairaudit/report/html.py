@@ -193,7 +193,7 @@ def _decisions(folder: OutputFolder) -> list[dict[str, Any]]:
     path = folder.path / "decisions.jsonl"
     if not path.exists():
         return []
-    from pairaudit.review import load_decisions
+    from pairaudit.decisions import load_decisions
 
     return [{"row": d.row, "decision": d.decision, "note": d.note}
             for d in sorted(load_decisions(path).values(), key=lambda d: d.row)]

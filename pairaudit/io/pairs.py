@@ -1,0 +1,34 @@
+"""Read canonical pairs back from the source a scan recorded in ``OUT/report.json`` (reports, review)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pairaudit.config import ScanConfig
+from pairaudit.errors import PairauditError
+from pairaudit.io.formats import Malformed, normalise
+from pairaudit.io.readers import open_source
+from pairaudit.types import Pair
+
+
+def load_pairs(out_dir: str | Path, rows: list[int]) -> dict[int, Pair]:
+    """Canonical pairs of the given rows, read back from the source named in ``OUT/report.json``."""
+    out = Path(out_dir)
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    cfg = ScanConfig(**report["config"])
+    src = report["source"]
+    source = open_source(src["path"], split=src.get("split") or cfg.split, subset=cfg.subset)
+    wanted = set(rows)
+    fmt, columns = src.get("format"), src.get("columns") or {}
+    found: dict[int, Pair] = {}
+    for batch in source.batches(cfg.batch_size):
+        for rec in batch:
+            if rec.row in wanted and rec.data is not None and fmt:
+                try:
+                    found[rec.row] = normalise(rec.row, rec.data, fmt, columns)
+                except (Malformed, PairauditError):
+                    pass
+        if batch and batch[-1].row >= max(wanted, default=-1):
+            break
+    return found
