@@ -167,8 +167,11 @@ def scan(
                 display.stop()
     except PairauditError as exc:
         _fail(exc)
-    except KeyboardInterrupt:
-        typer.echo("interrupted: no outputs were changed", err=True)
+    except KeyboardInterrupt as exc:
+        if getattr(exc, "outputs_committed", False):
+            typer.echo(f"interrupted after the new outputs were committed to {out}", err=True)
+        else:
+            typer.echo("interrupted: no outputs were changed", err=True)
         raise typer.Exit(130) from None
     if not quiet:
         from pairaudit.report.summary import print_summary

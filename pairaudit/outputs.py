@@ -13,6 +13,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from pairaudit.errors import ConfigError
 from pairaudit.types import Finding
 
 FINDINGS_SCHEMA = pa.schema([
@@ -20,35 +21,128 @@ FINDINGS_SCHEMA = pa.schema([
     ("score", pa.float64()), ("group", pa.int64()), ("detail", pa.string()),
 ])
 OUTPUT_NAMES = ("findings.parquet", "scores.parquet", "report.json", "report.html", "timings.json")
+META = ".pairaudit"
 
 
 class OutputDir:
-    """Files are written into a hidden temp folder inside ``out`` and renamed into place on commit;
-    an interrupted run removes the temp folder and leaves earlier outputs untouched."""
+    """An output folder whose outputs change together, and that never loses a file it did not write.
 
-    def __init__(self, out: Path) -> None:
+    Layout: each run writes into a new generation folder ``DIR/.pairaudit/gen-*``; ``DIR/.pairaudit/current``
+    is a symlink to the committed generation, and every output ``DIR/<name>`` is a symlink to
+    ``.pairaudit/current/<name>``. Committing switches ``current`` with one ``rename``: a reader sees
+    either every old output or every new one, never a mix, and an interrupted run leaves the previous
+    outputs untouched. ``DIR/.pairaudit/manifest.json`` lists the names pairaudit owns in ``DIR``; any
+    other file (``clean.py``, your notes, ``decisions.jsonl``) is never replaced or deleted, and a
+    file in the way of an output name that pairaudit did not write is an error before the scan starts.
+    A lock file keeps two runs from writing the same folder at once; generation folders left behind by
+    killed runs are removed by the next run.
+    """
+
+    def __init__(self, out: Path, names: Iterable[str] = ()) -> None:
         self.out = Path(out)
-        self.out.mkdir(parents=True, exist_ok=True)
-        self.tmp = Path(tempfile.mkdtemp(prefix=".pairaudit-tmp-", dir=self.out))
+        if self.out.exists() and not self.out.is_dir():
+            raise ConfigError(f"--out {self.out} is an existing file", expected="a folder (created if missing)",
+                              fix="pass a folder path for --out")
+        try:
+            self.meta = self.out / META
+            self.meta.mkdir(parents=True, exist_ok=True)
+            self._lock = open(self.meta / "lock", "a")  # noqa: SIM115 - held until commit/abort
+        except OSError as exc:
+            raise ConfigError(f"cannot write to --out {self.out}: {exc.strerror or exc}",
+                              fix="pass a folder you can write to") from exc
+        try:
+            import fcntl
 
+            fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except ImportError:  # pragma: no cover - not POSIX
+            pass
+        except OSError as exc:
+            self._lock.close()
+            raise ConfigError(f"another pairaudit run is writing to {self.out}",
+                              fix="wait for it to finish, or pass another --out") from exc
+        self.owned = self._manifest()
+        self.committed = False
+        self.check_names(names)
+        self._remove_strays()
+        self.tmp = Path(tempfile.mkdtemp(prefix="gen-", dir=self.meta))
+
+    # -- bookkeeping ---------------------------------------------------------------------------
+    def _manifest(self) -> set[str]:
+        try:
+            return set(json.loads((self.meta / "manifest.json").read_text(encoding="utf-8"))["names"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return set()
+
+    def _write_manifest(self, names: set[str]) -> None:
+        tmp = self.meta / "manifest.json.tmp"
+        tmp.write_text(json.dumps({"names": sorted(names)}) + "\n", encoding="utf-8")
+        os.replace(tmp, self.meta / "manifest.json")
+
+    def _current(self) -> str | None:
+        try:
+            return os.readlink(self.meta / "current")
+        except OSError:
+            return None
+
+    def _ours(self, name: str) -> bool:
+        p = self.out / name
+        return name in self.owned or (p.is_symlink() and os.readlink(p) == f"{META}/current/{name}")
+
+    def check_names(self, names: Iterable[str]) -> None:
+        """Refuse to start when a file pairaudit did not write is in the way of an output."""
+        foreign = sorted(n for n in names if os.path.lexists(self.out / n) and not self._ours(n))
+        if foreign:
+            raise ConfigError(f"--out {self.out} already holds {', '.join(foreign)}, which pairaudit did not write",
+                              fix="pairaudit never replaces files it did not write: move them, or pass another --out")
+
+    def _remove_strays(self) -> None:
+        current = self._current()
+        for p in self.meta.iterdir():
+            if p.name.startswith("gen-") and p.name != current:
+                shutil.rmtree(p, ignore_errors=True)
+
+    # -- commit ----------------------------------------------------------------------------------
     def commit(self) -> None:
-        written = {p.name for p in self.tmp.iterdir()}
-        for old in self.out.iterdir():  # stale clean/dropped of another format
-            if old.name.split(".")[0] in ("clean", "dropped") and old.name not in written:
-                shutil.rmtree(old) if old.is_dir() else old.unlink()
-        # data files first, report.json last: a reader that sees the new report sees new data
-        for name in sorted(written, key=lambda n: (n == "report.json", n)):
-            src, dst = self.tmp / name, self.out / name
-            if src.is_dir():
-                if dst.exists():
-                    shutil.rmtree(dst)
-                os.replace(src, dst)
-            else:
-                os.replace(src, dst)
-        self.abort()
+        """Switch every output to this run's generation at once."""
+        names = set(os.listdir(self.tmp))
+        self.check_names(names)
+        for name in sorted(names):
+            link = self.out / name
+            if link.is_symlink() and os.readlink(link) == f"{META}/current/{name}":
+                continue
+            tmp_link = self.meta / f"link-{name}.tmp"
+            if os.path.lexists(tmp_link):
+                os.unlink(tmp_link)
+            os.symlink(f"{META}/current/{name}", tmp_link)
+            if link.is_dir() and not link.is_symlink():  # an old real folder of ours (owned)
+                shutil.rmtree(link)
+            os.replace(tmp_link, link)
+        self._write_manifest(self.owned | names)
+        old = self._current()
+        tmp_current = self.meta / "current.tmp"
+        if os.path.lexists(tmp_current):
+            os.unlink(tmp_current)
+        os.symlink(self.tmp.name, tmp_current)
+        os.replace(tmp_current, self.meta / "current")  # the one atomic switch
+        self.committed = True
+        for name in sorted(self.owned - names):  # outputs of the previous run this one did not write
+            link = self.out / name
+            if link.is_symlink():
+                os.unlink(link)
+        self._write_manifest(names)
+        self.owned = names
+        if old and old != self.tmp.name:
+            shutil.rmtree(self.meta / old, ignore_errors=True)
+        self._release()
 
     def abort(self) -> None:
-        shutil.rmtree(self.tmp, ignore_errors=True)
+        if not self.committed:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+        self._release()
+
+    def _release(self) -> None:
+        if not self._lock.closed:
+            self._lock.close()
 
 
 def write_json(path: Path, data: Any) -> None:
@@ -82,3 +176,20 @@ def findings_table(findings: Iterable[Finding]) -> pa.Table:
 
 def write_parquet(table: pa.Table, path: Path) -> None:
     pq.write_table(table, path, compression="zstd")
+
+
+def output_names(ext: str) -> tuple[str, ...]:
+    """Every name a scan writes into ``--out`` for a source whose outputs have extension ``ext``."""
+    data = ("clean", "dropped") if ext == "hf" else (f"clean.{ext}", f"dropped.{ext}")
+    return (*data, *OUTPUT_NAMES)
+
+
+def guard_source(out: Path, source_path: str | None) -> None:
+    """Refuse an ``--out`` that is, contains or is inside the source (it would overwrite or re-read it)."""
+    if not source_path or not os.path.exists(source_path):
+        return  # a hub id or an in-memory source: nothing on disk to protect
+    src, dst = Path(source_path).resolve(), Path(out).resolve()
+    if dst == src or src.is_relative_to(dst) or dst.is_relative_to(src):
+        rel = "is" if dst == src else "contains" if src.is_relative_to(dst) else "is inside"
+        raise ConfigError(f"--out {out} {rel} the source {source_path}: its outputs would overwrite or be read as "
+                          "the source", fix="pass an --out folder outside the source, e.g. --out pairaudit-out")

@@ -27,7 +27,7 @@ from pairaudit.errors import InputError, MissingDependency
 from pairaudit.io.formats import parse_columns
 from pairaudit.io.readers import Record, Source, open_source
 from pairaudit.io.writers import write_outputs
-from pairaudit.outputs import OutputDir, findings_table, write_json, write_parquet
+from pairaudit.outputs import OutputDir, findings_table, guard_source, output_names, write_json, write_parquet
 from pairaudit.policy import Policy, build_policy
 from pairaudit.types import Finding
 
@@ -168,7 +168,8 @@ class Scanner:
         source = open_source(source_arg, split=self.cfg.split, subset=self.cfg.subset)
         self.source = source
         self._make_stages()
-        self.out = OutputDir(out_dir)
+        guard_source(out_dir, getattr(source, "path", None))
+        self.out = OutputDir(out_dir, output_names(source.ext))
         try:
             parts: list[Path] = []
             stats = (engine or Scanner.run_local)(self, source, parts)
@@ -176,8 +177,10 @@ class Scanner:
                 self.stats["engine"] = stats
             stage_scores = self._finalize_stages()
             audit = self._write(source, out_dir, parts, stage_scores, t_start, finish)
-        except BaseException:
+        except BaseException as exc:
             self.out.abort()
+            if isinstance(exc, KeyboardInterrupt):  # the CLI says whether outputs changed
+                exc.outputs_committed = self.out.committed  # type: ignore[attr-defined]
             raise
         return audit
 

@@ -27,6 +27,11 @@ def _session_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
         os.environ["PAIRAUDIT_CACHE"] = str(tmp_path_factory.mktemp("pairaudit-cache"))
 
 
+def output_files(out: Path) -> dict[str, bytes]:
+    """The outputs of a scan folder by name (files only; pairaudit's own .pairaudit folder excluded)."""
+    return {p.name: p.read_bytes() for p in sorted(out.iterdir()) if p.name != ".pairaudit" and p.is_file()}
+
+
 def write_jsonl(path: Path, records: list[object]) -> Path:
     with open(path, "w", encoding="utf-8") as fh:
         for r in records:

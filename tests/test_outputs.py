@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import polars as pl
 import pytest
-from conftest import CHEAP, EXAMPLE
+from conftest import CHEAP, EXAMPLE, output_files
 
 import pairaudit
 from pairaudit.io import writers
@@ -43,18 +44,17 @@ def test_contract_columns_and_totals(tmp_path: Path) -> None:
 def test_two_runs_are_byte_identical(tmp_path: Path) -> None:
     _scan(tmp_path / "a")
     _scan(tmp_path / "b")
-    names = sorted(p.name for p in (tmp_path / "a").iterdir())
-    assert names == sorted(p.name for p in (tmp_path / "b").iterdir())
-    for name in names:
-        if name == "timings.json":
-            continue
-        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
+    a, b = output_files(tmp_path / "a"), output_files(tmp_path / "b")
+    assert sorted(a) == sorted(b) and "report.json" in a
+    for name in a:
+        if name != "timings.json":
+            assert a[name] == b[name], name
 
 
 def test_interrupted_run_leaves_previous_outputs_untouched(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     out = tmp_path / "out"
     _scan(out)
-    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    before = output_files(out)
     real = writers.write_outputs
 
     def interrupted(source, tmp_dir, *a, **k):  # noqa: ANN001, ANN202
@@ -64,8 +64,8 @@ def test_interrupted_run_leaves_previous_outputs_untouched(tmp_path: Path, monke
     monkeypatch.setattr("pairaudit.pipeline.write_outputs", interrupted)
     with pytest.raises(KeyboardInterrupt):
         _scan(out, max_length=64)
-    after = {p.name: p.read_bytes() for p in out.iterdir()}
-    assert after == before  # no partial file, no temp folder left behind
+    assert output_files(out) == before  # no partial file
+    assert [p.name for p in (out / ".pairaudit").glob("gen-*")] == [os.readlink(out / ".pairaudit" / "current")]
 
 
 def test_a_failing_check_does_not_look_clean(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -31,8 +31,10 @@ def render_report(out_dir: str | Path, *, max_examples: int = 5) -> Path:
     """Write ``out_dir/report.html`` (atomically) and return its path."""
     folder = OutputFolder.open(out_dir)
     html = build_html(folder, max_examples=max_examples)
-    target = folder.path / "report.html"
-    fd, tmp = tempfile.mkstemp(prefix=".report.html.", suffix=".tmp", dir=folder.path)
+    link = folder.path / "report.html"
+    # outputs are links into the committed generation (pairaudit.outputs): replace the file there
+    target = link.resolve() if link.is_symlink() else link
+    fd, tmp = tempfile.mkstemp(prefix=".report.html.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(html)
@@ -43,7 +45,7 @@ def render_report(out_dir: str | Path, *, max_examples: int = 5) -> Path:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    return target
+    return link
 
 
 def build_html(folder: OutputFolder, *, max_examples: int = 5) -> str:
