@@ -57,3 +57,42 @@ def test_ray_matches_local_for_1_and_4_blocks_twice(local_ray: None, fixture_fil
             assert got[2:] == want[2:]
             assert audit.totals == local.totals
             assert audit.report["stats"]["engine"]["shards"] == shards
+
+
+class _Payload:
+    """Unpickling this runs code: it would create ``marker``."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self):  # noqa: ANN204
+        return (Path.touch, (self.marker,))
+
+
+def test_ray_loads_no_file_and_no_pickle(local_ray: None, fixture_file: Path, tmp_path: Path) -> None:
+    import pickle
+
+    out, marker = tmp_path / "shared-out", tmp_path / "pwned"
+    (out / ".pairaudit" / ".ray-spill").mkdir(parents=True)
+    out.chmod(0o777)  # a folder anyone can write to, as on a multi-node cluster
+    for folder in (out, out / ".pairaudit", out / ".pairaudit" / ".ray-spill"):
+        for name in ("shard-000000.pkl", "shard-000001.pkl"):
+            (folder / name).write_bytes(pickle.dumps(_Payload(marker)))
+    audit = pairaudit.scan(fixture_file, out=out, only=CHEAP, engine="ray", ray_shards=2, log=lambda m: None)
+    assert audit.totals["input"] == 245 and not marker.exists()
+
+
+def test_wire_format_round_trips_stage_state_and_refuses_objects() -> None:
+    import numpy as np
+
+    from pairaudit.engines.wire import dumps, loads
+
+    state = {"ExactStage": {"_rows": [np.arange(3, dtype=np.int64)], "_flip": [np.array([1.5, np.nan])]},
+             "FlipStage": {"_cols": {"ref": [np.ones(2)]}, "_skipped": {"x": 2}, "_notes": ["a"], "_n_ref": 4},
+             "NearDuplicateStage": {"_sk": [np.array([[b"ab", b"c"]], dtype="S257")]}, "errors": [("A", "b")]}
+    back = loads(dumps(state))
+    assert back["FlipStage"]["_skipped"] == {"x": 2} and back["FlipStage"]["_n_ref"] == 4
+    assert back["ExactStage"]["_rows"][0].tolist() == [0, 1, 2] and np.isnan(back["ExactStage"]["_flip"][0][1])
+    assert back["NearDuplicateStage"]["_sk"][0].dtype == np.dtype("S257") and back["errors"] == [["A", "b"]]
+    with pytest.raises(TypeError, match="object arrays"):
+        dumps({"x": np.array([{"a": 1}], dtype=object)})

@@ -3,8 +3,10 @@
 The source is split into shards (``io.shards``: line-aligned byte ranges for JSONL, files for Parquet,
 index ranges otherwise), so row numbers are the same as the local engine's. An actor pool runs the
 engine-neutral :class:`~pairaudit.batch.BatchProcessor` and every stage's ``observe`` on its shards and
-spills the result of each shard (findings, metrics, compact stage state: hashes, lengths, embeddings)
-to a pickle file in a spill folder, not the object store; the driver reads them back in shard order,
+returns the result of each shard (findings, metrics, compact stage state: hashes, lengths, embeddings)
+through Ray's object store, encoded in a data-only format (:mod:`pairaudit.engines.wire`: JSON and
+``.npy`` arrays, read with ``allow_pickle=False``): nothing is written to or loaded from a shared
+folder, and nothing the driver reads can execute code. The driver reads the results in shard order,
 merges stage state and runs the stages' ``finalize`` and the writers exactly as the local engine does.
 Results are therefore identical to the local engine's.
 
@@ -15,9 +17,9 @@ down afterwards; ``ray stop`` is never called. Actor pools leave one CPU free fo
 
 from __future__ import annotations
 
+import json
 import logging
 import os
-import pickle
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,7 +35,7 @@ class ShardWorker:
     """Ray Data callable class: one instance per actor, tokenizer and models loaded once."""
 
     def __init__(self, cfg: dict[str, Any], fmt: str | None, stage_names: list[tuple[str, list[str]]],
-                 cache_dir: str, spill_dir: str) -> None:
+                 cache_dir: str) -> None:
         from pairaudit.batch import BatchProcessor
         from pairaudit.checks.registry import load_stage
         from pairaudit.config import Context, ScanConfig
@@ -49,16 +51,15 @@ class ShardWorker:
             cls = load_stage(path)
             assert cls is not None, path
             self.stages.append(cls(self.ctx, set(enabled)))
-        self.spill_dir = Path(spill_dir)
 
     def __call__(self, batch: dict[str, Any]) -> dict[str, Any]:
+        from pairaudit.engines.wire import dumps, result_to_wire
         from pairaudit.io.shards import read_shard
 
-        paths = []
-        for shard_id, spec in zip(batch["shard_id"], batch["spec"]):
-            spec = pickle.loads(spec)
-            results, states, errors = [], [], []
-            for records in read_shard(spec, self.cfg.batch_size):
+        payloads = []
+        for spec in batch["spec"]:
+            results, errors = [], []
+            for records in read_shard(json.loads(spec), self.cfg.batch_size):
                 res = self.processor.process(records)
                 if res.pairs:
                     for stage in self.stages:
@@ -68,19 +69,13 @@ class ShardWorker:
                         except Exception as exc:  # noqa: BLE001 - reported on the driver
                             errors.append((type(stage).__name__, f"{type(exc).__name__}: {exc}"))
                         res.timings[f"stage:{type(stage).__name__}"] = time.perf_counter() - t
-                res.pairs, res.encoded = [], []  # texts stay here; only compact state travels
-                results.append(res)
+                results.append(result_to_wire(res))  # texts stay here; only compact state travels
             states = {type(s).__name__: s.export_state() for s in self.stages}
-            path = self.spill_dir / f"shard-{int(shard_id):06d}.pkl"
-            tmp = path.with_suffix(".tmp")
             if self.processor.tok is not None and self.processor.tok.spec is not None:
                 self.ctx.models.setdefault("tokenizer", self.processor.tok.spec.to_json())
-            with open(tmp, "wb") as fh:
-                pickle.dump({"results": results, "states": states, "errors": errors, "models": self.ctx.models},
-                            fh, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(tmp, path)
-            paths.append(str(path))
-        return {"shard_id": batch["shard_id"], "path": paths}
+            payloads.append(dumps({"results": results, "states": states, "errors": errors,
+                                   "models": self.ctx.models}))
+        return {"shard_id": batch["shard_id"], "payload": payloads}
 
 
 def _detect_format(scanner: Scanner, source: Source) -> None:
@@ -114,6 +109,7 @@ def run_ray(scanner: Scanner, source: Source, parts: list[Path]) -> dict[str, An
 
 def _run(ray: Any, scanner: Scanner, source: Source, parts: list[Path]) -> dict[str, Any]:
     from pairaudit.checks.registry import STAGE_PATHS
+    from pairaudit.engines.wire import loads, result_from_wire
     from pairaudit.io.shards import plan_shards
 
     cfg = scanner.cfg
@@ -128,28 +124,24 @@ def _run(ray: Any, scanner: Scanner, source: Source, parts: list[Path]) -> dict[
                               fix=f"use --engine local, or --skip {' --skip '.join(sorted(stage.enabled))}")
     stage_names = [(p, sorted(by_cls[p.rsplit(":", 1)[1]].enabled)) for p in STAGE_PATHS
                    if p.rsplit(":", 1)[1] in by_cls]
-    spill = scanner.out.tmp / ".ray-spill"
-    spill.mkdir(exist_ok=True)
     needs_gpu = gpus > 0 and any(k in by_cls for k in ("NearDuplicateStage", "FlipStage"))
     ctx = ray.data.DataContext.get_current()
     ctx.execution_options.preserve_order = True
     ctx.enable_progress_bars = False
     logging.getLogger("ray.data").setLevel(logging.WARNING)
-    ds = ray.data.from_items([{"shard_id": i, "spec": pickle.dumps(s)} for i, s in enumerate(shards)],
+    ds = ray.data.from_items([{"shard_id": i, "spec": json.dumps(s)} for i, s in enumerate(shards)],
                              override_num_blocks=len(shards))
     ds = ds.map_batches(
         ShardWorker, batch_size=1, concurrency=workers, num_cpus=1, num_gpus=1 if needs_gpu else 0,
         fn_constructor_kwargs={"cfg": cfg.to_json(), "fmt": scanner.fmt, "stage_names": stage_names,
-                               "cache_dir": str(scanner.ctx.cache_dir), "spill_dir": str(spill)},
+                               "cache_dir": str(scanner.ctx.cache_dir)},
         batch_format="numpy")
     t = time.perf_counter()
     done = 0
     for row in ds.iter_rows():
-        with open(row["path"], "rb") as fh:
-            payload = pickle.load(fh)
-        os.unlink(row["path"])
+        payload = loads(row["payload"])
         for res in payload["results"]:
-            scanner.absorb(res, parts, observe=False)
+            scanner.absorb(result_from_wire(res), parts, observe=False)
         for stage in list(scanner.stages):
             if type(stage).__name__ in payload["states"]:
                 stage.absorb_state(payload["states"][type(stage).__name__])
@@ -159,7 +151,6 @@ def _run(ray: Any, scanner: Scanner, source: Source, parts: list[Path]) -> dict[
         for key, value in payload["models"].items():
             scanner.ctx.models.setdefault(key, value)
         done += 1
-    spill.rmdir()
     scanner.timings["ray_pipeline"] += time.perf_counter() - t
     return {"engine": "ray", "shards": len(shards), "workers": workers, "cluster_cpus": cpus, "cluster_gpus": gpus,
             "gpu_actors": bool(needs_gpu), "shards_done": done}
