@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from pairaudit.checks.base import PairCheck
+from pairaudit.checks.encoding import strip_surrogates
 from pairaudit.checks.registry import PAIR_CHECKS
 from pairaudit.config import ScanConfig
 from pairaudit.hashing import pair_hash, side_digests
-from pairaudit.io.formats import Malformed, detect_format, normalise
+from pairaudit.io.formats import Malformed, detect_format, normalise, row_format
 from pairaudit.io.readers import Record
 from pairaudit.policy import Policy
 from pairaudit.tokenize import DPOTokenizer, EncodedPair, load_tokenizer
@@ -35,12 +36,14 @@ class BatchResult:
     check_errors: dict[str, list[str]] = field(default_factory=dict)
     error_counts: dict[str, int] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
+    formats: dict[str, int] = field(default_factory=dict)  # rows normalised per format
 
 
 class BatchProcessor:
     def __init__(self, cfg: ScanConfig, policy: Policy, columns: dict[str, str], fmt: str | None,
                  cache_dir: Path) -> None:
         self.cfg, self.policy, self.columns, self.fmt, self.cache_dir = cfg, policy, columns, fmt, cache_dir
+        self.forced = cfg.format is not None  # a forced format applies to every row
         self.tok: DPOTokenizer | None = None
         self.checks: list[PairCheck] = [cls(policy.params[cls.info.name], None) for cls in PAIR_CHECKS
                                         if cls.info.name in policy.enabled]
@@ -56,7 +59,8 @@ class BatchProcessor:
                 chk.tok = self.tok
         return self.tok
 
-    def to_pairs(self, records: list[Record], out: list[Finding]) -> list[Pair]:
+    def to_pairs(self, records: list[Record], out: list[Finding],
+                 formats: dict[str, int] | None = None) -> list[Pair]:
         pairs = []
         for rec in records:
             if rec.error is not None or rec.data is None:
@@ -69,8 +73,11 @@ class BatchProcessor:
                                        detail=f"no preference fields: found keys {sorted(rec.data)[:8]}; expected "
                                               "chosen/rejected (+prompt) or chosen_input_ids; fix: --columns"))
                     continue
+            fmt = self.fmt if self.forced else row_format(rec.data, self.fmt, self.columns)
+            if formats is not None:
+                formats[fmt] = formats.get(fmt, 0) + 1
             try:
-                pairs.append(normalise(rec.row, rec.data, self.fmt, self.columns))
+                pairs.append(strip_surrogates(normalise(rec.row, rec.data, fmt, self.columns)))
             except Malformed as exc:
                 out.append(Finding(rec.row, "malformed_record", exc.field, None, detail=str(exc)))
         return pairs
@@ -111,7 +118,8 @@ class BatchProcessor:
         timings: dict[str, float] = defaultdict(float)
         t = time.perf_counter()
         found: list[Finding] = []
-        pairs = self.to_pairs(records, found)
+        formats: dict[str, int] = {}
+        pairs = self.to_pairs(records, found, formats)
         if pairs and self.tok is None:
             t_load = time.perf_counter()
             self.load_tokenizer()
@@ -145,4 +153,4 @@ class BatchProcessor:
         keep = [k for k, p in enumerate(pairs) if p.row not in dropped]
         timings["pair_checks"] += time.perf_counter() - t2
         return BatchResult(found, metrics, [pairs[k] for k in keep], [encoded[k] for k in keep], len(records),
-                           dict(errors), dict(counts), dict(timings))
+                           dict(errors), dict(counts), dict(timings), formats)

@@ -48,12 +48,28 @@ def _parse_set(values: list[str] | None) -> dict[str, dict[str, object]]:
 def _parse_fail_on(values: list[str] | None) -> list[tuple[str, float]]:
     out = []
     for v in values or []:
-        m = re.fullmatch(r"\s*([a-z_]+)\s*>\s*([0-9.]+)(%?)\s*", v)
-        if not m:
-            raise ConfigError(f"--fail-on {v!r} is not CHECK>RATE", expected="e.g. --fail-on 'duplicate_pair>0.05' or '>5%'")
-        rate = float(m.group(2)) / (100 if m.group(3) else 1)
+        m = re.fullmatch(r"\s*([a-z_]+)\s*>\s*(\d+(?:\.\d*)?|\.\d+)\s*(%?)\s*", v)
+        rate = float(m.group(2)) / (100 if m.group(3) else 1) if m else -1.0
+        if not m or not 0 <= rate <= 1:
+            raise ConfigError(f"--fail-on {v!r} is not CHECK>RATE with a rate between 0 and 1 (or 0% and 100%)",
+                              expected="e.g. --fail-on 'duplicate_pair>0.05' or 'duplicate_pair>5%'")
         out.append((m.group(1), rate))
     return out
+
+
+def _check_fail_on(limits: list[tuple[str, float]], cfg: object) -> None:
+    """Before scanning: every --fail-on gate names a check that will run (a gate on a check that does not
+    run would always pass)."""
+    from pairaudit.policy import build_policy
+
+    policy = build_policy(cfg)  # type: ignore[arg-type]
+    for check, _ in limits:
+        if check not in policy.infos:
+            raise ConfigError(f"--fail-on names unknown check {check!r}", expected=", ".join(policy.infos),
+                              fix="run `pairaudit checks` to list them")
+        if check not in policy.enabled:
+            raise ConfigError(f"--fail-on {check} gates a check that does not run in this scan, so it would "
+                              "always pass", fix=f"enable it (e.g. --only ...,{check}) or drop the gate")
 
 
 def _version(value: bool) -> None:
@@ -68,8 +84,15 @@ def main(version: Annotated[bool, typer.Option("--version", callback=_version, i
     """pairaudit: find the pairs that make preference training diverge, before training."""
 
 
+def _echo(message: str) -> None:
+    """A line on stderr; control characters from dataset text are shown escaped, never sent."""
+    from pairaudit.report.terminal import terminal_safe
+
+    typer.echo(terminal_safe(message), err=True)
+
+
 def _log(quiet: bool):  # noqa: ANN202
-    return (lambda m: None) if quiet else (lambda m: typer.echo(f"pairaudit: {m}", err=True))
+    return (lambda m: None) if quiet else (lambda m: _echo(f"pairaudit: {m}"))
 
 
 def _progress_display(quiet: bool):  # noqa: ANN202
@@ -81,7 +104,7 @@ def _progress_display(quiet: bool):  # noqa: ANN202
 
 
 def _fail(exc: PairauditError) -> None:
-    typer.echo(f"error: {exc}", err=True)
+    _echo(f"error: {exc}")
     raise typer.Exit(exc.exit_code)
 
 
@@ -157,11 +180,17 @@ def scan(
             policy=policy, beta=beta, reference_max_rows=reference_max_rows, device=device,
             decisions=str(decisions) if decisions else None, trust_remote_code=trust_remote_code, engine=engine,
             ray_address=ray_address, ray_workers=ray_workers)
+        if config:
+            from pairaudit.config import load_config_file
+            from pairaudit.policy import apply_config_file
+
+            cfg = apply_config_file(cfg, load_config_file(config))
+        _check_fail_on(limits, cfg)
         from pairaudit.api import scan as run_scan
 
         display = _progress_display(quiet)
         try:
-            audit = run_scan(source, out, config=cfg, config_file=config, progress=display, log=_log(quiet))
+            audit = run_scan(source, out, config=cfg, progress=display, log=_log(quiet))
         finally:
             if display is not None:
                 display.stop()
@@ -179,12 +208,13 @@ def scan(
         print_summary(audit)
     code = audit.exit_code
     for problem in audit.messages:
-        typer.echo(f"warning: {problem}", err=True)
+        _echo(f"warning: {problem}")
     for check, limit in limits:
-        info = audit.report["checks"].get(check)
-        if info is None:
-            _fail(ConfigError(f"--fail-on names unknown check {check!r}"))
-        if info["rate"] > limit:
+        info = audit.report["checks"][check]
+        if info["status"] != "ran":
+            _echo(f"fail-on: {check} {info['status']} ({info['reason']}): the gate cannot pass without it")
+            code = 4
+        elif info["rate"] > limit:
             typer.echo(f"fail-on: {check} rate {info['rate']:.4f} > {limit}", err=True)
             code = max(code, 3) if code != 4 else code
     raise typer.Exit(code)

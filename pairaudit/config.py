@@ -104,3 +104,61 @@ class Context:
     # filled by stages: model ids and hashes for report.json
     models: dict[str, Any] = field(default_factory=dict)
     progress: Progress = no_progress
+
+
+# options that must be whole numbers >= 1 when set (None = no limit / default)
+POSITIVE_INTS = ("max_length", "max_prompt_length", "max_completion_length", "batch_size", "embed_batch_size",
+                 "reference_max_rows", "ray_workers", "ray_shards")
+CHOICES = {"truncation_mode": ("keep_end", "keep_start"), "precision": ("auto", "fp32", "bf16", "fp16")}
+
+
+def _type_ok(value: Any, hint: Any) -> bool:
+    """isinstance against a resolved type hint (unions, parametrised list/dict by their origin)."""
+    import types
+    import typing
+
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        return any(_type_ok(value, h) for h in typing.get_args(hint))
+    if hint is type(None):
+        return value is None
+    if hint is Any:
+        return True
+    if hint is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if not isinstance(value, origin or hint):
+        return False
+    args = typing.get_args(hint)
+    if origin is list and args:
+        return all(_type_ok(v, args[0]) for v in value)
+    if origin is dict and args:
+        return all(_type_ok(k, args[0]) and _type_ok(v, args[1]) for k, v in value.items())
+    return True
+
+
+def validate_config(cfg: ScanConfig) -> None:
+    """Every option has the type its field declares and a sensible value, or a ConfigError naming the
+    option, what was found and what is expected (a config file can hold anything)."""
+    import math
+    import typing
+
+    hints = typing.get_type_hints(ScanConfig)
+    for name, hint in hints.items():
+        value = getattr(cfg, name)
+        if not _type_ok(value, hint):
+            raise ConfigError(f"option {name} = {value!r} ({type(value).__name__})",
+                              expected=f"{str(hint).replace('typing.', '')}", fix=f"set {name} to a valid value")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ConfigError(f"option {name} = {value!r} is not a finite number", fix=f"set {name} to a number")
+    for name in POSITIVE_INTS:
+        value = getattr(cfg, name, None)
+        if value is not None and value < 1:
+            raise ConfigError(f"option {name} = {value}", expected="a whole number >= 1 (or none for no limit)",
+                              fix=f"set {name} to at least 1, or leave it unset")
+    for name, allowed in CHOICES.items():
+        if getattr(cfg, name, None) not in allowed:
+            raise ConfigError(f"option {name} = {getattr(cfg, name)!r}", expected=" or ".join(allowed))
+    if cfg.beta <= 0:
+        raise ConfigError(f"option beta = {cfg.beta}", expected="a DPO beta > 0, e.g. 0.1")

@@ -20,7 +20,7 @@ from pairaudit import __version__
 from pairaudit.batch import BatchProcessor, BatchResult
 from pairaudit.checks.base import Stage
 from pairaudit.checks.registry import SHARED_CHECKS, stage_classes
-from pairaudit.config import Context, Progress, ScanConfig, default_cache_dir
+from pairaudit.config import Context, Progress, ScanConfig, default_cache_dir, validate_config
 from pairaudit.decisions import FILENAME as DECISIONS_FILE
 from pairaudit.decisions import load_decisions, resolve
 from pairaudit.errors import InputError, MissingDependency
@@ -86,6 +86,7 @@ def _load_records_dataset(out_dir: Path, name: str) -> Any:
 
 class Scanner:
     def __init__(self, cfg: ScanConfig, log: Callable[[str], None], progress: Progress | None = None) -> None:
+        validate_config(cfg)
         self.cfg = cfg
         self.log = log
         self.policy: Policy = build_policy(cfg)
@@ -99,6 +100,7 @@ class Scanner:
         self.check_errors: dict[str, list[str]] = defaultdict(list)
         self.error_counts: dict[str, int] = defaultdict(int)
         self.n_input = 0
+        self.formats: dict[str, int] = defaultdict(int)  # rows per format (files can mix them)
         self.stages: list[Stage] = []
         self.processor = BatchProcessor(cfg, self.policy, self.columns, cfg.format, self.ctx.cache_dir)
         self.stats: dict[str, Any] = {}
@@ -133,6 +135,8 @@ class Scanner:
             self.error_counts[name] += n
         for k, v in res.timings.items():
             self.timings[k] += v
+        for k, v in res.formats.items():
+            self.formats[k] += v
         if self.processor.tok is not None and "tokenizer" not in self.ctx.models:
             self.ctx.models["tokenizer"] = self.processor.tok.spec.to_json() if self.processor.tok.spec else {}
         if observe and res.pairs:
@@ -175,6 +179,9 @@ class Scanner:
             stats = (engine or Scanner.run_local)(self, source, parts)
             if stats:
                 self.stats["engine"] = stats
+            if len(self.formats) > 1:
+                self.log(f"rows in several formats ({', '.join(f'{k}: {v}' for k, v in sorted(self.formats.items()))}):"
+                         " each row was read in its own format")
             stage_scores = self._finalize_stages()
             audit = self._write(source, out_dir, parts, stage_scores, t_start, finish)
         except BaseException as exc:
@@ -196,6 +203,13 @@ class Scanner:
 
     def _first_batch_sanity(self, records: list[Record]) -> None:
         parsed = [r for r in records if r.data is not None]
+        for canonical, column in self.columns.items():
+            if parsed and not any(column in r.data for r in parsed):
+                found = sorted({k for r in parsed for k in r.data})
+                raise InputError(
+                    f"--columns maps {canonical}={column}, but none of the first {len(parsed)} records has a "
+                    f"column {column!r}; columns found: {', '.join(map(repr, found[:20]))}",
+                    fix=f"map {canonical} to one of the columns found, e.g. --columns {canonical}={found[0]}")
         if parsed and self.fmt is None:
             raise InputError(
                 f"none of the first {len(records)} records looks like a preference pair; keys found: "
@@ -255,7 +269,9 @@ class Scanner:
         write_json(self.out.tmp / "timings.json", {k: round(v, 4) for k, v in sorted(self.timings.items())})
         self.out.commit()
         fdf = pl.read_parquet(Path(out_dir) / "findings.parquet")
-        code = EXIT_CHECK_FAILED if report["status"] != "ok" else EXIT_OK
+        code = EXIT_OK if report["status"] == "ok" else EXIT_CHECK_FAILED
+        if report["source"].get("damage"):
+            code = EXIT_INPUT  # the input itself could not be read to its end
         return Audit(Path(out_dir), report, fdf, code, list(report.get("problems", [])))
 
     def _hashes(self, parts: list[Path], rows: set[int]) -> dict[int, str]:
@@ -302,6 +318,9 @@ class Scanner:
             per_check_rows[f.check].add(f.row)
         checks = {}
         problems = []
+        damage = source.describe().get("damage")
+        if damage:
+            problems.append(f"input damaged: {damage}; the rows before it were scanned, the rest is missing")
         for name, info in self.policy.infos.items():
             st = self.status.get(name)
             if st is None:
@@ -328,7 +347,8 @@ class Scanner:
             "pairaudit_version": __version__,
             "status": "ok" if not problems else "incomplete",
             "problems": problems,
-            "source": {**source.describe(), "format": self.fmt, "columns": self.columns},
+            "source": {**source.describe(), "format": self.fmt, "columns": self.columns,
+                       **({"formats": dict(sorted(self.formats.items()))} if len(self.formats) > 1 else {})},
             "totals": totals,
             "checks": checks,
             "config": self.cfg.to_json(),

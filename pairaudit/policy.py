@@ -12,6 +12,7 @@ from pairaudit.checks.base import CheckInfo
 from pairaudit.checks.registry import all_checks, merged_thresholds, validate_names
 from pairaudit.config import ACTIONS, ScanConfig
 from pairaudit.errors import ConfigError
+from pairaudit.io.formats import parse_columns
 
 ALWAYS_ON = ("malformed_record",)
 
@@ -84,9 +85,50 @@ def build_policy(cfg: ScanConfig) -> Policy:
         for key, value in cfg.thresholds.get(name, {}).items():
             if key not in p:
                 raise ConfigError(f"{name} has no threshold {key!r}", expected=f"one of {sorted(p)}")
-            p[key] = value
+            p[key] = check_threshold(name, key, value, p[key])
         params[name] = p
     return Policy(infos, enabled, actions, params, explicit)
+
+
+def check_threshold(check: str, key: str, value: Any, default: Any) -> Any:
+    """``value`` for ``check.key`` if it has the default's type and a value in its range, else a ConfigError.
+
+    Ranges follow from the default: a fraction in [0, 1] stays in [0, 1] (similarities, rates,
+    probabilities); a positive default stays > 0 (counts >= 1 when whole); a negative default stays
+    < 0 (log-prob limits); booleans stay booleans; None defaults take a whole number >= 1 or none.
+    NaN and infinities are refused: NaN silently disables a comparison.
+    """
+    import math
+
+    where = f"threshold {check}.{key} = {value!r}"
+    if isinstance(default, bool):
+        if not isinstance(value, bool):
+            raise ConfigError(where, expected="true or false")
+        return value
+    if default is None or isinstance(default, (int, float)):
+        if value is None and default is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ConfigError(where, expected="a number", fix=f"e.g. --set {check}.{key}={default}")
+        if not math.isfinite(value):
+            raise ConfigError(where, expected="a finite number", fix=f"e.g. --set {check}.{key}={default}")
+        whole = default is None or (isinstance(default, int) and not isinstance(default, float))
+        if whole and value != int(value):
+            raise ConfigError(where, expected="a whole number", fix=f"e.g. --set {check}.{key}={default}")
+        if default is None or (whole and default >= 1):
+            lo, hi, what = 1, math.inf, "a whole number >= 1"
+        elif isinstance(default, float) and 0 < default <= 1:
+            lo, hi, what = 0.0, 1.0, "a value in [0, 1]"
+        elif default >= 0:
+            lo, hi, what = 0, math.inf, "a value >= 0"
+        else:
+            lo, hi, what = -math.inf, 0, "a value <= 0"
+        if not lo <= value <= hi:
+            raise ConfigError(where, expected=what, fix=f"the default is {default}")
+        return int(value) if whole else float(value)
+    if not isinstance(value, type(default)):
+        raise ConfigError(where, expected=f"a {type(default).__name__} like the default {default!r}")
+    return value
 
 
 def apply_config_file(cfg: ScanConfig, data: dict[str, Any]) -> ScanConfig:
@@ -107,6 +149,8 @@ def apply_config_file(cfg: ScanConfig, data: dict[str, Any]) -> ScanConfig:
             for k, v in settings.items():
                 cfg.thresholds[name].setdefault(k, v)
     defaults = ScanConfig()
+    if isinstance(data.get("columns"), str):
+        data["columns"] = parse_columns(data["columns"])
     for key, value in data.items():
         if not hasattr(cfg, key):
             raise ConfigError(f"config file has unknown option {key!r}",

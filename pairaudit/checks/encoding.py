@@ -43,6 +43,34 @@ def encoding_problem(text: str) -> str | None:
     return None
 
 
+def _replace_surrogates(text: str) -> str:
+    return _SURROGATE.sub("\ufffd", text)
+
+
+def strip_surrogates(pair: Pair) -> Pair:
+    """Replace lone surrogates (valid in JSON as ``\\udc00``, not encodable as UTF-8: tokenizers and
+    embedders raise on them) by U+FFFD in every text of ``pair``, in place, and note where they were in
+    ``pair.notes["lone_surrogate"]`` for ``encoding_error``. The record itself is written as read."""
+    found = []
+    for side in ("prompt", "chosen", "rejected"):
+        text = getattr(pair, side)
+        if text and not text.isascii():
+            m = _SURROGATE.search(text)
+            if m:
+                found.append(f"{side}: lone surrogate U+{ord(m.group()):04X} at char {m.start()}")
+                setattr(pair, side, _replace_surrogates(text))
+    for attr in ("prompt_messages", "chosen_messages", "rejected_messages"):
+        for msg in getattr(pair, attr) or []:
+            content = msg.get("content")
+            if isinstance(content, str) and _SURROGATE.search(content):
+                msg["content"] = _replace_surrogates(content)
+                if not found:
+                    found.append(f"{attr.split('_')[0]}: lone surrogate in a message")
+    if found:
+        pair.notes["lone_surrogate"] = "; ".join(found)
+    return pair
+
+
 class EncodingError(PairCheck):
     info = CheckInfo(
         "encoding_error",
@@ -53,6 +81,11 @@ class EncodingError(PairCheck):
     )
 
     def check(self, pair: Pair, enc: EncodedPair | None, out: list[Finding]) -> None:
+        noted = pair.notes.get("lone_surrogate")
+        if noted:  # found (and replaced by U+FFFD for the analysis) while normalising
+            side = noted.split(":")[0]
+            out.append(Finding(pair.row, "encoding_error", side, 1.0, detail=noted))
+            return
         for side, text in text_sides(pair):
             if text:
                 problem = encoding_problem(text)

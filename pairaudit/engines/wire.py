@@ -71,10 +71,10 @@ def result_to_wire(res: BatchResult) -> dict[str, Any]:
     """A batch result without its pairs (texts stay in the worker) as plain data."""
     return {"findings": [[getattr(f, k) for k in _FINDING_FIELDS] for f in res.findings],
             "metrics": res.metrics, "n_records": res.n_records, "check_errors": res.check_errors,
-            "error_counts": res.error_counts, "timings": res.timings}
+            "error_counts": res.error_counts, "timings": res.timings, "formats": res.formats}
 
 
 def result_from_wire(d: dict[str, Any]) -> BatchResult:
     findings = [Finding(**dict(zip(_FINDING_FIELDS, f))) for f in d["findings"]]
     return BatchResult(findings, d["metrics"], [], [], d["n_records"], d["check_errors"], d["error_counts"],
-                       d["timings"])
+                       d["timings"], d["formats"])

@@ -84,6 +84,24 @@ def detect_format(rec: dict[str, Any], columns: dict[str, str] | None = None) ->
     return None
 
 
+def row_format(rec: dict[str, Any], file_format: str, columns: dict[str, str] | None = None) -> str:
+    """The format to normalise one record with, when the file's format was detected (not forced).
+
+    Files can mix formats (e.g. HH rows followed by rows with an explicit prompt). A row keeps the
+    file's format unless its own shape says otherwise with certainty: an explicit prompt, token ids,
+    a pairwise label, message lists, or HH turn markers. A row that merely lacks a field keeps the
+    file's format, so it is reported as missing that field rather than re-read in another format.
+    """
+    own = detect_format(rec, columns)
+    if own is None or own == file_format:
+        return file_format
+    if own == "implicit_hh":
+        c = apply_columns(rec, columns).get("chosen")
+        if not (isinstance(c, str) and (HH_ASSISTANT in c or HH_HUMAN in c)):
+            return file_format
+    return own
+
+
 def json_type(v: Any) -> str:
     """The JSON name of a value's type, for error messages."""
     if v is None:

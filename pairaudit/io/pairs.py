@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pairaudit.config import ScanConfig
 from pairaudit.errors import PairauditError
-from pairaudit.io.formats import Malformed, normalise
+from pairaudit.io.formats import Malformed, normalise, row_format
 from pairaudit.io.readers import open_source
 from pairaudit.types import Pair
 
@@ -26,7 +26,8 @@ def load_pairs(out_dir: str | Path, rows: list[int]) -> dict[int, Pair]:
         for rec in batch:
             if rec.row in wanted and rec.data is not None and fmt:
                 try:
-                    found[rec.row] = normalise(rec.row, rec.data, fmt, columns)
+                    own = fmt if cfg.format else row_format(rec.data, fmt, columns)
+                    found[rec.row] = normalise(rec.row, rec.data, own, columns)
                 except (Malformed, PairauditError):
                     pass
         if batch and batch[-1].row >= max(wanted, default=-1):

@@ -7,7 +7,6 @@ set, so it becomes a ``malformed_record`` finding instead of stopping the run.
 
 from __future__ import annotations
 
-import gzip
 import json
 import os
 from collections.abc import Iterable, Iterator
@@ -16,6 +15,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from pairaudit.errors import InputError
+from pairaudit.io.jsontext import array_items, gzip_lines, parse_json_line
 
 BOM = b"\xef\xbb\xbf"
 T = TypeVar("T")
@@ -39,45 +39,6 @@ def batched(items: Iterable[T], size: int) -> Iterator[list[T]]:
             batch = []
     if batch:
         yield batch
-
-
-class _DuplicateKey(ValueError):
-    pass
-
-
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    d = dict(pairs)
-    if len(d) != len(pairs):
-        seen: set[str] = set()
-        for k, _ in pairs:
-            if k in seen:
-                raise _DuplicateKey(k)
-            seen.add(k)
-    return d
-
-
-def parse_json_line(raw: bytes) -> tuple[dict[str, Any] | None, str | None, str | None]:
-    """Parse one JSONL line: (object, error, field). Errors say what was found and how to fix it."""
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return None, (f"invalid UTF-8 at byte {exc.start} (0x{raw[exc.start]:02x}); "
-                      "fix: re-encode the file as UTF-8 (e.g. iconv -f latin1 -t utf-8)"), None
-    try:
-        obj = json.loads(text, object_pairs_hook=_no_duplicates)
-    except _DuplicateKey as exc:
-        return None, f"duplicate key {exc.args[0]!r} in one object; fix: keep one value per key", str(exc.args[0])
-    except json.JSONDecodeError as exc:
-        stripped = text.rstrip()
-        truncated = exc.pos >= len(stripped) or (stripped.startswith("{") and not stripped.endswith("}"))
-        where = "(the line ends before the object closes: truncated?)" if truncated else f"at column {exc.colno}"
-        return None, f"invalid JSON: {exc.msg} {where}; fix: repair or remove this line", None
-    except RecursionError:
-        return None, "JSON nested too deeply", None
-    if not isinstance(obj, dict):
-        return None, (f"line holds a JSON {type(obj).__name__}, expected an object with "
-                      "chosen/rejected fields"), None
-    return obj, None, None
 
 
 class Source:
@@ -113,9 +74,23 @@ class JsonlSource(Source):
         self.path = str(path)
         self.gz = path.name.endswith(".gz")
         self.bytes_read = 0
+        self.damage: list[str] = []  # what went wrong reading a damaged .gz (rows before it are kept)
+        if self.gz:
+            with open(path, "rb") as fh:
+                magic = fh.read(2)
+            if magic and magic != b"\x1f\x8b":
+                raise InputError(f"{path} is named .gz but is not gzip-compressed (it starts with {magic!r})",
+                                 fix="rename it to .jsonl if it is plain JSON lines, or compress it with gzip")
 
-    def _open(self):  # noqa: ANN202
-        return gzip.open(self.path, "rb") if self.gz else open(self.path, "rb")
+    def _raw_lines(self, start: int) -> Iterator[bytes]:
+        if self.gz:
+            self.damage = []
+            yield from gzip_lines(self.path, self.damage)
+            return
+        with open(self.path, "rb") as fh:
+            if start:
+                fh.seek(start)
+            yield from fh
 
     def lines(self, start: int = 0, end: int | None = None, first_line: int = 0) -> Iterator[tuple[int, bytes]]:
         """(physical 0-based line number, raw bytes without line ending) for non-blank lines.
@@ -124,21 +99,18 @@ class JsonlSource(Source):
         line's number (a shard of the file, see ``io.shards``); by default the whole file.
         """
         self.bytes_read = 0
-        with self._open() as fh:
-            if start:
-                fh.seek(start)
-            pos = start
-            for i, line in enumerate(fh, first_line):
-                if end is not None and pos >= end:
-                    break
-                pos += len(line)
-                self.bytes_read += len(line)
-                if i == 0 and line.startswith(BOM):
-                    line = line[3:]
-                line = line.rstrip(b"\r\n")
-                if not line.strip():
-                    continue
-                yield i, line
+        pos = start
+        for i, line in enumerate(self._raw_lines(start), first_line):
+            if end is not None and pos >= end:
+                break
+            pos += len(line)
+            self.bytes_read += len(line)
+            if i == 0 and line.startswith(BOM):
+                line = line[3:]
+            line = line.rstrip(b"\r\n")
+            if not line.strip():
+                continue
+            yield i, line
 
     def batches(self, batch_size: int, start: int = 0, end: int | None = None,
                 first_line: int = 0) -> Iterator[list[Record]]:
@@ -153,6 +125,25 @@ class JsonlSource(Source):
     def progress_total(self) -> tuple[int | None, str]:
         return (None if self.gz else os.path.getsize(self.path)), "bytes"
 
+    def describe(self) -> dict[str, Any]:
+        out = super().describe()
+        if self.damage:
+            out["damage"] = self.damage[0]
+        return out
+
+
+class _RawItem(bytes):
+    """An array item kept as raw bytes because the whole document could not be parsed at once."""
+
+
+def json_item_record(row: int, item: Any) -> Record:
+    """The record of one JSON-array item (parsed on its own when it is a raw item)."""
+    if isinstance(item, _RawItem):
+        return Record(row, *parse_json_line(bytes(item)))
+    if isinstance(item, dict):
+        return Record(row, item)
+    return Record(row, None, f"item holds a JSON {type(item).__name__}, expected an object")
+
 
 class JsonArraySource(Source):
     kind = "json"
@@ -160,16 +151,21 @@ class JsonArraySource(Source):
 
     def __init__(self, path: Path) -> None:
         self.path = str(path)
+        with open(path, "rb") as fh:
+            data = fh.read()
+        if data.startswith(BOM):
+            data = data[3:]
         try:
-            with open(path, "rb") as fh:
-                data = fh.read()
-            if data.startswith(BOM):
-                data = data[3:]
             obj = json.loads(data.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise InputError(f"{path} is not a valid UTF-8 JSON document: {exc}",
-                             expected="a JSON array of objects (or JSONL with one object per line)",
-                             fix="for one object per line, name the file .jsonl") from exc
+        except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+            # one bad item must not sink the others: cut the array into items and parse each alone
+            raw_items = array_items(data)
+            if raw_items is None:
+                raise InputError(f"{path} is not a valid UTF-8 JSON array: {str(exc)[:200]}",
+                                 expected="a JSON array of objects (or JSONL with one object per line)",
+                                 fix="for one object per line, name the file .jsonl") from exc
+            self.items = [_RawItem(b) for b in raw_items]
+            return
         if isinstance(obj, dict) and len(obj) == 1 and isinstance(next(iter(obj.values())), list):
             obj = next(iter(obj.values()))  # {"data": [...]} / {"train": [...]}
         if not isinstance(obj, list):
@@ -183,17 +179,51 @@ class JsonArraySource(Source):
     def batches(self, batch_size: int) -> Iterator[list[Record]]:
         for start in range(0, len(self.items), batch_size):
             out = []
-            for i, item in enumerate(self.items[start:start + batch_size], start):
-                if isinstance(item, dict):
-                    out.append(Record(i, item))
-                else:
-                    out.append(Record(i, None, f"item holds a JSON {type(item).__name__}, expected an object"))
+            out.extend(json_item_record(i, item) for i, item in enumerate(self.items[start:start + batch_size], start))
             yield out
 
     def raw_batches(self, batch_size: int) -> Iterator[tuple[list[int], list[Any]]]:
         for start in range(0, len(self.items), batch_size):
             chunk = self.items[start:start + batch_size]
             yield list(range(start, start + len(chunk))), chunk
+
+
+def unify_schemas(files: list[Path], schemas: list[Any]) -> Any:
+    """One schema for every file of a Parquet folder: the union of their columns (a column missing from a
+    file reads as null there), types promoted where Arrow can (int32 + int64, a null column + string).
+    Columns that cannot be reconciled are an error before anything is read, never a lost column."""
+    import pyarrow as pa
+
+    try:
+        return pa.unify_schemas(schemas, promote_options="permissive")
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+        seen: dict[str, tuple[Any, Path]] = {}
+        for f, sch in zip(files, schemas):
+            for field in sch:
+                if field.name in seen and seen[field.name][0] != field.type:
+                    t0, f0 = seen[field.name]
+                    try:
+                        pa.unify_schemas([pa.schema([(field.name, t0)]), pa.schema([field])],
+                                         promote_options="permissive")
+                    except (pa.ArrowInvalid, pa.ArrowTypeError):
+                        raise InputError(
+                            f"column {field.name!r} is {t0} in {f0} but {field.type} in {f}",
+                            expected="the same column type in every file of a Parquet folder",
+                            fix="cast the column to one type in every file, or scan the files one by one") from exc
+                seen.setdefault(field.name, (field.type, f))
+        raise InputError(f"the Parquet files' schemas cannot be unified: {exc}",
+                         fix="make the files' schemas agree, or scan the files one by one") from exc
+
+
+def conform(rb: Any, schema: Any) -> Any:
+    """A record batch with exactly ``schema``'s columns (missing ones null, types promoted)."""
+    import pyarrow as pa
+
+    if rb.schema.equals(schema):
+        return rb
+    cols = [rb.column(f.name).cast(f.type) if f.name in rb.schema.names else pa.nulls(rb.num_rows, f.type)
+            for f in schema]
+    return pa.RecordBatch.from_arrays(cols, schema=schema)
 
 
 class ParquetSource(Source):
@@ -209,11 +239,15 @@ class ParquetSource(Source):
             raise InputError(f"folder {path} holds no .parquet files",
                              fix="point at a .parquet file, a folder of them, or a save_to_disk folder")
         self.files = files
-        try:
-            self.schema = pq.ParquetFile(files[0]).schema_arrow
-            self._total = sum(pq.ParquetFile(f).metadata.num_rows for f in files)
-        except Exception as exc:  # noqa: BLE001 - pyarrow raises ArrowInvalid & co
-            raise InputError(f"cannot read Parquet {files[0]}: {exc}", fix="check the file is complete") from exc
+        schemas, self._total = [], 0
+        for f in files:
+            try:
+                meta = pq.ParquetFile(f)
+                schemas.append(meta.schema_arrow)
+                self._total += meta.metadata.num_rows
+            except Exception as exc:  # noqa: BLE001 - pyarrow raises ArrowInvalid & co
+                raise InputError(f"cannot read Parquet {f}: {exc}", fix="check the file is complete") from exc
+        self.schema = unify_schemas(files, schemas)
 
     @property
     def total(self) -> int:
@@ -223,7 +257,8 @@ class ParquetSource(Source):
         import pyarrow.parquet as pq
 
         for f in self.files:
-            yield from pq.ParquetFile(f).iter_batches(batch_size=batch_size)
+            for rb in pq.ParquetFile(f).iter_batches(batch_size=batch_size):
+                yield conform(rb, self.schema)
 
     def raw_batches(self, batch_size: int):  # noqa: ANN201
         row = 0

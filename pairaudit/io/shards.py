@@ -19,6 +19,7 @@ from pairaudit.io.readers import (
     Record,
     Source,
     batched,
+    json_item_record,
 )
 
 
@@ -87,9 +88,7 @@ def read_shard(spec: dict[str, Any], batch_size: int) -> Iterator[list[Record]]:
     elif kind == "json":
         src = JsonArraySource(Path(spec["path"]))
         items = src.items[spec["start"]:spec["stop"]]
-        yield from batched((Record(spec["start"] + i, it) if isinstance(it, dict) else
-                            Record(spec["start"] + i, None, "item is not an object") for i, it in enumerate(items)),
-                           batch_size)
+        yield from batched((json_item_record(spec["start"] + i, it) for i, it in enumerate(items)), batch_size)
     else:  # hf_disk / hf_hub
         from pairaudit.io.readers import open_source
 

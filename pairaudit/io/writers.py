@@ -12,7 +12,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pairaudit.io.readers import Source, parse_json_line
+from pairaudit.io.jsontext import json_bytes, parse_json_line
+from pairaudit.io.readers import Source
 
 CLEAN, DROPPED = "clean", "dropped"
 
@@ -41,7 +42,7 @@ def _dropped_line(row: int, reasons: list[str], record: Any, raw: str | None = N
     out: dict[str, Any] = {"row": row, "reasons": reasons, "record": record}
     if raw is not None:
         out["raw"] = raw
-    return json.dumps(out, ensure_ascii=False).encode("utf-8", "surrogatepass") + b"\n"
+    return json_bytes(out) + b"\n"
 
 
 def write_outputs(source: Source, tmp_dir: Path, drops: Mapping[int, list[str]], flips: set[int], fmt: str,
@@ -67,7 +68,7 @@ def _write_jsonl(source, tmp_dir, drops, flips, fmt, columns, batch_size):  # no
                     dropped += 1
                 elif row in flips:
                     obj, _, _ = parse_json_line(raw)
-                    fc.write(json.dumps(flip_record(obj, fmt, columns), ensure_ascii=False).encode() + b"\n")
+                    fc.write(json_bytes(flip_record(obj, fmt, columns)) + b"\n")
                     kept += 1
                 else:
                     fc.write(raw + b"\n")
@@ -76,17 +77,26 @@ def _write_jsonl(source, tmp_dir, drops, flips, fmt, columns, batch_size):  # no
 
 
 def _write_json(source, tmp_dir, drops, flips, fmt, columns, batch_size):  # noqa: ANN001, ANN202
-    kept_items, dropped_items = [], []
+    from pairaudit.io.readers import json_item_record
+
+    kept: list[bytes] = []
+    dropped: list[bytes] = []
     for rows, items in source.raw_batches(batch_size):
         for row, item in zip(rows, items):
+            raw = bytes(item) if isinstance(item, bytes) else None  # an item that had to be parsed alone
             if row in drops:
-                dropped_items.append({"row": row, "reasons": drops[row], "record": item})
+                rec = json_item_record(row, item)
+                text = raw.decode("utf-8", "replace") if raw is not None and rec.error else None
+                dropped.append(_dropped_line(row, drops[row], rec.data if raw is not None else item, text).rstrip())
+            elif row in flips:
+                rec = json_item_record(row, item)
+                kept.append(json_bytes(flip_record(rec.data, fmt, columns)))
             else:
-                kept_items.append(flip_record(item, fmt, columns) if row in flips else item)
-    for name, items in (("clean.json", kept_items), ("dropped.json", dropped_items)):
-        with open(tmp_dir / name, "w", encoding="utf-8") as fh:
-            fh.write("[\n" + ",\n".join(json.dumps(x, ensure_ascii=False) for x in items) + ("\n]\n" if items else "]\n"))
-    return {"kept": len(kept_items), "dropped": len(dropped_items)}
+                kept.append(raw if raw is not None else json_bytes(item))
+    for name, items in (("clean.json", kept), ("dropped.json", dropped)):
+        with open(tmp_dir / name, "wb") as fh:
+            fh.write(b"[\n" + b",\n".join(items) + (b"\n]\n" if items else b"]\n"))
+    return {"kept": len(kept), "dropped": len(dropped)}
 
 
 def _write_parquet(source, tmp_dir, drops, flips, fmt, columns, batch_size):  # noqa: ANN001, ANN202
@@ -121,7 +131,7 @@ def _write_parquet(source, tmp_dir, drops, flips, fmt, columns, batch_size):  # 
 def _write_hf(source, tmp_dir, drops, flips, fmt, columns):  # noqa: ANN001, ANN202
     import hashlib
 
-    from datasets import Dataset
+    from datasets import Dataset, Features, List, Value
 
     ds = source.ds
     keep_idx = [i for i in range(len(ds)) if i not in drops]
@@ -133,11 +143,17 @@ def _write_hf(source, tmp_dir, drops, flips, fmt, columns):  # noqa: ANN001, ANN
         positions = {idx_of[r] for r in flip_pos}
         clean = clean.map(lambda rec, k: flip_record(rec, fmt, columns) if k in positions else rec,
                           with_indices=True, new_fingerprint=f"flip-{fp}")
-    clean.save_to_disk(str(tmp_dir / "clean"))
+    _save(clean, tmp_dir / "clean")
     drop_rows = sorted(drops)
     records = ds.select(drop_rows).to_list() if drop_rows else []
-    dropped = Dataset.from_list([{"row": r, "reasons": drops[r], "record": rec} for r, rec in zip(drop_rows, records)]) \
-        if drop_rows else Dataset.from_dict({"row": [], "reasons": []})
+    features = Features({"row": Value("int64"), "reasons": List(Value("string")), "record": ds.features})
+    dropped = Dataset.from_dict({"row": drop_rows, "reasons": [drops[r] for r in drop_rows], "record": records},
+                                features=features)
     dropped._fingerprint = f"dropped-{fp}"
-    dropped.save_to_disk(str(tmp_dir / "dropped"))
+    _save(dropped, tmp_dir / "dropped")
     return {"kept": len(clean), "dropped": len(drop_rows)}
+
+
+def _save(ds: Any, path: Path) -> None:
+    """save_to_disk that stays loadable when empty (datasets writes no shard for 0 rows otherwise)."""
+    ds.save_to_disk(str(path), num_shards=1 if len(ds) == 0 else None)

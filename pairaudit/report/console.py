@@ -17,14 +17,19 @@ SIDE_LIMIT = 6000
 def show_row(out_dir: str | Path, row: int, console: Console | None = None) -> None:
     """Print row ``row`` of the scan in ``out_dir``: findings, metrics, prompt, chosen | rejected diff.
 
-    Dataset text is printed as plain ``rich.text.Text`` (never parsed as console markup).
+    Dataset text is printed as plain ``rich.text.Text`` (never parsed as console markup) with control
+    characters shown as visible escapes (:func:`~pairaudit.report.terminal.terminal_safe`).
     """
     from rich.console import Console
     from rich.panel import Panel
     from rich.table import Table
-    from rich.text import Text
+    from rich.text import Text as RichText
 
     from pairaudit.report.diff import elide, segments_text, word_diff
+    from pairaudit.report.terminal import terminal_safe
+
+    def Text(text: str = "", style: str = "") -> RichText:  # noqa: N802 - rich's Text, made safe
+        return RichText(terminal_safe(text), style=style)
 
     console = console or Console()
     folder = OutputFolder.open(out_dir)

@@ -79,11 +79,14 @@ def segments_html(segments: list[Segment]) -> Markup:
 
 
 def segments_text(segments: list[Segment]) -> Text:
-    """rich Text with removed words red and added words green (no markup parsing of dataset text)."""
+    """rich Text with removed words red and added words green (no markup parsing of dataset text, control
+    characters shown as visible escapes)."""
     from rich.text import Text
+
+    from pairaudit.report.terminal import terminal_safe
 
     out = Text()
     for kind, text in segments:
         style = {"same": "", "del": "bold black on red3", "ins": "bold black on green3"}[kind]
-        out.append(text, style=style)
+        out.append(terminal_safe(text), style=style)
     return out

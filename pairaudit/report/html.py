@@ -36,7 +36,8 @@ def render_report(out_dir: str | Path, *, max_examples: int = 5) -> Path:
     target = link.resolve() if link.is_symlink() else link
     fd, tmp = tempfile.mkstemp(prefix=".report.html.", suffix=".tmp", dir=target.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+        # a lone surrogate in dataset text (legal in JSON, not in UTF-8) shows as its escape, \udc00
+        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace", newline="\n") as fh:
             fh.write(html)
             fh.flush()
             os.fsync(fh.fileno())
