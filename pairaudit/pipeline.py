@@ -23,10 +23,11 @@ from pairaudit.checks.registry import SHARED_CHECKS, stage_classes
 from pairaudit.config import Context, Progress, ScanConfig, default_cache_dir, validate_config
 from pairaudit.decisions import FILENAME as DECISIONS_FILE
 from pairaudit.decisions import load_decisions, resolve
-from pairaudit.errors import InputError, MissingDependency
+from pairaudit.errors import ConfigError, InputError, MissingDependency
 from pairaudit.io.formats import parse_columns
 from pairaudit.io.readers import Record, Source, open_source
 from pairaudit.io.writers import write_outputs
+from pairaudit.models.loading import check_model_arg
 from pairaudit.outputs import OutputDir, findings_table, guard_source, output_names, write_json, write_parquet
 from pairaudit.policy import Policy, build_policy
 from pairaudit.types import Finding
@@ -87,6 +88,7 @@ def _load_records_dataset(out_dir: Path, name: str) -> Any:
 class Scanner:
     def __init__(self, cfg: ScanConfig, log: Callable[[str], None], progress: Progress | None = None) -> None:
         validate_config(cfg)
+        check_runtime(cfg)
         self.cfg = cfg
         self.log = log
         self.policy: Policy = build_policy(cfg)
@@ -173,6 +175,7 @@ class Scanner:
         self.source = source
         self._make_stages()
         guard_source(out_dir, getattr(source, "path", None))
+        self.decisions = self._decisions(out_dir)  # a bad decisions file is an error before the scan
         self.out = OutputDir(out_dir, output_names(source.ext))
         try:
             parts: list[Path] = []
@@ -246,7 +249,7 @@ class Scanner:
         for f in sorted(self.findings, key=lambda f: (f.row, f.check, f.field or "", f.detail)):
             uniq.setdefault((f.row, f.check, f.field), f)
         findings = list(uniq.values())
-        decisions = self._decisions(out_dir)
+        decisions = self.decisions
         drops: dict[int, list[str]] = defaultdict(list)
         for f in findings:
             if f.action == "drop" and f.check not in drops[f.row]:
@@ -288,7 +291,8 @@ class Scanner:
         decisions = load_decisions(Path(out_dir) / DECISIONS_FILE)
         if self.cfg.decisions:
             if not Path(self.cfg.decisions).exists():
-                raise InputError(f"decisions file {self.cfg.decisions} does not exist")
+                raise InputError(f"decisions file {self.cfg.decisions} does not exist",
+                                 fix="pass the decisions.jsonl written by the review helper")
             decisions.update(load_decisions(self.cfg.decisions))
         return decisions
 
@@ -372,6 +376,24 @@ def _versions() -> dict[str, str]:
         except md.PackageNotFoundError:
             pass
     return out
+
+
+def check_runtime(cfg: ScanConfig) -> None:
+    """Before a scan: model paths exist and the device is there (not a failure at the end of the scan)."""
+    for option, value in (("--tokenizer", cfg.tokenizer), ("--embedder", cfg.embedder), ("--reference", cfg.reference),
+                          ("--reward-model", cfg.reward_model), ("--policy", cfg.policy)):
+        check_model_arg(value, option)
+    if cfg.device not in ("auto", "cpu", "mps") and not cfg.device.startswith("cuda"):
+        raise ConfigError(f"--device {cfg.device!r}", expected="auto, cpu, cuda, cuda:N or mps")
+    if cfg.device.startswith("cuda"):
+        import importlib.util
+
+        if importlib.util.find_spec("torch") is not None:
+            import torch
+
+            if not torch.cuda.is_available():
+                raise ConfigError(f"--device {cfg.device} was requested but CUDA is not available to torch",
+                                  fix="use --device cpu (or auto), or install a CUDA build of torch")
 
 
 def _estimate_rows(rows: int, source: Source, total: int | None, unit: str) -> int | None:

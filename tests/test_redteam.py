@@ -180,6 +180,10 @@ def test_truncated_gzip_keeps_the_rows_before_the_damage(tmp_path: Path) -> None
     (["--fail-on", "duplicate_pair>0.1", "--only", "identical_pair"], "does not run in this scan"),
     (["--columns", "prompt=question"], "columns found: 'chosen', 'prompt', 'rejected'"),
     (["--max-length", "0"], "max_length = 0"),
+    (["--tokenizer", "/no/such/tokenizer"], "no such file or folder"),
+    (["--embedder", "./no-such-embedder"], "no such file or folder"),
+    (["--device", "tpu"], "expected: auto, cpu, cuda"),
+    (["--decisions", "/no/such/decisions.jsonl"], "does not exist"),
 ])
 def test_bad_options_are_exit_2_before_the_scan(tmp_path: Path, args: list[str], message: str) -> None:
     src = write_jsonl(tmp_path / "p.jsonl", OK)

