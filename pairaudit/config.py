@@ -95,3 +95,6 @@ class Context:
     params: dict[str, dict[str, Any]] = field(default_factory=dict)
     # filled by stages: model ids and hashes for report.json
     models: dict[str, Any] = field(default_factory=dict)
+    # progress(phase, done, total): absolute count of items done so far in a named phase (e.g. "embed":
+    # texts embedded / texts to embed; total None when unknown). Stages call it at least once a batch.
+    progress: Callable[[str, int, int | None], None] = lambda phase, done, total: None  # noqa: E731

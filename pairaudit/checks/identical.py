@@ -38,13 +38,20 @@ class IdenticalPair(PairCheck):
 
 
 class NearIdenticalPair(PairCheck):
+    """Two rules, either one flags: the character ratio of the whole sides (long answers with a trivial
+    difference), and the absolute number of token edits with the training tokenizer (a one-word change in
+    a 9-word answer has a character ratio of ~0.86 but differs in one token: the pair whose DPO logit is
+    driven by a single token). ``min_tokens`` (EOS included) keeps one-word answers such as "Yes" vs
+    "No" (2 tokens each) out: they are ordinary labels, not near-identical sides."""
+
     info = CheckInfo(
         "near_identical_pair",
         "chosen and rejected differ only trivially: character similarity (rapidfuzz ratio) >= min_char_ratio, "
-        "or at most max_token_edits token edits between sides of >= min_tokens tokens; with the embed extra "
-        "also chosen-vs-rejected embedding cosine >= min_cosine",
+        "or at most max_token_edits token edits (Levenshtein on the training tokenizer's ids, any length) when "
+        "both sides have >= min_tokens tokens; with the embed extra also chosen-vs-rejected embedding cosine "
+        ">= min_cosine",
         "flag",
-        thresholds={"min_char_ratio": 0.97, "max_token_edits": 2, "min_tokens": 16, "min_cosine": 0.98},
+        thresholds={"min_char_ratio": 0.97, "max_token_edits": 3, "min_tokens": 3, "min_cosine": 0.98},
         why="a trivial difference is a weak, noisy preference (and a common DPO divergence trigger); review them",
     )
 
@@ -61,12 +68,15 @@ class NearIdenticalPair(PairCheck):
         if a == b:
             return {"near_identical_pair_score": 1.0}
         detail = ""
+        edits = None
+        max_edits = int(self.params["max_token_edits"])
+        if ta is not None and min(len(ta), len(tb)) >= self.params["min_tokens"]:
+            edits = Levenshtein.distance(ta, tb, score_cutoff=max_edits + 1)
         if ratio >= self.params["min_char_ratio"]:
             detail = f"character similarity {ratio:.3f} >= {self.params['min_char_ratio']}"
-        elif ta is not None and min(len(ta), len(tb)) >= self.params["min_tokens"]:
-            edits = Levenshtein.distance(ta, tb, score_cutoff=self.params["max_token_edits"])
-            if edits <= self.params["max_token_edits"]:
-                detail = f"only {edits} token edit(s) between chosen and rejected"
+        if edits is not None and edits <= max_edits:
+            rule = f"only {edits} token edit(s) between chosen and rejected ({len(ta)} / {len(tb)} tokens)"
+            detail = f"{detail}; {rule}" if detail else rule
         if detail:
             out.append(Finding(pair.row, "near_identical_pair", "rejected", ratio, detail=detail))
         return {"near_identical_pair_score": ratio}
