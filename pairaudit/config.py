@@ -44,6 +44,9 @@ class ScanConfig:
     thresholds: dict[str, dict[str, Any]] = field(default_factory=dict)  # check -> param -> value
     actions: dict[str, str] = field(default_factory=dict)  # from a config file
     embedder: str | None = None
+    # near duplicates: auto (= hybrid: static model finds candidates, the embedder decides), static (--fast:
+    # the static model decides alone), transformer (the embedder embeds every text)
+    embed_mode: str = "auto"
     embed_batch_size: int = 64
     precision: str = "auto"  # auto | fp32 (force fp32 on CPU) | bf16 | fp16
     reference: str | None = None

@@ -9,7 +9,17 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from pairaudit.checks import empty, encoding, identical, length, malformed, mismatch, padding, repetition, vocab
+from pairaudit.checks import (
+    empty,
+    encoding,
+    identical,
+    length,
+    malformed,
+    mismatch,
+    padding,
+    repetition,
+    vocab,
+)
 from pairaudit.checks.base import CheckInfo, PairCheck, Stage
 from pairaudit.errors import ConfigError
 
