@@ -70,9 +70,10 @@ def change_number(text: str, rng: random.Random) -> str:
 
 def move_or_drop_sentence(text: str, rng: random.Random) -> str:
     sents = _SENT.split(text.strip())
-    if len(sents) < 3:
+    small = [k for k, s in enumerate(sents) if len(s) <= 0.25 * len(text)]  # a sentence, not half the answer
+    if len(sents) < 3 or not small:
         return text
-    i = rng.randrange(len(sents))
+    i = rng.choice(small)
     s = sents.pop(i)
     if rng.random() < 0.5:  # move it elsewhere
         j = rng.choice([k for k in range(len(sents) + 1) if k != i])
@@ -82,7 +83,7 @@ def move_or_drop_sentence(text: str, rng: random.Random) -> str:
 
 def paraphrase(text: str, rng: random.Random) -> str:
     out = move_or_drop_sentence(change_number(synonyms(text, rng), rng), rng)
-    if out == text:  # nothing to swap: reword the opening instead
+    if out == text and len(text.split()) >= 8:  # nothing to swap: reword the opening instead
         out = re.sub(r"^(\s*)", r"\1Well, ", text, count=1)
     return out
 

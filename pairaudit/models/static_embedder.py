@@ -58,13 +58,19 @@ class StaticEmbedder:
         require("skeletoken", "embed", "distilling the static embedding model (model2vec)")
         require("transformers", "embed", "distilling the static embedding model (model2vec)")
         distill = require("model2vec.distill", "embed", "distilling the static embedding model (model2vec)")
+        quiet = os.environ.get("TQDM_DISABLE")
+        os.environ["TQDM_DISABLE"] = "1"  # model2vec's per-token progress bar
         try:
             return distill.distill(str(self.source_dir), pca_dims=PCA_DIMS, device="cpu")
         except Exception as exc:  # noqa: BLE001 - transformers / model2vec errors vary
             raise ModelError(f"could not distil a static model from {self.source_dir}: {type(exc).__name__}: {exc}",
                              expected="a local sentence-transformers folder with a fast (tokenizer.json) tokenizer",
-                             fix="use the default embedder, or run without --fast / with near_duplicate_pair "
-                                 "mode=minilm") from exc
+                             fix="use the default embedder, or --embed-mode transformer") from exc
+        finally:
+            if quiet is None:
+                os.environ.pop("TQDM_DISABLE", None)
+            else:
+                os.environ["TQDM_DISABLE"] = quiet
 
     def _load(self) -> Any:
         if self._model is not None:

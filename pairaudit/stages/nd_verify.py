@@ -58,9 +58,12 @@ def find_groups(rows: np.ndarray, P: np.ndarray, C: np.ndarray, R: np.ndarray, s
         ok_s, sim_s, cos_s, lex_s, why_s = match_pairs(P, C, R, sk, ln, a, b, rule_s, straight=True)
     ok_x = np.zeros(len(a), dtype=bool)
     if len(a) and want_contradictions:
-        rest = np.flatnonzero(~ok_s)
-        okr, sim_x, cos_x, lex_x, why_x = match_pairs(P, C, R, sk, ln, a[rest], b[rest], rule_x, straight=False)
-        ok_x[rest[okr]] = True
+        # both orientations are checked: when chosen and rejected of a row are close to each other, a swapped
+        # copy can pass the straight rule too; the orientation with the higher mean similarity wins
+        ok_x, sim_x, cos_x, lex_x, why_x = match_pairs(P, C, R, sk, ln, a, b, rule_x, straight=False)
+        better_x = ok_x & (~ok_s | (sim_x.mean(axis=1) > sim_s.mean(axis=1)))
+        ok_s &= ~better_x
+        ok_x = better_x
     findings: list[Finding] = []
     if candidates_only:
         keep = ok_x | (ok_s if want_dups or want_contradictions else False)
@@ -76,9 +79,8 @@ def find_groups(rows: np.ndarray, P: np.ndarray, C: np.ndarray, R: np.ndarray, s
         if want_contradictions:
             n_groups = 0
             if ok_x.any():
-                sel = okr
-                f, n_groups = contradiction_findings(rows, a[rest][sel], b[rest][sel], sim_x[sel], cos_x[sel],
-                                                     lex_x[sel], why_x[sel])
+                f, n_groups = contradiction_findings(rows, a[ok_x], b[ok_x], sim_x[ok_x], cos_x[ok_x],
+                                                     lex_x[ok_x], why_x[ok_x])
                 findings += f
             stats["near_contradiction_groups"] = n_groups
         findings.sort(key=lambda f: (f.row, f.check))

@@ -258,8 +258,9 @@ class NearDuplicateStage(Stage):
         res.rows = rows.tolist()
         res.scores = {"pair_cosine": pair_raw.astype(np.float64),
                       "near_duplicate_pair_score": out["near_duplicate_pair_score"]}
-        emb_json = self.embedder.to_json()
-        self.ctx.models["embedder"] = emb_json
+        emb = self.embedder
+        # static mode never loads the transformer (nor torch): only its identity, as the static model's source
+        self.ctx.models["embedder"] = emb.to_json() if mode != "static" else {"id": emb.model_id, "sha256": emb.sha256}
         if self._static is not None:
             self.ctx.models["static_embedder"] = self._static.to_json()
         _, counts = np.unique(phash, return_counts=True)
