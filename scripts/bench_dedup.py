@@ -273,7 +273,7 @@ def run_sizes(sizes: list[int], d: int, recall_queries: int, index: str | None, 
 DESIGNS = ("today", "transformer", "hybrid", "static", "semhash")
 
 
-def planted_hh(n_rows: int | None, seed: int = 12) -> dict:
+def planted_hh(n_rows: int | None, frac: float = 0.1, seed: int = 12) -> dict:
     import random
 
     import planting as pl
@@ -281,7 +281,7 @@ def planted_hh(n_rows: int | None, seed: int = 12) -> dict:
     rows = pl.hh_rows(n_rows)
     rng = random.Random(seed)
     n = len(rows)
-    src = rng.sample(range(n), max(30, n // 10))
+    src = rng.sample(range(n), max(30, int(n * frac)))
     k1, k2 = int(len(src) * 0.6), int(len(src) * 0.9)
     para, light, exact = {}, {}, {}
     for o in src[:k1]:
@@ -327,10 +327,10 @@ def _old_rule_groups(rows_idx: np.ndarray, P: np.ndarray, C: np.ndarray, R: np.n
     return out
 
 
-def design_worker(design: str, n_rows: int | None, cache: str) -> dict:
+def design_worker(design: str, n_rows: int | None, cache: str, frac: float) -> dict:
     from nd_support import fresh_cache, run_stage, to_pairs
 
-    data = planted_hh(n_rows)
+    data = planted_hh(n_rows, frac)
     rows = data["rows"]
     pairs = to_pairs(rows)
     cache_dir = fresh_cache(Path(cache) / design)
@@ -380,11 +380,11 @@ def design_worker(design: str, n_rows: int | None, cache: str) -> dict:
             "n_planted": {k: len(data[k]) for k in ("para", "light", "exact")}, **info}
 
 
-def run_compare(n_rows: int | None, designs: list[str]) -> None:
+def run_compare(n_rows: int | None, designs: list[str], frac: float) -> None:
     results = []
     with tempfile.TemporaryDirectory() as cache:
         for d in designs:
-            cmd = [sys.executable, __file__, "--_design", d, "--_cache", cache] + (
+            cmd = [sys.executable, __file__, "--_design", d, "--_cache", cache, "--plant-frac", str(frac)] + (
                 ["--rows", str(n_rows)] if n_rows else [])
             env = {**os.environ, "PAIRAUDIT_CACHE": os.environ.get("PAIRAUDIT_CACHE", str(Path(cache) / "session"))}
             proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
@@ -395,7 +395,8 @@ def run_compare(n_rows: int | None, designs: list[str]) -> None:
     if not results:
         return
     r0 = results[0]
-    print(f"[compare] {r0['n_real']} real HH rows + planted {r0['n_planted']} = {r0['n_rows']} rows; "
+    print(f"[compare] {r0['n_real']} real HH rows + planted {r0['n_planted']} = {r0['n_rows']} rows "
+          f"(--plant-frac {frac}); "
           f"cold embedding cache per design; 2 CPU cores shared with other jobs")
     today = next((r["wall_s"] for r in results if r["design"] == "today"), None)
     print(f"{'design':12s} {'paraphrases':>11s} {'light edits':>11s} {'exact':>6s} {'extras':>6s} {'wall s':>8s} "
@@ -424,7 +425,7 @@ def flips_auroc(which: list[str]) -> None:
     for name in which:
         path = ROOT.parent / "shared" / "data" / "ultrafeedback-1k" / f"{name}.jsonl"
         recs = [json.loads(line) for line in open(path, encoding="utf-8")]
-        flipped = np.array([bool((r.get("metadata") or {}).get("noise")) for r in recs])
+        flipped = np.array([bool(((r.get("metadata") or {}).get("noise") or {}).get("selected")) for r in recs])
         chosen, rejected = [r["chosen"] for r in recs], [r["rejected"] for r in recs]
         ln = length_features(chosen, rejected)
         for ename, enc in encoders.items():
@@ -443,6 +444,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rows", type=int, default=None, help="real HH rows for --compare (default: all 2,354)")
     ap.add_argument("--designs", type=lambda s: s.split(","), default=list(DESIGNS))
+    ap.add_argument("--plant-frac", type=float, default=0.1, help="share of real rows that get a planted copy "
+                    "(0.1: 6%% paraphrased, 3%% light edits, 1%% exact copies)")
     ap.add_argument("--no-compare", action="store_true")
     ap.add_argument("--no-flips", action="store_true")
     ap.add_argument("--embed", action="store_true", help="embedding throughput section")
@@ -465,11 +468,11 @@ def main() -> None:
         print(json.dumps(search_worker(args._worker, args.dim, args.recall_queries, args.index, args.nprobe)))
         return
     if args._design is not None:
-        print(json.dumps(design_worker(args._design, args.rows, args._cache)))
+        print(json.dumps(design_worker(args._design, args.rows, args._cache, args.plant_frac)))
         return
     t = time.perf_counter()
     if not args.no_compare:
-        run_compare(args.rows, args.designs)
+        run_compare(args.rows, args.designs, args.plant_frac)
     if not args.no_flips:
         flips_auroc(["label_flip_10", "label_flip_20"])
     if args.embed:

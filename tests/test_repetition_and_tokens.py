@@ -89,7 +89,7 @@ def test_one_word_changes_in_short_responses_are_near_identical(tok: DPOTokenize
     chosen = rng.sample(short, 40)
     pairs = [Pair(row=i, format="standard", prompt=p, chosen=c, rejected=one_word_change(c, rng))
              for i, (p, c) in enumerate(chosen)]
-    check = NearIdenticalPair({"min_char_ratio": 0.97, "max_token_edits": 3, "min_tokens": 3})
+    check = NearIdenticalPair({"min_char_ratio": 0.97, "max_token_edits": 3, "min_words": 3})
     out, _ = run(check, pairs, tok)
     assert {f.row for f in out} == set(range(len(pairs)))
     assert all("token edit" in f.detail for f in out)
@@ -103,7 +103,7 @@ def test_token_rule_on_untouched_rows_only_flags_pairs_that_differ_in_few_tokens
 
     rows = hh_rows(600)
     pairs = [Pair(row=i, format="standard", prompt=p, chosen=c, rejected=r) for i, (p, c, r) in enumerate(rows)]
-    check = NearIdenticalPair({"min_char_ratio": 0.97, "max_token_edits": 3, "min_tokens": 3})
+    check = NearIdenticalPair({"min_char_ratio": 0.97, "max_token_edits": 3, "min_words": 3})
     out, _ = run(check, pairs, tok)
     enc = tok.encode_pairs(pairs)
     for f in out:
@@ -115,7 +115,8 @@ def test_token_rule_on_untouched_rows_only_flags_pairs_that_differ_in_few_tokens
 
 def test_one_word_answers_are_not_near_identical(tok: DPOTokenizer) -> None:
     pairs = [Pair(row=0, format="standard", prompt="Is it raining?", chosen="Yes", rejected="No"),
-             Pair(row=1, format="standard", prompt="Capital?", chosen=" Canada.", rejected=" India.")]
-    check = NearIdenticalPair({"min_char_ratio": 0.97, "max_token_edits": 3, "min_tokens": 3})
+             Pair(row=1, format="standard", prompt="Capital?", chosen=" Canada.", rejected=" India."),
+             Pair(row=2, format="standard", prompt="Capital?", chosen=" It is Canada.", rejected=" It is India.")]
+    check = NearIdenticalPair({"min_char_ratio": 0.97, "max_token_edits": 3, "min_words": 3})
     out, _ = run(check, pairs, tok)
-    assert [f.row for f in out] == [1]  # 3 tokens each (EOS included): a one-token answer change
+    assert [f.row for f in out] == [2]  # 3 words each: a one-token change in a sentence

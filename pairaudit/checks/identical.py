@@ -41,17 +41,18 @@ class NearIdenticalPair(PairCheck):
     """Two rules, either one flags: the character ratio of the whole sides (long answers with a trivial
     difference), and the absolute number of token edits with the training tokenizer (a one-word change in
     a 9-word answer has a character ratio of ~0.86 but differs in one token: the pair whose DPO logit is
-    driven by a single token). ``min_tokens`` (EOS included) keeps one-word answers such as "Yes" vs
-    "No" (2 tokens each) out: they are ordinary labels, not near-identical sides."""
+    driven by a single token). ``min_words`` (whitespace words of the shorter side) keeps one- and
+    two-word answers such as "Yes" vs "No" or "Hello!" vs "Go away." out: they are ordinary labels, not
+    near-identical sides (with a chat template both sides also share the template's tokens)."""
 
     info = CheckInfo(
         "near_identical_pair",
         "chosen and rejected differ only trivially: character similarity (rapidfuzz ratio) >= min_char_ratio, "
         "or at most max_token_edits token edits (Levenshtein on the training tokenizer's ids, any length) when "
-        "both sides have >= min_tokens tokens; with the embed extra also chosen-vs-rejected embedding cosine "
+        "both sides have >= min_words words; with the embed extra also chosen-vs-rejected embedding cosine "
         ">= min_cosine",
         "flag",
-        thresholds={"min_char_ratio": 0.97, "max_token_edits": 3, "min_tokens": 3, "min_cosine": 0.98},
+        thresholds={"min_char_ratio": 0.97, "max_token_edits": 3, "min_words": 3, "min_cosine": 0.98},
         why="a trivial difference is a weak, noisy preference (and a common DPO divergence trigger); review them",
     )
 
@@ -70,7 +71,8 @@ class NearIdenticalPair(PairCheck):
         detail = ""
         edits = None
         max_edits = int(self.params["max_token_edits"])
-        if ta is not None and min(len(ta), len(tb)) >= self.params["min_tokens"]:
+        words = min(len(a.split()), len(b.split())) if not pair.pretokenized else min(len(a), len(b))
+        if ta is not None and words >= self.params["min_words"]:
             edits = Levenshtein.distance(ta, tb, score_cutoff=max_edits + 1)
         if ratio >= self.params["min_char_ratio"]:
             detail = f"character similarity {ratio:.3f} >= {self.params['min_char_ratio']}"
