@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import re
+
 from rapidfuzz import fuzz
 from rapidfuzz.distance import Levenshtein
 
 from pairaudit.checks.base import CheckInfo, PairCheck
 from pairaudit.tokenize import EncodedPair
 from pairaudit.types import Finding, Pair
+
+_WORD = re.compile(r"\w+")
 
 
 def squash(text: str) -> str:
@@ -48,8 +52,8 @@ class NearIdenticalPair(PairCheck):
     info = CheckInfo(
         "near_identical_pair",
         "chosen and rejected differ only trivially: character similarity (rapidfuzz ratio) >= min_char_ratio, "
-        "or at most max_token_edits token edits (Levenshtein on the training tokenizer's ids, any length) when "
-        "both sides have >= min_words words; with the embed extra also chosen-vs-rejected embedding cosine "
+        "or at most max_token_edits token edits (Levenshtein on the training tokenizer's ids, any length) that "
+        "change at most one word per 10 (at least one) when both sides have >= min_words words; with the embed extra also chosen-vs-rejected embedding cosine "
         ">= min_cosine",
         "flag",
         thresholds={"min_char_ratio": 0.97, "max_token_edits": 3, "min_words": 3, "min_cosine": 0.98},
@@ -71,8 +75,15 @@ class NearIdenticalPair(PairCheck):
         detail = ""
         edits = None
         max_edits = int(self.params["max_token_edits"])
-        words = min(len(a.split()), len(b.split())) if not pair.pretokenized else min(len(a), len(b))
-        if ta is not None and words >= self.params["min_words"]:
+        if pair.pretokenized:
+            wa, wb = a, b
+        else:
+            wa, wb = (_WORD.findall(x.casefold()) for x in (a, b))
+        n_words = min(len(wa), len(wb))
+        # the token edits must also be few words: one changed word per 10 (at least one), so that two short
+        # answers that merely share words in another order ("Fine answer here." / "Another fine answer.") pass
+        if ta is not None and n_words >= self.params["min_words"] and \
+                Levenshtein.distance(wa, wb, score_cutoff=max(1, n_words // 10) + 1) <= max(1, n_words // 10):
             edits = Levenshtein.distance(ta, tb, score_cutoff=max_edits + 1)
         if ratio >= self.params["min_char_ratio"]:
             detail = f"character similarity {ratio:.3f} >= {self.params['min_char_ratio']}"
