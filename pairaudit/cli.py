@@ -141,6 +141,11 @@ def scan(
     embedder: Annotated[str | None, typer.Option(help="sentence-transformers folder or id for near-duplicates. "
                         "Default: bundled all-MiniLM-L6-v2.")] = None,
     embed_batch_size: Annotated[int, typer.Option(help="Embedding batch size.")] = 64,
+    fast: Annotated[bool, typer.Option("--fast", help="Near duplicates from the static (model2vec) embedding "
+                    "model alone: no transformer is loaded (same as --embed-mode static).")] = False,
+    embed_mode: Annotated[str, typer.Option(help="Near duplicates: auto (= hybrid: a static model distilled from "
+                          "the embedder finds candidates, the embedder decides), static, or transformer (the "
+                          "embedder embeds every text).")] = "auto",
     precision: Annotated[str, typer.Option(help="auto (bf16 on CUDA / bf16-capable CPUs), fp32, bf16 or fp16.")]
     = "auto",
     reference: Annotated[str | None, typer.Option(help="Reference causal LM (folder, id or .gguf); enables "
@@ -176,7 +181,7 @@ def scan(
             max_length=max_length, max_prompt_length=max_prompt_length, max_completion_length=max_completion_length,
             truncation_mode=truncation_mode, batch_size=batch_size, only=_names(only) or None, skip=_names(skip),
             drop=_names(drop), flag=_names(flag), flip=_names(flip), thresholds=_parse_set(set_), embedder=embedder,
-            embed_batch_size=embed_batch_size, precision=precision, reference=reference, reward_model=reward_model,
+            embed_mode="static" if fast else embed_mode, embed_batch_size=embed_batch_size, precision=precision, reference=reference, reward_model=reward_model,
             policy=policy, beta=beta, reference_max_rows=reference_max_rows, device=device,
             decisions=str(decisions) if decisions else None, trust_remote_code=trust_remote_code, engine=engine,
             ray_address=ray_address, ray_workers=ray_workers)

@@ -52,6 +52,9 @@ class ScanConfig:
     thresholds: dict[str, dict[str, Any]] = field(default_factory=dict)  # check -> param -> value
     actions: dict[str, str] = field(default_factory=dict)  # from a config file
     embedder: str | None = None
+    # near duplicates: auto (= hybrid: static model finds candidates, the embedder decides), static (--fast:
+    # the static model decides alone), transformer (the embedder embeds every text)
+    embed_mode: str = "auto"
     embed_batch_size: int = 64
     precision: str = "auto"  # auto | fp32 (force fp32 on CPU) | bf16 | fp16
     reference: str | None = None
@@ -109,7 +112,8 @@ class Context:
 # options that must be whole numbers >= 1 when set (None = no limit / default)
 POSITIVE_INTS = ("max_length", "max_prompt_length", "max_completion_length", "batch_size", "embed_batch_size",
                  "reference_max_rows", "ray_workers", "ray_shards")
-CHOICES = {"truncation_mode": ("keep_end", "keep_start"), "precision": ("auto", "fp32", "bf16", "fp16")}
+CHOICES = {"truncation_mode": ("keep_end", "keep_start"), "precision": ("auto", "fp32", "bf16", "fp16"),
+           "embed_mode": ("auto", "hybrid", "static", "transformer")}
 
 
 def _type_ok(value: Any, hint: Any) -> bool:

@@ -239,6 +239,8 @@ class Scanner:
             if res.rows is not None and res.scores:
                 out.append((np.asarray(res.rows, dtype=np.int64), res.scores))
             self.stats.update(res.stats)
+            for k, v in res.timings.items():  # run-specific figures: timings.json, never report.json
+                self.timings[k] += v
         return out
 
     def _write(self, source: Source, out_dir: Path, parts: list[Path], stage_scores: list, t_start: float,

@@ -65,10 +65,13 @@ class StageResult:
     """Output of a whole-dataset stage.
 
     ``scores`` maps column name -> list/array aligned with ``rows`` (row numbers, int64). Column names
-    of check scores follow ``<check>_score``. ``stats`` is free-form JSON-able data for report.json.
+    of check scores follow ``<check>_score``. ``stats`` is free-form JSON-able data for report.json and
+    must be the same for the same input and config; run-specific figures (seconds, cache hit counters)
+    go to ``timings`` instead, which the scanner merges into timings.json.
     """
 
     findings: list[Finding] = field(default_factory=list)
     rows: Any = None  # row numbers (list or int64 array) aligned with scores
     scores: dict[str, Any] = field(default_factory=dict)
     stats: dict[str, Any] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)

@@ -1,18 +1,31 @@
 #!/usr/bin/env python
 """Benchmark of the near-duplicate stage. Prints numbers; asserts nothing.
 
-(a) embedding throughput: ``Embedder.encode`` (cold cache, then warm cache) vs a bare
-    ``SentenceTransformer.encode`` on the same real HH texts, fp32 and bf16 on CPU, and the cosine
-    drift bf16 vs fp32;
-(b) near-duplicate search (neighbour search + verification + union-find, ``find_groups``) on
-    synthetic clustered vectors with planted near duplicates and swapped copies: time and peak RSS
-    at each size (each size in its own subprocess), and the scaling exponent;
-(c) recall of the approximate (IVF) index vs exact search, on a sample of queries: of the exact
-    neighbours whose sum-vector cosine is >= min_search_cosine, how many the IVF index returns; and
-    how many planted near duplicates / swapped copies are found.
+Default run (``--compare``, one run so the ratios are comparable): the designs side by side on the same
+real HH helpful-base test rows with planted copies (paraphrases, light edits, exact copies; seeded,
+tests/planting.py), each in its own subprocess on a cold embedding cache:
 
-    .venv/bin/python scripts/bench_dedup.py                      # default run, < ~10 min on 2 cores
-    .venv/bin/python scripts/bench_dedup.py --sizes 100000 --texts 256 --skip-bf16
+* today       : the transformer (all-MiniLM-L6-v2) embeds every text; per field cosine >= 0.75 AND
+                character ratio >= 0.80 (the stage before issue 12);
+* transformer : the transformer embeds every text; the new rule (mean/floor of max(cosine, wording));
+* hybrid      : (default) static model2vec vectors find candidates, the transformer embeds only those;
+* static      : (--fast) the static model decides alone;
+* semhash     : SemHash.self_deduplicate (PyPI semhash, a peer for semantic dedup) on prompt+chosen+rejected
+                with the same static model (its default potion model needs a hub), default threshold 0.9.
+
+Columns: recall on planted paraphrases / light edits / exact copies (grouped with their source row),
+unrelated extras (findings on rows that are neither a planted copy nor its source, nor an exact repeat
+already in the file), wall time of the stage (embedding included; the one-off distillation of the static
+model excluded: cached), peak RSS, and the speed-up against today. Then the flip classifier's AUROC
+(pairaudit.stages.pair_classifier, cross-validated, on UltraFeedback label_flip_10 / _20 with metadata
+dropped) with each embedder.
+
+Older sections, on request: ``--embed`` (embedding throughput, bf16 vs fp32) and ``--search`` (search time,
+memory and IVF recall on synthetic vectors at 100k-1M rows).
+
+    flock /tmp/pairaudit-bench.lock .venv/bin/python scripts/bench_dedup.py               # ~15 min on 2 cores
+    .venv/bin/python scripts/bench_dedup.py --rows 600 --no-flips                           # quick
+    .venv/bin/python scripts/bench_dedup.py --no-compare --search --sizes 100000 --embed
 """
 
 from __future__ import annotations
@@ -32,6 +45,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
 HH = ROOT.parent / "shared" / "data" / "hh-rlhf" / "helpful-base-test.jsonl"
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -176,8 +190,10 @@ def search_worker(n: int, d: int, recall_queries: int, index: str | None, nprobe
     held = sum(data[k].nbytes for k in ("P", "C", "R", "sk", "ln")) + rows.nbytes
     with PeakRSS() as mem:
         t = time.perf_counter()
+        timings: dict[str, float] = {}
         out = find_groups(rows, data["P"], data["C"], data["R"], data["sk"], data["ln"], params, params,
-                          force_index=index, keep_neighbours=bool(recall_queries))
+                          force_index=index, keep_neighbours=bool(recall_queries), timings=timings)
+        out["stats"].update(search_s=timings["near_duplicates:search_s"], verify_s=timings["near_duplicates:verify_s"])
         t_search = time.perf_counter() - t
     got_dup = {(f.row, f.group) for f in out["findings"] if f.check == "near_duplicate_pair"}
     src, dst = data["dup"]
@@ -252,13 +268,192 @@ def run_sizes(sizes: list[int], d: int, recall_queries: int, index: str | None, 
         print(f"[search] scaling exponent (time ~ n^k) between n={a['n']:,d} and n={b['n']:,d}: k = {exp:.2f}")
 
 
+# -- (d) side by side ----------------------------------------------------------------------------------
+
+DESIGNS = ("today", "transformer", "hybrid", "static", "semhash")
+
+
+def planted_hh(n_rows: int | None, frac: float = 0.1, seed: int = 12) -> dict:
+    import random
+
+    import planting as pl
+
+    rows = pl.hh_rows(n_rows)
+    rng = random.Random(seed)
+    n = len(rows)
+    src = rng.sample(range(n), max(30, int(n * frac)))
+    k1, k2 = int(len(src) * 0.6), int(len(src) * 0.9)
+    para, light, exact = {}, {}, {}
+    for o in src[:k1]:
+        p, c, r = rows[o]
+        rows.append((pl.reword_prompt(p, rng), pl.paraphrase(c, rng), pl.paraphrase(r, rng)))
+        para[len(rows) - 1] = o
+    for j, o in enumerate(src[k1:k2]):
+        rows.append(tuple(pl.light_edit(t, pl.LIGHT_KINDS[(j + f) % 5], rng) for f, t in enumerate(rows[o])))
+        light[len(rows) - 1] = o
+    for o in src[k2:]:
+        rows.append(rows[o])
+        exact[len(rows) - 1] = o
+    first: dict[tuple, int] = {}
+    natural = {i for i, r in enumerate(rows[:n]) if first.setdefault(r, i) != i}  # exact repeats in the file
+    natural |= {first[rows[i]] for i in natural}
+    return {"rows": rows, "n": n, "para": para, "light": light, "exact": exact,
+            "involved": set(src) | set(para) | set(light) | set(exact) | natural}
+
+
+def _old_rule_groups(rows_idx: np.ndarray, P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray,
+                     ln: np.ndarray) -> set[tuple[int, int]]:
+    """The stage before issue 12: every field equal, or cosine >= 0.75 and character ratio >= 0.80."""
+    from pairaudit.stages.nd_match import char_ratio
+    from pairaudit.stages.nd_search import neighbour_search, rowdot, sum_vectors
+    from pairaudit.stages.unionfind import UnionFind
+
+    a, b, _, _, _ = neighbour_search(sum_vectors(P, C, R), 16, 0.6, 20000, 8)
+    ok = np.ones(len(a), dtype=bool)
+    for f, A in enumerate((P, C, R)):
+        cos = rowdot(A, A, a, b)
+        for i in range(len(a)):
+            if not ok[i]:
+                continue
+            same = sk[a[i], f] == sk[b[i], f] and ln[a[i], f] == ln[b[i], f]
+            ok[i] = same or (cos[i] >= 0.75 and char_ratio(sk[a[i], f], int(ln[a[i], f]), sk[b[i], f],
+                                                             int(ln[b[i], f])) >= 0.80)
+    uf = UnionFind(len(P))
+    uf.union_edges(a[ok], b[ok])
+    out = set()
+    for g in uf.groups(np.concatenate([a[ok], b[ok]])):
+        rep = int(rows_idx[g].min())
+        out |= {(int(rows_idx[x]), rep) for x in g.tolist() if int(rows_idx[x]) != rep}
+    return out
+
+
+def design_worker(design: str, n_rows: int | None, cache: str, frac: float) -> dict:
+    from nd_support import fresh_cache, run_stage, to_pairs
+
+    data = planted_hh(n_rows, frac)
+    rows = data["rows"]
+    pairs = to_pairs(rows)
+    cache_dir = fresh_cache(Path(cache) / design)
+    if design != "semhash":  # the static model is distilled once (cached): not part of any design's time
+        from pairaudit.models.embedder import Embedder
+        from pairaudit.models.static_embedder import StaticEmbedder
+
+        e = Embedder(cache_dir=None)
+        StaticEmbedder(Path(e.path), e.sha256 or "", e.model_id, cache_dir=cache_dir).encode(["warm-up"])
+    with PeakRSS() as mem:
+        t = time.perf_counter()
+        if design == "semhash":
+            from semhash import SemHash
+
+            from pairaudit.models.embedder import Embedder
+            from pairaudit.models.static_embedder import StaticEmbedder
+
+            e = Embedder(cache_dir=None)
+            model = StaticEmbedder(Path(e.path), e.sha256 or "", e.model_id, cache_dir=cache_dir)._load()
+            records = [{"row": str(i), "prompt": p, "chosen": c, "rejected": r} for i, (p, c, r) in enumerate(rows)]
+            res = SemHash.from_records(records, columns=["prompt", "chosen", "rejected"], model=model)
+            out = res.self_deduplicate()
+            groups = {(int(d.record["row"]), int(d.duplicate_of["row"])) for d in out.filtered}
+            info: dict = {}
+        else:
+            mode = "transformer" if design == "today" else design
+            res, stage = run_stage(pairs, cache_dir, mode=mode, batch=1000, enabled={"near_duplicate_pair"},
+                                   skip=["near_identical_pair"])
+            groups = {(f.row, f.group) for f in res.findings if f.check == "near_duplicate_pair"}
+            info = {k: v for k, v in res.stats["near_duplicates"].items() if k in ("hybrid_candidate_rows", "mode")}
+        wall = time.perf_counter() - t
+    if design == "today":  # same embeddings (now cached), the old per-field gate
+        from pairaudit.stages.nd_match import sketch
+
+        emb = stage.embedder
+        V = emb.encode([x for r in rows for x in r]).astype(np.float16)
+        sks = [sketch(x) for r in rows for x in r]
+        sk = np.array([s for s, _ in sks], dtype="S257").reshape(-1, 3)
+        ln = np.array([n for _, n in sks], dtype=np.int32).reshape(-1, 3)
+        groups = _old_rule_groups(np.arange(len(rows)), V[0::3], V[1::3], V[2::3], sk, ln)
+    flagged = {r for r, _ in groups}
+    rec = {k: sum((r, o) in groups for r, o in data[k].items()) / max(1, len(data[k]))
+           for k in ("para", "light", "exact")}
+    extras = sorted(r for r in flagged if r not in data["involved"])
+    return {"design": design, "wall_s": wall, "peak_rss_gb": mem.peak / 2**30, "recall": rec,
+            "extras": len(extras), "extra_rows": extras[:10], "n_rows": len(rows), "n_real": data["n"],
+            "n_planted": {k: len(data[k]) for k in ("para", "light", "exact")}, **info}
+
+
+def run_compare(n_rows: int | None, designs: list[str], frac: float) -> None:
+    results = []
+    with tempfile.TemporaryDirectory() as cache:
+        for d in designs:
+            cmd = [sys.executable, __file__, "--_design", d, "--_cache", cache, "--plant-frac", str(frac)] + (
+                ["--rows", str(n_rows)] if n_rows else [])
+            env = {**os.environ, "PAIRAUDIT_CACHE": os.environ.get("PAIRAUDIT_CACHE", str(Path(cache) / "session"))}
+            proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+            if proc.returncode != 0:
+                print(f"[compare] {d}: worker failed\n{proc.stderr[-3000:]}")
+                continue
+            results.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    if not results:
+        return
+    r0 = results[0]
+    print(f"[compare] {r0['n_real']} real HH rows + planted {r0['n_planted']} = {r0['n_rows']} rows "
+          f"(--plant-frac {frac}); "
+          f"cold embedding cache per design; 2 CPU cores shared with other jobs")
+    today = next((r["wall_s"] for r in results if r["design"] == "today"), None)
+    print(f"{'design':12s} {'paraphrases':>11s} {'light edits':>11s} {'exact':>6s} {'extras':>6s} {'wall s':>8s} "
+          f"{'peak RSS GB':>11s} {'speed-up':>8s}  notes")
+    for r in results:
+        sp = f"x{today / r['wall_s']:.1f}" if today else "-"
+        note = f"transformer embedded {r['hybrid_candidate_rows']} candidate rows" if "hybrid_candidate_rows" in r \
+            else ""
+        print(f"{r['design']:12s} {r['recall']['para']:11.3f} {r['recall']['light']:11.3f} {r['recall']['exact']:6.3f} "
+              f"{r['extras']:6d} {r['wall_s']:8.1f} {r['peak_rss_gb']:11.2f} {sp:>8s}  {note}"
+              + (f" extra rows {r['extra_rows']}" if r["extras"] else ""))
+
+
+def flips_auroc(which: list[str]) -> None:
+    from sklearn.metrics import roc_auc_score
+
+    from pairaudit.config import default_cache_dir
+    from pairaudit.models.embedder import Embedder
+    from pairaudit.models.static_embedder import StaticEmbedder
+    from pairaudit.stages.pair_classifier import cross_validated_p_correct, length_features, pair_features
+
+    base = Embedder(cache_dir=default_cache_dir())
+    encoders = {"all-MiniLM-L6-v2": base.encode,
+                "static (model2vec)": StaticEmbedder(Path(base.path), base.sha256 or "", base.model_id,
+                                                     cache_dir=default_cache_dir()).encode}
+    for name in which:
+        path = ROOT.parent / "shared" / "data" / "ultrafeedback-1k" / f"{name}.jsonl"
+        recs = [json.loads(line) for line in open(path, encoding="utf-8")]
+        flipped = np.array([bool(((r.get("metadata") or {}).get("noise") or {}).get("selected")) for r in recs])
+        chosen, rejected = [r["chosen"] for r in recs], [r["rejected"] for r in recs]
+        ln = length_features(chosen, rejected)
+        for ename, enc in encoders.items():
+            t = time.perf_counter()
+            c, r = enc(chosen), enc(rejected)
+            t_emb = time.perf_counter() - t
+            out = cross_validated_p_correct(pair_features(c - r, ln))
+            auc = roc_auc_score(flipped, 1 - out["p_correct"])
+            print(f"[flips] {name} ({flipped.sum()} flipped of {len(recs)}): pair classifier with {ename:20s} "
+                  f"AUROC {auc:.3f}  (embedding {t_emb:.0f}s, cache as it was)")
+        out = cross_validated_p_correct(pair_features(np.zeros((len(recs), 1)), ln))
+        print(f"[flips] {name}: length features alone AUROC {roc_auc_score(flipped, 1 - out['p_correct']):.3f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rows", type=int, default=None, help="real HH rows for --compare (default: all 2,354)")
+    ap.add_argument("--designs", type=lambda s: s.split(","), default=list(DESIGNS))
+    ap.add_argument("--plant-frac", type=float, default=0.1, help="share of real rows that get a planted copy "
+                    "(0.1: 6%% paraphrased, 3%% light edits, 1%% exact copies)")
+    ap.add_argument("--no-compare", action="store_true")
+    ap.add_argument("--no-flips", action="store_true")
+    ap.add_argument("--embed", action="store_true", help="embedding throughput section")
+    ap.add_argument("--search", action="store_true", help="search scaling / IVF recall section")
     ap.add_argument("--texts", type=int, default=256, help="real HH texts for the throughput test")
     ap.add_argument("--bf16-texts", type=int, default=48, help="texts for bf16 vs fp32 (bf16 is slow without "
                                                                "native kernels)")
     ap.add_argument("--skip-bf16", action="store_true")
-    ap.add_argument("--skip-embed", action="store_true")
     ap.add_argument("--batch-size", type=int, default=64)
     ap.add_argument("--sizes", type=lambda s: [int(x) for x in s.split(",")], default=[100_000, 1_000_000])
     ap.add_argument("--dim", type=int, default=384)
@@ -266,14 +461,24 @@ def main() -> None:
     ap.add_argument("--index", choices=["flat", "ivf"], default=None, help="force an index (default: by size)")
     ap.add_argument("--nprobe", type=int, default=None, help="override the nprobe default")
     ap.add_argument("--_worker", type=int, default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--_design", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--_cache", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args._worker is not None:
         print(json.dumps(search_worker(args._worker, args.dim, args.recall_queries, args.index, args.nprobe)))
         return
+    if args._design is not None:
+        print(json.dumps(design_worker(args._design, args.rows, args._cache, args.plant_frac)))
+        return
     t = time.perf_counter()
-    if not args.skip_embed:
+    if not args.no_compare:
+        run_compare(args.rows, args.designs, args.plant_frac)
+    if not args.no_flips:
+        flips_auroc(["label_flip_10", "label_flip_20"])
+    if args.embed:
         bench_embedding(args.texts, 0 if args.skip_bf16 else args.bf16_texts, args.batch_size)
-    run_sizes(args.sizes, args.dim, args.recall_queries, args.index, args.nprobe)
+    if args.search:
+        run_sizes(args.sizes, args.dim, args.recall_queries, args.index, args.nprobe)
     print(f"[bench] total {time.perf_counter() - t:.0f}s")
 
 

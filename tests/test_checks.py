@@ -24,7 +24,8 @@ PLANTED = [  # (record, {(check, field), ...})
     ({"prompt": "Say something.", "chosen": "Something nice.", "rejected": "<|im_end|>"}, {("all_padding", "rejected")}),
     ({"prompt": "Describe it.", "chosen": "Itâ€™s a lovely day in the park.", "rejected": "It is a bad day to go out."},
      {("encoding_error", "chosen")}),
-    ({"prompt": "Describe it.", "chosen": "It is nice.", "rejected": "It is\x00 bad."}, {("encoding_error", "rejected")}),
+    ({"prompt": "Describe it.", "chosen": "It is nice.", "rejected": "It is\x00 bad."},  # one word changed (issue 12)
+     {("encoding_error", "rejected"), ("near_identical_pair", "rejected")}),
     ({"prompt": "Write a lot.", "chosen": LONG, "rejected": "Short."}, {("too_long", "chosen")}),
     ({"prompt": "Continue.", "chosen": SHARED_START + "Answer A.", "rejected": SHARED_START + "Answer B."},
      # the sides differ in one word out of ~80: near-identical too

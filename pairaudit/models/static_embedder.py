@@ -1,0 +1,123 @@
+"""A static (token-lookup) embedding model distilled offline from the sentence-transformers embedder.
+
+model2vec (PyPI ``model2vec``) turns a sentence-transformers model into a *static* model: every
+vocabulary token is passed through the transformer once, the outputs are reduced with PCA (256
+dimensions) and weighted (SIF), and a text's embedding is then the mean of its tokens' vectors. No
+attention at run time: on 2 CPU cores it embeds thousands of texts a second instead of ~10
+(``scripts/bench_dedup.py`` measures it), at the cost of word order and context.
+
+No hub is needed: the model is distilled from the local folder of the source model (by default the
+bundled all-MiniLM-L6-v2, ~20 s on 2 cores, needs torch + transformers + ``skeletoken``) the first
+time it is asked for, and saved under ``<cache>/static-embedders/<sha256 of the source folder>-<settings>/``
+(15 MB). The distillation is deterministic (one forward pass per token, PCA by SVD), so two machines
+with the same source model get the same vectors. Without a cache dir it is distilled into memory.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pairaudit.errors import ModelError, require
+
+PCA_DIMS = 256
+DISTILL_VERSION = "m2v1"  # bump when the distillation settings change (new cache folder)
+
+
+def _settings_key(source_sha: str) -> str:
+    return f"{source_sha[:16]}-{DISTILL_VERSION}-pca{PCA_DIMS}"
+
+
+class StaticEmbedder:
+    """model2vec static model distilled from ``source_dir`` (a sentence-transformers folder)."""
+
+    def __init__(self, source_dir: Path, source_sha256: str, source_id: str, cache_dir: Path | None = None,
+                 batch_size: int = 1024) -> None:
+        self.source_dir = Path(source_dir)
+        self.source_sha256 = source_sha256
+        self.source_id = source_id
+        self.cache_dir = Path(cache_dir) if cache_dir is not None else None
+        self.batch_size = batch_size
+        self._model: Any = None
+        self.distilled_now = False  # True when this instance had to distil (run-specific; not in report.json)
+
+    @property
+    def folder(self) -> Path | None:
+        if self.cache_dir is None:
+            return None
+        return self.cache_dir / "static-embedders" / _settings_key(self.source_sha256)
+
+    def _distil(self) -> Any:
+        require("skeletoken", "embed", "distilling the static embedding model (model2vec)")
+        require("transformers", "embed", "distilling the static embedding model (model2vec)")
+        distill = require("model2vec.distill", "embed", "distilling the static embedding model (model2vec)")
+        quiet = os.environ.get("TQDM_DISABLE")
+        os.environ["TQDM_DISABLE"] = "1"  # model2vec's per-token progress bar
+        try:
+            return distill.distill(str(self.source_dir), pca_dims=PCA_DIMS, device="cpu")
+        except Exception as exc:  # noqa: BLE001 - transformers / model2vec errors vary
+            raise ModelError(f"could not distil a static model from {self.source_dir}: {type(exc).__name__}: {exc}",
+                             expected="a local sentence-transformers folder with a fast (tokenizer.json) tokenizer",
+                             fix="use the default embedder, or --embed-mode transformer") from exc
+        finally:
+            if quiet is None:
+                os.environ.pop("TQDM_DISABLE", None)
+            else:
+                os.environ["TQDM_DISABLE"] = quiet
+
+    def _load(self) -> Any:
+        if self._model is not None:
+            return self._model
+        m2v = require("model2vec", "embed", "the static embedding model (model2vec)")
+        folder = self.folder
+        if folder is not None and (folder / "model.safetensors").exists():
+            self._model = m2v.StaticModel.from_pretrained(str(folder))
+            return self._model
+        model = self._distil()
+        self.distilled_now = True
+        if folder is not None:  # write to a temp folder, then rename: a reader never sees half a model
+            tmp = folder.with_name(folder.name + f".tmp{os.getpid()}-{uuid.uuid4().hex[:8]}")
+            model.save_pretrained(str(tmp))
+            try:
+                os.replace(tmp, folder)
+            except OSError:  # another process renamed its copy first: use theirs
+                shutil.rmtree(tmp, ignore_errors=True)
+            model = m2v.StaticModel.from_pretrained(str(folder))
+        self._model = model
+        return model
+
+    @property
+    def sha256(self) -> str:
+        """Identity of the static model: the source weights' hash and the distillation settings."""
+        return hashlib.sha256(_settings_key(self.source_sha256).encode()).hexdigest()
+
+    @property
+    def dim(self) -> int:
+        return int(self._load().dim)
+
+    def encode(self, texts: list[str], progress: Callable[[int], None] | None = None) -> np.ndarray:
+        """``(len(texts), d)`` float32, L2-normalised, in input order (the empty text gives zeros)."""
+        model = self._load()
+        parts = []
+        for lo in range(0, len(texts), self.batch_size):
+            parts.append(np.asarray(model.encode(texts[lo:lo + self.batch_size], show_progress_bar=False,
+                                                 use_multiprocessing=False), dtype=np.float32))
+            if progress is not None:
+                progress(min(len(texts), lo + self.batch_size))
+        out = np.concatenate(parts) if parts else np.empty((0, self.dim), np.float32)
+        # float16 rounding + re-normalisation, as for the transformer embeddings (cache parity)
+        out = out.astype(np.float16).astype(np.float32)
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        norms[norms == 0] = 1.0
+        return out / norms
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": f"model2vec distilled from {self.source_id}", "source_sha256": self.source_sha256,
+                "settings": {"pca_dims": PCA_DIMS, "version": DISTILL_VERSION}, "sha256": self.sha256}

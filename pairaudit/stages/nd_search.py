@@ -1,0 +1,153 @@
+"""Neighbour search for the near-duplicate stage: every row against its likely neighbours by the inner
+product of unit vectors (exact BLAS blocks up to ``exact_max_rows`` rows, FAISS k-means cells beyond).
+Usable without the stage: ``scripts/bench_dedup.py`` feeds synthetic vectors.
+
+``center`` removes a field's mean vector before the cosine: sentence embeddings (static ones above all)
+share a large common direction, so that two unrelated chat answers reach cosine 0.85-0.9; with the mean
+removed ("all-but-the-top", Mu & Viswanath 2018) unrelated rows fall to ~0.5 while near copies stay high
+(measured in docs/near_duplicates.md).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+
+def center(A: np.ndarray, mean: np.ndarray | None, chunk: int = 65536) -> np.ndarray:
+    """Unit rows of ``A - mean`` (float16 in, float16 out; ``mean=None``: only re-normalised)."""
+    out = np.empty(A.shape, dtype=np.float16)
+    for lo in range(0, len(A), chunk):
+        x = A[lo:lo + chunk].astype(np.float32)
+        if mean is not None:
+            x -= mean
+        norms = np.linalg.norm(x, axis=1, keepdims=True)
+        norms[norms == 0] = 1.0
+        out[lo:lo + chunk] = x / norms
+    return out
+
+
+def field_mean(A: np.ndarray, chunk: int = 65536) -> np.ndarray:
+    total = np.zeros(A.shape[1], dtype=np.float64)
+    for lo in range(0, len(A), chunk):
+        total += A[lo:lo + chunk].astype(np.float64).sum(axis=0)
+    return (total / max(1, len(A))).astype(np.float32)
+
+
+def rowdot(A: np.ndarray, B: np.ndarray, a: np.ndarray, b: np.ndarray, chunk: int = 65536) -> np.ndarray:
+    """``A[a[i]] . B[b[i]]`` for every i (float32, clipped to [-1, 1])."""
+    out = np.empty(len(a), dtype=np.float32)
+    for lo in range(0, len(a), chunk):
+        hi = lo + chunk
+        out[lo:hi] = np.einsum("ij,ij->i", A[a[lo:hi]].astype(np.float32), B[b[lo:hi]].astype(np.float32))
+    return np.clip(out, -1.0, 1.0, out=out)  # float16 storage can overshoot 1 by ~1e-5
+
+
+
+def _sum_vectors(P: np.ndarray, C: np.ndarray, R: np.ndarray, lo: int, hi: int) -> np.ndarray:
+    s = P[lo:hi].astype(np.float32) + C[lo:hi] + R[lo:hi]
+    norms = np.linalg.norm(s, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return s / norms
+
+
+def sum_vectors(P: np.ndarray, C: np.ndarray, R: np.ndarray, chunk: int = 65536) -> np.ndarray:
+    """``normalise(p + c + r)`` of every row as one float32 array (4 d bytes per row)."""
+    out = np.empty(P.shape, dtype=np.float32)
+    for lo in range(0, len(P), chunk):
+        out[lo:lo + chunk] = _sum_vectors(P, C, R, lo, min(len(P), lo + chunk))
+    return out
+
+
+def neighbour_search(S: np.ndarray, k: int, min_sim: float, exact_max_rows: int, nprobe: int,
+                     force: str | None = None, block_bytes: int = 1 << 26
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict]:
+    """Neighbours of every row of ``S`` (unit float32 rows) by inner product.
+
+    Returns ``(a, b, sim, best, info)``: candidate pairs ``a < b`` whose similarity is >= ``min_sim``
+    (each row keeps at most its ``k`` best per scanned cell), and ``best[i]``, the largest
+    similarity of row i to another row found (-inf when none).
+
+    ``flat`` (n <= exact_max_rows or force="flat"): every row against every row, as BLAS blocks.
+    ``ivf``: FAISS k-means (spherical, fixed seed, trained on a sample) splits the rows into
+    ``nlist ~ 2 sqrt(n)`` cells; each row lives in its nearest cell and is compared with the members
+    of its ``nprobe`` nearest cells. Same partition as ``faiss.IndexIVFFlat``, but each cell is scanned
+    as one matrix product for all the rows that probe it (FAISS scans its lists query by query,
+    which is memory-bound and ~10x slower for this all-pairs self-join).
+    """
+    n, d = S.shape
+    info: dict[str, Any] = {}
+    kind = force or ("flat" if n <= exact_max_rows else "ivf")
+    if kind == "flat" or n < 64:
+        info["index"] = "flat (exact, BLAS blocks)"
+        cell_members = [np.arange(n)]
+        probe_rows = [np.arange(n)]
+    else:
+        import faiss
+
+        nlist = int(min(65536, max(8, round(2 * math.sqrt(n)))))
+        nlist = min(nlist, max(1, n // 39))
+        nprobe = max(1, min(nprobe, nlist))
+        rng = np.random.default_rng(0)
+        n_train = min(n, 40 * nlist)
+        sample = np.sort(rng.choice(n, size=n_train, replace=False))
+        km = faiss.Kmeans(d, nlist, niter=10, seed=1234, spherical=True, max_points_per_centroid=1 << 30)
+        km.train(np.ascontiguousarray(S[sample]))
+        quantizer = faiss.IndexFlatIP(d)
+        quantizer.add(km.centroids)
+        assign = np.empty((n, nprobe), dtype=np.int64)
+        for lo in range(0, n, 65536):
+            assign[lo:lo + 65536] = quantizer.search(S[lo:lo + 65536], nprobe)[1]
+        primary = assign[:, 0]
+        order = np.argsort(primary, kind="stable")
+        bounds = np.searchsorted(primary[order], np.arange(nlist + 1))
+        cell_members = [order[bounds[c]:bounds[c + 1]] for c in range(nlist)]
+        flat_cells = assign.ravel()
+        qorder = np.argsort(flat_cells, kind="stable")
+        qbounds = np.searchsorted(flat_cells[qorder], np.arange(nlist + 1))
+        q_rows = (qorder // nprobe).astype(np.int64)
+        probe_rows = [q_rows[qbounds[c]:qbounds[c + 1]] for c in range(nlist)]
+        del assign, order, flat_cells, qorder, q_rows
+        sizes = np.diff(bounds)
+        info.update(index="ivf (FAISS k-means cells, BLAS blocks)", nlist=nlist, nprobe=nprobe, n_train=n_train,
+                    largest_cell=int(sizes.max()), empty_cells=int((sizes == 0).sum()))
+    best = np.full(n, -np.inf, dtype=np.float32)
+    out_a, out_b, out_s = [], [], []
+    for members, queries in zip(cell_members, probe_rows):
+        if len(members) == 0 or len(queries) == 0:
+            continue
+        X = S[members]
+        step = max(1, block_bytes // (4 * len(members)))
+        for lo in range(0, len(queries), step):
+            q = queries[lo:lo + step]
+            block = S[q] @ X.T
+            pos = np.minimum(np.searchsorted(members, q), len(members) - 1)
+            own = np.flatnonzero(members[pos] == q)
+            block[own, pos[own]] = -np.inf  # a row is not its own neighbour
+            np.maximum.at(best, q, block.max(axis=1))
+            r, c = np.nonzero(block >= min_sim)
+            if len(r):
+                counts = np.bincount(r, minlength=len(q))
+                crowded = np.flatnonzero(counts > k)
+                if len(crowded):  # keep only the k best of rows with more than k candidates
+                    drop = np.isin(r, crowded)
+                    top = np.argpartition(-block[crowded], k - 1, axis=1)[:, :k]
+                    r = np.concatenate([r[~drop], np.repeat(crowded, k)])
+                    c = np.concatenate([c[~drop], top.ravel()])
+                    vals = block[r, c]
+                    ok = vals >= min_sim
+                    r, c = r[ok], c[ok]
+            qa, qb = q[r], members[c]
+            out_a.append(np.minimum(qa, qb))
+            out_b.append(np.maximum(qa, qb))
+            out_s.append(block[r, c])
+    if out_a:
+        a, b, sim = np.concatenate(out_a), np.concatenate(out_b), np.concatenate(out_s)
+        key, first = np.unique(a * n + b, return_index=True)
+        a, b, sim = key // n, key % n, sim[first]
+    else:
+        a = b = np.empty(0, dtype=np.int64)
+        sim = np.empty(0, dtype=np.float32)
+    return a, b, sim, best, info

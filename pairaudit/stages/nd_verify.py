@@ -1,0 +1,89 @@
+"""The whole near-duplicate decision on compact arrays: neighbour search -> field-by-field verification ->
+groups. Usable without the stage (``scripts/bench_dedup.py`` calls it on synthetic and real vectors)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from pairaudit.stages.nd_match import contradiction_findings, duplicate_findings, match_pairs
+from pairaudit.stages.nd_search import neighbour_search, sum_vectors
+from pairaudit.types import Finding
+
+
+def _rules(dup: dict[str, Any], con: dict[str, Any], candidates_only: bool) -> tuple[dict, dict]:
+    if candidates_only:  # the looser rule of the static candidate generator (hybrid mode)
+        r = {"min_field": dup["candidate_min_field"], "min_mean": dup["candidate_min_mean"]}
+        return r, r
+    return ({"min_field": dup["min_field"], "min_mean": dup["min_mean"]},
+            {"min_field": con["min_field"], "min_mean": con["min_mean"]})
+
+
+def find_groups(rows: np.ndarray, P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln: np.ndarray,
+                dup: dict[str, Any], con: dict[str, Any], want_dups: bool = True,
+                want_contradictions: bool = True, force_index: str | None = None,
+                keep_neighbours: bool = False, candidates: tuple[np.ndarray, np.ndarray] | None = None,
+                candidates_only: bool = False, timings: dict[str, float] | None = None) -> dict[str, Any]:
+    """Returns ``findings``, ``near_duplicate_pair_score`` (nearest neighbour's search cosine, every row;
+    None when ``candidates`` are given), ``stats`` (deterministic; seconds go to ``timings``).
+
+    ``candidates``: verify these row pairs instead of searching. ``candidates_only``: apply the looser
+    candidate rule and return the surviving pairs (``a``, ``b``) and their rows (``candidate_rows``)
+    instead of findings."""
+    n = len(rows)
+    timings = {} if timings is None else timings
+    t0 = time.perf_counter()
+    stats: dict[str, Any] = {"n_rows": int(n)}
+    nearest: np.ndarray | None = None
+    if candidates is None:
+        S = sum_vectors(P, C, R)
+        a, b, sim, best, info = neighbour_search(S, int(dup["neighbors"]), float(dup["min_search_cosine"]),
+                                                 int(dup["exact_max_rows"]), int(dup["nprobe"]), force=force_index)
+        del S
+        nearest = np.where(np.isfinite(best), best, np.nan).astype(np.float64)
+        stats.update(info, n_candidates=int(len(a)))
+    else:
+        a, b = (np.asarray(x, dtype=np.int64) for x in candidates)
+        sim = None
+    timings["near_duplicates:search_s"] = timings.get("near_duplicates:search_s", 0.0) + time.perf_counter() - t0
+    t1 = time.perf_counter()
+    rule_s, rule_x = _rules(dup, con, candidates_only)
+    out: dict[str, Any] = {"near_duplicate_pair_score": nearest, "stats": stats}
+    if keep_neighbours:
+        out["neighbours"] = (a, b, sim)
+    ok_s = np.zeros(len(a), dtype=bool)
+    if len(a) and (want_dups or want_contradictions):
+        ok_s, sim_s, cos_s, lex_s, why_s = match_pairs(P, C, R, sk, ln, a, b, rule_s, straight=True)
+    ok_x = np.zeros(len(a), dtype=bool)
+    if len(a) and want_contradictions:
+        # both orientations are checked: when chosen and rejected of a row are close to each other, a swapped
+        # copy can pass the straight rule too; the orientation with the higher mean similarity wins
+        ok_x, sim_x, cos_x, lex_x, why_x = match_pairs(P, C, R, sk, ln, a, b, rule_x, straight=False)
+        better_x = ok_x & (~ok_s | (sim_x.mean(axis=1) > sim_s.mean(axis=1)))
+        ok_s &= ~better_x
+        ok_x = better_x
+    findings: list[Finding] = []
+    if candidates_only:
+        keep = ok_x | (ok_s if want_dups or want_contradictions else False)
+        out.update(a=a[keep], b=b[keep], candidate_rows=np.unique(np.concatenate([a[keep], b[keep]])),
+                   findings=findings)
+        stats["n_candidate_pairs"] = int(keep.sum())
+    else:
+        if want_dups and ok_s.any():
+            f, n_groups, n_rows = duplicate_findings(rows, a[ok_s], b[ok_s], sim_s[ok_s], cos_s[ok_s], lex_s[ok_s],
+                                                     why_s[ok_s])
+            findings += f
+            stats.update(near_duplicate_groups=n_groups, near_duplicate_rows=n_rows)
+        if want_contradictions:
+            n_groups = 0
+            if ok_x.any():
+                f, n_groups = contradiction_findings(rows, a[ok_x], b[ok_x], sim_x[ok_x], cos_x[ok_x],
+                                                     lex_x[ok_x], why_x[ok_x])
+                findings += f
+            stats["near_contradiction_groups"] = n_groups
+        findings.sort(key=lambda f: (f.row, f.check))
+        out["findings"] = findings
+    timings["near_duplicates:verify_s"] = timings.get("near_duplicates:verify_s", 0.0) + time.perf_counter() - t1
+    return out

@@ -1,0 +1,164 @@
+"""Seeded fault planting on real rows, shared by the near-duplicate / repetition / near-identical tests
+and ``scripts/bench_dedup.py``.
+
+* ``paraphrase(text)``: a copy with common words swapped for synonyms, one sentence moved or dropped
+  (texts of 3+ sentences), a number changed; ``reword_prompt`` rewords the question itself.
+* ``light_edit(text)``: case / punctuation / whitespace / one dropped or changed word.
+* ``repeat_unit()``: an ordinary-length response that repeats one short unit 25-60 times.
+* ``one_word_change(text)``: one content word of a short response replaced.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from pathlib import Path
+
+DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
+HH = DATA / "hh-rlhf" / "helpful-base-test.jsonl"
+UF = DATA / "ultrafeedback-1k" / "train_clean.jsonl"
+SEP = "\n\nAssistant:"
+
+SYNONYMS = {
+    "help": "assist", "big": "large", "small": "little", "use": "utilize", "make": "create",
+    "get": "obtain", "good": "great", "important": "crucial", "also": "additionally", "about": "regarding",
+    "buy": "purchase", "start": "begin", "show": "demonstrate", "need": "require", "try": "attempt",
+    "many": "numerous", "often": "frequently", "maybe": "perhaps", "quick": "fast", "easy": "simple",
+    "different": "various", "way": "method", "find": "locate", "think": "believe", "want": "wish",
+    "people": "individuals", "very": "really", "answer": "reply", "question": "query", "idea": "notion",
+    "choose": "select", "enough": "sufficient", "however": "nevertheless", "example": "instance",
+    "kind": "type", "usually": "typically", "problem": "issue", "hard": "difficult", "store": "shop",
+    "car": "vehicle", "house": "home", "job": "occupation", "children": "kids", "begin": "commence",
+    "look": "appear", "keep": "retain", "give": "provide", "tell": "inform", "sure": "certain",
+    "great": "excellent", "happy": "glad", "best": "finest", "enjoy": "like", "several": "a few",
+    "important.": "crucial.", "help.": "assistance.", "food": "meals", "eat": "consume", "water": "H2O",
+}
+PROMPT_REWORDINGS = (
+    (r"^(\s*Human:\s*)(?:Can|Could) you tell me ", r"\1Please explain "),
+    (r"^(\s*Human:\s*)How do I ", r"\1What is the way to "),
+    (r"^(\s*Human:\s*)How can I ", r"\1What's a good way to "),
+    (r"^(\s*Human:\s*)What is ", r"\1Tell me what "),
+    (r"^(\s*Human:\s*)What are ", r"\1Tell me what "),
+    (r"^(\s*Human:\s*)I want to ", r"\1I'd like to "),
+    (r"^(\s*Human:\s*)Do you know ", r"\1Any idea "),
+)
+_SENT = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
+
+
+def _match_case(word: str, new: str) -> str:
+    return new.capitalize() if word[:1].isupper() else new
+
+
+def synonyms(text: str, rng: random.Random, frac: float = 0.6) -> str:
+    def sub(m: re.Match) -> str:
+        w = m.group(0)
+        new = SYNONYMS.get(w.lower())
+        return _match_case(w, new) if new and rng.random() < frac else w
+    return re.sub(r"[A-Za-z]+\.?", lambda m: sub(m) if m.group(0).lower() in SYNONYMS else
+                  re.sub(r"[A-Za-z]+", sub, m.group(0)), text)
+
+
+def change_number(text: str, rng: random.Random) -> str:
+    nums = list(re.finditer(r"\b\d+\b", text))
+    if not nums:
+        return text
+    m = rng.choice(nums)
+    v = int(m.group(0))
+    return text[:m.start()] + str(v + rng.choice((1, 2, 5, 10))) + text[m.end():]
+
+
+def move_or_drop_sentence(text: str, rng: random.Random) -> str:
+    sents = _SENT.split(text.strip())
+    small = [k for k, s in enumerate(sents) if len(s) <= 0.25 * len(text)]  # a sentence, not half the answer
+    if len(sents) < 3 or not small:
+        return text
+    i = rng.choice(small)
+    s = sents.pop(i)
+    if rng.random() < 0.5:  # move it elsewhere
+        j = rng.choice([k for k in range(len(sents) + 1) if k != i])
+        sents.insert(j, s)
+    return " ".join(sents)
+
+
+def paraphrase(text: str, rng: random.Random) -> str:
+    out = move_or_drop_sentence(change_number(synonyms(text, rng), rng), rng)
+    if out == text and len(text.split()) >= 8:  # nothing to swap: reword the opening instead
+        out = re.sub(r"^(\s*)", r"\1Well, ", text, count=1)
+    return out
+
+
+def reword_prompt(prompt: str, rng: random.Random) -> str:
+    """Reword the last human turn (a templated opening where one matches, else synonyms)."""
+    k = prompt.rfind("Human:")
+    head, last = (prompt[:k], prompt[k:]) if k >= 0 else ("", prompt)
+    for pat, rep in PROMPT_REWORDINGS:
+        new = re.sub(pat, rep, last, count=1)
+        if new != last:
+            return head + synonyms(new, rng)
+    new = synonyms(last, rng, frac=1.0)
+    if new == last:
+        new = re.sub(r"(Human:\s*)", r"\1Quick question: ", last, count=1)
+    return head + new
+
+
+def light_edit(text: str, kind: str, rng: random.Random) -> str:
+    words = text.split(" ")
+    content = [i for i, w in enumerate(words) if re.fullmatch(r"[A-Za-z]{3,}", w)]
+    if kind in ("drop", "change") and len(content) >= 4:
+        i = rng.choice(content)
+        if kind == "drop":
+            del words[i]
+        else:
+            words[i] = "thing" if words[i].lower() != "thing" else "stuff"
+        return " ".join(words)
+    if kind == "punct":
+        out = re.sub(r"[.,!?;:]", "", text)
+        if out != text:
+            return out
+    if kind == "space":
+        return text.replace(" ", "  ") + " "
+    return text.upper() if text.lower() == text else text.lower()
+
+
+LIGHT_KINDS = ("case", "punct", "space", "drop", "change")
+UNITS = ("I'm sorry.", "ha", "I don't know.", "Okay!", "lol", "Yes, yes.", "Thank you.", "no no",
+         "I understand.", "hmm", "Sure thing.", "bye", "I see.", "What?", "ok ok ok")
+
+
+def repeat_unit(rng: random.Random, unit: str | None = None) -> str:
+    unit = unit or rng.choice(UNITS)
+    return " " + " ".join([unit] * rng.randint(25, 60))
+
+
+REPLACEMENTS = ("terrible", "wonderful", "never", "always", "purple", "seven", "tomorrow", "quickly")
+
+
+def one_word_change(text: str, rng: random.Random) -> str:
+    words = text.split(" ")
+    content = [i for i, w in enumerate(words) if re.fullmatch(r"[A-Za-z]{3,}[.,!?]?", w)]
+    i = rng.choice(content)
+    w = words[i]
+    tail = w[-1] if w[-1] in ".,!?" else ""
+    new = rng.choice([r for r in REPLACEMENTS if r != w.rstrip(".,!?").lower()])
+    words[i] = _match_case(w, new) + tail
+    return " ".join(words)
+
+
+def parse_hh(line: str) -> tuple[str, str, str]:
+    d = json.loads(line)
+    c, r = d["chosen"], d["rejected"]
+    k = c.rfind(SEP) + len(SEP)
+    return c[:k], c[k:], r[r.rfind(SEP) + len(SEP):]
+
+
+def hh_rows(n: int | None = None) -> list[tuple[str, str, str]]:
+    with open(HH, encoding="utf-8") as fh:
+        rows = [parse_hh(line) for line in fh if line.strip()]
+    return rows[:n] if n else rows
+
+
+def uf_rows(n: int | None = None) -> list[tuple[str, str, str]]:
+    with open(UF, encoding="utf-8") as fh:
+        rows = [(d["prompt"], d["chosen"], d["rejected"]) for d in map(json.loads, fh)]
+    return rows[:n] if n else rows
