@@ -89,10 +89,23 @@ def test_wire_format_round_trips_stage_state_and_refuses_objects() -> None:
 
     state = {"ExactStage": {"_rows": [np.arange(3, dtype=np.int64)], "_flip": [np.array([1.5, np.nan])]},
              "FlipStage": {"_cols": {"ref": [np.ones(2)]}, "_skipped": {"x": 2}, "_notes": ["a"], "_n_ref": 4},
-             "NearDuplicateStage": {"_sk": [np.array([[b"ab", b"c"]], dtype="S257")]}, "errors": [("A", "b")]}
+             "NearDuplicateStage": {"_sk": [np.array([[b"ab", b"c"]], dtype="S257")],
+                                    "_texts": [np.array([b"x\x00y", b"", b"\xff"], dtype=object)]},
+             "errors": [("A", "b")]}
     back = loads(dumps(state))
     assert back["FlipStage"]["_skipped"] == {"x": 2} and back["FlipStage"]["_n_ref"] == 4
     assert back["ExactStage"]["_rows"][0].tolist() == [0, 1, 2] and np.isnan(back["ExactStage"]["_flip"][0][1])
     assert back["NearDuplicateStage"]["_sk"][0].dtype == np.dtype("S257") and back["errors"] == [["A", "b"]]
+    assert back["NearDuplicateStage"]["_texts"][0].tolist() == [b"x\x00y", b"", b"\xff"]
     with pytest.raises(TypeError, match="object arrays"):
         dumps({"x": np.array([{"a": 1}], dtype=object)})
+
+
+def test_ray_matches_local_with_the_near_duplicate_stage(local_ray: None, fixture_file: Path, tmp_path: Path) -> None:
+    """The hybrid near-duplicate stage ships compressed texts back from the actors (object arrays of bytes)."""
+    only = ["near_duplicate_pair", "contradictory_pair", "identical_pair"]
+    pairaudit.scan(fixture_file, out=tmp_path / "local", only=only, log=lambda m: None)
+    pairaudit.scan(fixture_file, out=tmp_path / "ray", only=only, engine="ray", ray_shards=2, log=lambda m: None)
+    want, got = _outputs(tmp_path / "local"), _outputs(tmp_path / "ray")
+    assert "near_duplicate_pair" in set(want[0]["check"])
+    assert got[0].equals(want[0]) and got[1].equals(want[1]) and got[2:] == want[2:]

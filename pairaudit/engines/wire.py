@@ -17,20 +17,26 @@ from pairaudit.batch import BatchResult
 from pairaudit.types import Finding
 
 _ARRAY = "__ndarray__"
+_BYTES = "__bytes__"  # an object array of bytes: one uint8 blob + lengths
 _FINDING_FIELDS = ("row", "check", "field", "score", "group", "detail", "action")
 
 
 def _flatten(obj: Any, arrays: list[np.ndarray]) -> Any:
+    if isinstance(obj, np.ndarray) and obj.dtype.hasobject and obj.ndim == 1 \
+            and all(isinstance(b, bytes) for b in obj):
+        arrays.append(np.frombuffer(b"".join(obj), dtype=np.uint8))
+        arrays.append(np.fromiter((len(b) for b in obj), dtype=np.int64, count=len(obj)))
+        return {_BYTES: [len(arrays) - 2, len(arrays) - 1]}
     if isinstance(obj, np.ndarray):
         if obj.dtype.hasobject:
-            raise TypeError("object arrays cannot travel without pickle")
+            raise TypeError("object arrays (other than arrays of bytes) cannot travel without pickle")
         arrays.append(obj)
         return {_ARRAY: len(arrays) - 1}
     if isinstance(obj, dict):
         if not all(isinstance(k, str) for k in obj):
             raise TypeError(f"only str keys can travel, got {sorted(map(repr, obj))[:3]}")
-        if _ARRAY in obj:
-            raise TypeError(f"the key {_ARRAY!r} is reserved")
+        if _ARRAY in obj or _BYTES in obj:
+            raise TypeError("the keys __ndarray__ and __bytes__ are reserved")
         return {k: _flatten(v, arrays) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
         return [_flatten(v, arrays) for v in obj]
@@ -45,6 +51,12 @@ def _restore(obj: Any, arrays: list[np.ndarray]) -> Any:
     if isinstance(obj, dict):
         if set(obj) == {_ARRAY}:
             return arrays[obj[_ARRAY]]
+        if set(obj) == {_BYTES}:
+            blob, lengths = (arrays[i] for i in obj[_BYTES])
+            ends = np.cumsum(lengths)
+            out = np.empty(len(lengths), dtype=object)
+            out[:] = [blob[e - n:e].tobytes() for e, n in zip(ends.tolist(), lengths.tolist())]
+            return out
         return {k: _restore(v, arrays) for k, v in obj.items()}
     if isinstance(obj, list):
         return [_restore(v, arrays) for v in obj]
