@@ -181,9 +181,20 @@ def reconstruct(s: TraceSettings, n: int, *, last_step: int | None = None) -> tu
         raise ConfigError("the trainer dataset is empty: no step can be reconstructed")
     if s.train_batch_size < 1 or s.gradient_accumulation_steps < 1 or s.world_size < 1:
         raise ConfigError("train_batch_size, gradient_accumulation_steps and world_size must be >= 1")
+    require("accelerate", "trace", "pairaudit trace")
+    from accelerate.state import GradientState, PartialState
+
+    # accelerate keeps process-wide singletons; leave them as they were (a later Trainer in this process
+    # must still be able to set up its own distributed state)
+    fresh = {cls: not cls._shared_state for cls in (PartialState, GradientState)}
     sched: list[Schedule] = []
     parts: list[np.ndarray] = []
-    for rank in range(s.world_size):
-        parts.extend(_rank_steps(s, n, rank, last_step if last_step is not None else 10**18, sched))
+    try:
+        for rank in range(s.world_size):
+            parts.extend(_rank_steps(s, n, rank, last_step if last_step is not None else 10**18, sched))
+    finally:
+        for cls, was_fresh in fresh.items():
+            if was_fresh:
+                cls._reset_state()
     table = StepTable.from_parts(parts).latest()
     return table, sched[0]

@@ -60,15 +60,16 @@ class StepTable:
         return np.unique(self.data["step"])
 
     def latest(self) -> StepTable:
-        """Keep, for each step, only the records of the latest session that recorded it."""
+        """Keep, for each (step, process), only the records of the latest session that recorded it."""
         d = self.data
         if not len(d):
             return self
-        last = {}
-        for st, se in zip(d["step"].tolist(), d["session"].tolist()):
-            last[st] = max(se, last.get(st, se))
-        keep = np.fromiter((last[st] == se for st, se in zip(d["step"].tolist(), d["session"].tolist())),
-                           dtype=bool, count=len(d))
+        keys = list(zip(d["step"].tolist(), d["rank"].tolist()))
+        sessions = d["session"].tolist()
+        last: dict[tuple[int, int], int] = {}
+        for k, se in zip(keys, sessions):
+            last[k] = max(se, last.get(k, se))
+        keep = np.fromiter((last[k] == se for k, se in zip(keys, sessions)), dtype=bool, count=len(d))
         out = d[keep]
         order = np.lexsort((np.arange(len(out)), out["micro"], out["rank"], out["step"]))
         return StepTable(out[order])
