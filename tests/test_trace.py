@@ -14,10 +14,10 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from conftest import HH, SHARED, write_jsonl
 
 from pairaudit.errors import ConfigError
 from pairaudit.trace import explain, history, order, record, rows, settings
-from conftest import HH, SHARED, write_jsonl
 
 UF = SHARED / "ultrafeedback-1k" / "train_clean.jsonl"
 
