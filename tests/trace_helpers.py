@@ -61,21 +61,29 @@ def sft_args(out: Path, **kw: Any) -> Any:
 
 
 def train_sft(out: Path, data: Path, *, resume: str | None = None, crash_at: int | None = None,
-              callback_kwargs: dict[str, Any] | None = None, **args_kw: Any) -> Any:
-    """``transformers.Trainer`` on the chosen text of each pair (causal LM), with the recording callback."""
+              trap_token: int | None = None, callback_kwargs: dict[str, Any] | None = None, **args_kw: Any) -> Any:
+    """``transformers.Trainer`` on the chosen text of each pair (causal LM), with the recording callback.
+
+    ``trap_token``: that token's input embedding is set to inf (untied head), so any row containing it makes
+    the loss and the gradients non-finite."""
     import datasets
-    import numpy as np
+    import torch
     from transformers import DataCollatorForLanguageModeling, Trainer
 
     from pairaudit.integrations import PairauditCallback
+    from pairaudit.trace.rows import record_rows
 
     tok = tokenizer()
     ds = datasets.load_dataset("json", data_files=str(data), split="train")
     ds = ds.map(lambda ex: tok(ex["chosen"], truncation=True, max_length=24), remove_columns=ds.column_names)
-    callbacks = [PairauditCallback(np.arange(len(ds)), data=str(data), **(callback_kwargs or {}))]
+    callbacks = [PairauditCallback(record_rows(data), data=str(data), **(callback_kwargs or {}))]
     if crash_at is not None:
         callbacks.append(crash_callback(crash_at))
-    trainer = Trainer(model=tiny_llama(tok), args=sft_args(out, **args_kw), train_dataset=ds,
+    model = tiny_llama(tok, tie=trap_token is None)
+    if trap_token is not None:
+        with torch.no_grad():
+            model.get_input_embeddings().weight[trap_token] = float("inf")
+    trainer = Trainer(model=model, args=sft_args(out, **args_kw), train_dataset=ds,
                       data_collator=DataCollatorForLanguageModeling(tok, mlm=False), callbacks=callbacks)
     try:
         trainer.train(resume_from_checkpoint=resume)
@@ -113,6 +121,7 @@ def train_dpo(out: Path, data: Path, init: Path, *, max_length: int, resume: str
     ds = datasets.load_dataset("json", data_files=str(data), split="train")
     if "metadata" in ds.column_names:
         ds = ds.remove_columns(["metadata"])
+    ds = ds.map(lambda _, i: {"row": i}, with_indices=True)  # the source row, carried through TRL's filter
     base = dict(per_device_train_batch_size=2, gradient_accumulation_steps=2, num_train_epochs=2, seed=4321,
                 logging_steps=1, save_steps=10, report_to=[], use_cpu=True, disable_tqdm=True, max_length=max_length,
                 learning_rate=1e-3)

@@ -229,6 +229,8 @@ def trace(run_dir: str | Path, data: str | Path, *, out: str | Path | None = Non
             info[r]["text"] = {k: explain.excerpt(rec.data.get(k)) for k in ("prompt", "chosen", "rejected")
                                if k in rec.data}
     for ev in events:
+        if not isinstance(ev.get("step"), int) or not first <= ev["step"] <= last:
+            continue  # after a non-finite update every row's output is non-finite: only the window counts
         for seq in ev.get("sequences") or []:
             if seq.get("row") in info:
                 info[seq["row"]].setdefault("recorded", []).append({"step": ev.get("step"), "side": seq.get("side")})
