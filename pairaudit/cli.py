@@ -245,7 +245,7 @@ def trace_cmd(
                                                  "pairaudit-record/).")],
     data: Annotated[str, typer.Option("--data", help="The training data, as for scan (rows are its row numbers).")],
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Output folder for trace.json, the scan and "
-                   "report.html (default RUN_DIR/pairaudit-trace).")] = None,
+                   "report.html (default: the --audit folder, else RUN_DIR/pairaudit-trace).")] = None,
     audit: Annotated[Path | None, typer.Option(help="An existing `pairaudit scan` output of the same data (else the "
                      "scan runs into --out).")] = None,
     settings: Annotated[Path | None, typer.Option("--settings", help="JSON/TOML file of trainer settings (seed, "

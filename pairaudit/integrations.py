@@ -183,7 +183,7 @@ class PairauditCallback(TrainerCallback):
                     dataset_length=self._settings.get("dataset_length"),
                     rows="source" if self.source_rows is not None else "trainer_index",
                     data=str(self.data) if self.data else meta.get("data"),
-                    trainer_class=meta.get("trainer_class"), recording=self.enabled or meta.get("recording", False))
+                    recording=self.enabled or meta.get("recording", False))
         write_json_atomic(meta_path, meta)
 
     def _patch_dataset(self, dataset: Any) -> None:
@@ -219,10 +219,13 @@ class PairauditCallback(TrainerCallback):
         grads = [p.grad for p in model.parameters() if p.grad is not None]
         if not grads:
             return
-        norms = torch._foreach_norm(grads)
-        total = torch.stack([n.float() for n in norms])
-        if not bool(torch.isfinite(total).all()):
-            self.bad_grad = f"{int((~torch.isfinite(total)).sum())} of {len(grads)} parameter gradients non-finite"
+        try:  # one fused kernel (what clip_grad_norm_ uses); per tensor where it is unavailable
+            norms = torch.stack([n.float() for n in torch._foreach_norm(grads)])
+        except (AttributeError, RuntimeError):
+            norms = torch.stack([g.detach().float().norm() for g in grads])
+        finite = torch.isfinite(norms)
+        if not bool(finite.all()):
+            self.bad_grad = f"{int((~finite).sum())} of {len(grads)} parameter gradients non-finite"
             if self.on_nonfinite == "stop":
                 model.zero_grad(set_to_none=True)  # the optimizer skips them: weights stay those of the last step
 

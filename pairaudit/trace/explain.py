@@ -114,7 +114,6 @@ def dpo_scores(pairs: dict[int, Any], *, policy: str, reference: str | None, bet
                max_length: int | None, truncation_mode: str, device: str = "auto", precision: str = "fp32",
                cache_dir: Path | None = None, log: Callable[[str], None] | None = None) -> dict[int, dict[str, Any]]:
     """Policy (and reference) summed log-probs and the DPO logit of each pair, with fp16/bf16 limits marked."""
-    from pairaudit.models.reference import LogpScorer, PairLogps, dpo_logits
     from pairaudit.tokenize import DPOTokenizer, load_tokenizer
 
     rows = sorted(pairs)
@@ -124,6 +123,16 @@ def dpo_scores(pairs: dict[int, Any], *, policy: str, reference: str | None, bet
     dtok = DPOTokenizer(tok, spec, max_length=max_length, max_prompt_length=None, max_completion_length=None,
                         truncation_mode=truncation_mode)
     plist = [pairs[r] for r in rows]
+    with np.errstate(invalid="ignore"):  # NaN log-probs are a result here, not an accident
+        return _score(rows, plist, dtok, policy=policy, reference=reference, beta=beta, device=device,
+                      precision=precision, cache_dir=cache_dir, log=log)
+
+
+def _score(rows: list[int], plist: list[Any], dtok: Any, *, policy: str, reference: str | None, beta: float,
+           device: str, precision: str, cache_dir: Path | None, log: Callable[[str], None] | None
+           ) -> dict[int, dict[str, Any]]:
+    from pairaudit.models.reference import LogpScorer, PairLogps, dpo_logits
+
     pol = LogpScorer(policy, cache_dir=cache_dir, device=device, precision=precision, dpo_tokenizer=dtok,
                      log=log, role="policy").score_pairs(plist)
     ref: PairLogps | None = None

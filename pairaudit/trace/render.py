@@ -123,6 +123,15 @@ def _safe(obj: Any) -> Any:
     return str(obj)
 
 
+def _flags(findings: list[dict[str, Any]]) -> list[str]:
+    """Flag findings as ``check (fields)``; drop findings are already in the reasons."""
+    fields: dict[str, list[str]] = {}
+    for f in findings:
+        if f.get("action") != "drop":
+            fields.setdefault(f["check"], []).extend([f["field"]] if f.get("field") else [])
+    return [f"{c} ({', '.join(v)})" if v else c for c, v in fields.items()]
+
+
 def print_trace(doc: dict[str, Any], console: Any, out_dir: Path) -> None:
     """The terminal view of a trace (rich)."""
     from rich.markup import escape
@@ -161,8 +170,7 @@ def print_trace(doc: dict[str, Any], console: Any, out_dir: Path) -> None:
                    if tok.get("truncated") else "")) if tok else "-"
         dpo = r.get("dpo") or {}
         logit = dpo.get("logit")
-        why = list(r.get("reasons") or []) + [f"{f['check']}({f.get('action')})" for f in r.get("findings") or []
-                                              if f.get("action") != "drop"]
+        why = list(r.get("reasons") or []) + _flags(r.get("findings") or [])
         mark = "[bold red]" if r["row"] in doc["culprits"] else ""
         table.add_row(f"{mark}{r['row']}", r["window"], ",".join(map(str, r["steps"])), str(r["evidence"]), toks,
                       "-" if logit is None else (f"{logit:+.2f}" if isinstance(logit, float) else str(logit)),

@@ -65,9 +65,8 @@ def _trainer_kind(s: settings.TraceSettings, hist: history.History | None) -> No
     if s.trainer != "auto":
         return
     dpo = hist is not None and any(k in e for e in hist.entries for k in DPO_KEYS)
-    s.values["trainer"] = "trl-dpo" if dpo else "transformers"
-    s.notes.append(f"trainer={s.values['trainer']} inferred from log_history "
-                   f"({'DPO metrics' if dpo else 'no DPO metrics'} logged)")
+    s.set("trainer", "trl-dpo" if dpo else "transformers",
+          f"inferred from log_history ({'DPO metrics' if dpo else 'no DPO metrics'} logged)")
 
 
 def _record_event(events: list[dict[str, Any]]) -> history.Event | None:
@@ -141,7 +140,7 @@ def trace(run_dir: str | Path, data: str | Path, *, out: str | Path | None = Non
     if not run_dir.is_dir():
         raise InputError(f"run folder {run_dir} does not exist", fix="pass the trainer's output_dir")
     data = str(data)
-    out_dir = Path(out) if out is not None else run_dir / "pairaudit-trace"
+    out_dir = Path(out) if out is not None else Path(audit) if audit is not None else run_dir / "pairaudit-trace"
     rec_dir = run_dir / record.RECORD_DIR
     table, meta, events = None, None, []
     if use_record and (rec_dir / record.META).exists():

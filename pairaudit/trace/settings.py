@@ -39,7 +39,7 @@ SPEC: dict[str, tuple[Any, bool, str]] = {
     "max_length": (1024, True, "DPOConfig.max_length (rows whose prompt reaches it are dropped)"),
     "truncation_mode": ("keep_start", True, "DPOConfig.truncation_mode"),
     "tokenizer": (None, True, "training tokenizer (folder/id/gguf); default: the run's saved tokenizer"),
-    "columns": ({}, True, "column mapping canonical=source, as for scan"),
+    "columns": ({}, False, "column mapping canonical=source, as for scan"),
     "logging_steps": (500, False, "steps per log_history entry"),
     "logging_nan_inf_filter": (True, False, "the logged loss hides non-finite steps"),
     "beta": (0.1, False, "DPO beta"),
