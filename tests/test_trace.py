@@ -335,3 +335,15 @@ def test_cli_trace_errors_name_the_problem(tmp_path: Path) -> None:
     (tmp_path / "run").mkdir()
     res = CliRunner().invoke(app, ["trace", str(tmp_path / "run"), "--data", str(UF)])
     assert res.exit_code == 2 and "trainer_state.json" in res.output
+
+
+def test_trace_of_a_clean_run_says_there_is_nothing_to_trace(tmp_path: Path) -> None:
+    from pairaudit.trace.run import trace
+
+    run = tmp_path / "run" / "checkpoint-40"
+    run.mkdir(parents=True)
+    (run / "trainer_state.json").write_text(json.dumps({"global_step": 40, "log_history": _log(40)}))
+    data = write_jsonl(tmp_path / "d.jsonl", _slice(UF, 3))
+    res = trace(tmp_path / "run", data, log=lambda m: None)
+    assert not res.found and res.doc["status"] == "no_failure" and "ends at step 40" in res.doc["summary"]
+    assert json.loads((tmp_path / "run" / "pairaudit-trace" / "trace.json").read_text())["status"] == "no_failure"

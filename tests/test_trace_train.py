@@ -111,9 +111,15 @@ def test_trainer_record_equals_reconstruction_after_resume(sft_run: tuple[Path, 
     rebuilt, sched = order.reconstruct(s, len(source_rows))
     _assert_same(table, rebuilt.with_rows(source_rows))
     assert sched.max_steps == 30
-    # a wrong setting is caught by the run's own logged epochs
-    res = trace(run, data, step=20, use_record=False, assignments={"gradient_accumulation_steps": 3},
-                skip=["near_duplicate_pair"], render_html=False, log=lambda m: None)
+    # the same through `trace` itself (reconstructing), and a wrong setting caught by the run's logged epochs
+    known = {"gradient_accumulation_steps": 2, "seed": 1234, "resumed_at": [10]}
+    res = trace(run, data, step=20, use_record=False, assignments=known, skip=["near_duplicate_pair"],
+                out=run / "t", render_html=False, log=lambda m: None)
+    assert res.doc["order"]["source"] == "reconstructed" and res.doc["order"]["checks"] == []
+    assert res.doc["window"]["steps"]["20"] == table.per_step()[20]
+    assert res.doc["contrast"]["steps"]["19"] == table.per_step()[19]
+    res = trace(run, data, step=20, use_record=False, assignments={**known, "gradient_accumulation_steps": 3},
+                skip=["near_duplicate_pair"], out=run / "t", render_html=False, log=lambda m: None)
     assert any("logged epoch" in c for c in res.doc["order"]["checks"])
 
 

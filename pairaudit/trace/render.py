@@ -35,8 +35,12 @@ def build_doc(*, status: str, common: dict[str, Any], event: Any = None, window:
               policy: dict[str, Any] | None = None, audit: str | None = None) -> dict[str, Any]:
     doc: dict[str, Any] = {"pairaudit_version": __version__, "status": status, **common}
     if status != "found" or event is None or window is None or steps is None or info is None:
-        doc["summary"] = ("no logged value is non-finite or jumps in this run's log_history, and no recorded event: "
-                          "nothing to trace (use --step N to look at a given step)")
+        last = doc.get("last_logged_step")
+        doc["summary"] = ("no logged value is non-finite or jumps in this run's log_history"
+                          + (f" (it ends at step {last}: trainer_state.json is saved with checkpoints, so a failure "
+                             "after the last one is not in it)" if last is not None else "")
+                          + ", and no recorded event: nothing to trace (use --step N to look at a given step, and "
+                          "the recording callback for the next run)")
         return doc
     first, last = window
     in_window = set(window_rows or [])

@@ -168,6 +168,8 @@ def trace(run_dir: str | Path, data: str | Path, *, out: str | Path | None = Non
                   "first_nonfinite": hist.first_nonfinite.to_json() if hist and hist.first_nonfinite else None,
                   "first_jump": hist.first_jump.to_json() if hist and hist.first_jump else None}
     if event is None:
+        last_logged = hist.entries[-1]["step"] if hist and hist.entries else None
+        doc_common["last_logged_step"] = last_logged
         doc = build_doc(status="no_failure", common=doc_common)
         write_outputs(doc, out_dir, render_html=False)
         return TraceResult(doc, out_dir)
