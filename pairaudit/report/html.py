@@ -92,7 +92,9 @@ def build_html(folder: OutputFolder, *, max_examples: int = 5) -> str:
         "profile": profile_rows(folder),
         "plots": plots_or_none,
     }
-    return environment().get_template("report.html").render(ctx)
+    from pairaudit.report.trace_section import add_trace_section
+
+    return add_trace_section(environment().get_template("report.html").render(ctx), folder.path)
 
 
 def _pretty(obj: Any) -> str:

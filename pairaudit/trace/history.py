@@ -1,0 +1,149 @@
+"""``log_history`` analysis: the first logged training value that is non-finite or jumps.
+
+``trainer_state.json`` is written into each ``checkpoint-N/`` (and into the output folder by
+``trainer.save_state()``); the one with the highest ``global_step`` holds the longest history. Its
+``log_history`` has one entry per logging step (``logging_steps``). A training entry's ``loss`` and TRL's
+metrics (``rewards/margins``, ``logits/chosen``, ...) average every micro-batch since the previous entry, so
+a value logged at step s covers the window ``(previous logged step, s]``; ``grad_norm`` is that of step s
+alone, but a non-finite update poisons every later step, so the first failing step can be anywhere in the
+window. With ``logging_nan_inf_filter`` (the default) transformers replaces a non-finite loss by the running
+mean before logging it: then the loss hides the failure and ``grad_norm`` / the DPO metrics show it.
+
+A jump is a value whose robust z-score (median / MAD of the previous ``JUMP_HISTORY`` values of the same
+metric, scale floored at 1% of the median) exceeds ``jump_z``; only upward jumps of ``loss`` and ``grad_norm``
+are looked for by default (DPO metrics drift by design).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pairaudit.errors import InputError
+
+SKIP_KEYS = {"step", "epoch", "learning_rate", "num_tokens", "num_input_tokens_seen", "total_flos"}
+JUMP_METRICS = ("loss", "grad_norm")
+JUMP_HISTORY = 50
+MIN_HISTORY = 5
+
+
+@dataclass
+class Event:
+    """The first failing logging window."""
+
+    kind: str  # nonfinite | jump | chosen (a step the user asked for)
+    step: int  # the logged step
+    first_step: int  # first step of the window the logged values cover
+    metrics: dict[str, float] = field(default_factory=dict)
+    detail: str = ""
+    source: str = "log_history"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "step": self.step, "first_step": self.first_step, "last_step": self.step,
+                "metrics": {k: _num(v) for k, v in sorted(self.metrics.items())}, "detail": self.detail,
+                "source": self.source}
+
+
+@dataclass
+class History:
+    entries: list[dict[str, Any]]  # training entries, by step
+    state_path: Path | None
+    event: Event | None
+    first_nonfinite: Event | None
+    first_jump: Event | None
+
+    def window_of(self, step: int) -> tuple[int, int]:
+        """(first, last) step of the logging window that contains ``step``."""
+        logged = [e["step"] for e in self.entries]
+        prev = 0
+        for s in logged:
+            if s >= step:
+                return prev + 1, s
+            prev = s
+        return prev + 1, step
+
+    def previous_window(self, first: int) -> tuple[int, int] | None:
+        if first <= 1:
+            return None
+        return self.window_of(first - 1)
+
+
+def _num(v: float) -> float | str:
+    return v if math.isfinite(v) else str(v)
+
+
+def find_state(run_dir: Path) -> tuple[dict[str, Any] | None, Path | None]:
+    """The ``trainer_state.json`` with the highest ``global_step`` in ``run_dir`` or its checkpoints."""
+    best: tuple[int, Path, dict[str, Any]] | None = None
+    for path in [run_dir / "trainer_state.json", *run_dir.glob("checkpoint-*/trainer_state.json")]:
+        if not path.is_file():
+            continue
+        try:
+            state = json.loads(path.read_text(encoding="utf-8"))  # accepts NaN / Infinity literals
+        except (OSError, ValueError) as exc:
+            raise InputError(f"{path} is not readable JSON: {exc}", fix="pass --log with a valid trainer_state.json") from exc
+        key = int(state.get("global_step") or 0), len(state.get("log_history") or [])
+        if best is None or key > (best[0], len(best[2].get("log_history") or [])):
+            best = (key[0], path, state)
+    return (best[2], best[1]) if best else (None, None)
+
+
+def training_entries(log_history: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per-logging-step training entries (evaluation entries and the final summary left out), one per step."""
+    out: dict[int, dict[str, Any]] = {}
+    for e in log_history:
+        if not isinstance(e, dict) or "step" not in e:
+            continue
+        if any(str(k).startswith(("eval_", "test_")) for k in e) or "train_runtime" in e:
+            continue
+        vals = {k: v for k, v in e.items() if k not in SKIP_KEYS and _is_number(v)}
+        if not vals:
+            continue
+        out.setdefault(int(e["step"]), {"step": int(e["step"]), "epoch": e.get("epoch")}).update(vals)
+    return [out[s] for s in sorted(out)]
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def analyse(log_history: list[dict[str, Any]], *, state_path: Path | None = None, jump_z: float = 10.0,
+            jump_metrics: tuple[str, ...] = JUMP_METRICS) -> History:
+    entries = training_entries(log_history)
+    first_bad: Event | None = None
+    first_jump: Event | None = None
+    past: dict[str, list[float]] = {}
+    prev_step = 0
+    for e in entries:
+        values = {k: float(v) for k, v in e.items() if k not in ("step", "epoch")}
+        bad = {k: v for k, v in values.items() if not math.isfinite(v)}
+        if bad and first_bad is None:
+            first_bad = Event("nonfinite", e["step"], prev_step + 1, bad,
+                              "non-finite " + ", ".join(f"{k}={v}" for k, v in sorted(bad.items())))
+        if first_jump is None and first_bad is None:
+            jumps = {}
+            for k in jump_metrics:
+                hist = past.get(k, [])[-JUMP_HISTORY:]
+                if k in values and math.isfinite(values[k]) and len(hist) >= MIN_HISTORY:
+                    med = float(np.median(hist))
+                    scale = max(1.4826 * float(np.median(np.abs(np.asarray(hist) - med))), 0.01 * abs(med), 1e-8)
+                    z = (values[k] - med) / scale
+                    if z > jump_z:
+                        jumps[k] = values[k]
+                        jumps[f"{k}_robust_z"] = round(z, 2)
+            if jumps:
+                first_jump = Event("jump", e["step"], prev_step + 1, jumps, "jump " + ", ".join(
+                    f"{k}={v:.4g} (robust z {jumps[k + '_robust_z']:.1f} > {jump_z:g})" for k, v in jumps.items()
+                    if not k.endswith("_robust_z")))
+        for k, v in values.items():
+            if math.isfinite(v):
+                past.setdefault(k, []).append(v)
+        prev_step = e["step"]
+    candidates = [ev for ev in (first_bad, first_jump) if ev is not None]
+    event = min(candidates, key=lambda ev: ev.step) if candidates else None
+    return History(entries, state_path, event, first_bad, first_jump)
