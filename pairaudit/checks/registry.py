@@ -9,13 +9,13 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from pairaudit.checks import empty, encoding, identical, length, malformed, mismatch, padding, vocab
+from pairaudit.checks import empty, encoding, identical, length, malformed, mismatch, padding, trainer, vocab
 from pairaudit.checks.base import CheckInfo, PairCheck, Stage
 from pairaudit.errors import ConfigError
 
 PAIR_CHECKS: tuple[type[PairCheck], ...] = (
     empty.EmptyPrompt, empty.EmptyResponse, padding.AllPadding, vocab.OutOfVocab, encoding.EncodingError,
-    length.TooLong, length.TruncationIdentical, identical.IdenticalPair, identical.NearIdenticalPair,
+    length.TooLong, trainer.DroppedByTrainer, length.TruncationIdentical, identical.IdenticalPair, identical.NearIdenticalPair,
     mismatch.PromptMismatch,
 )
 # whole-dataset stages, run in this order
