@@ -289,8 +289,8 @@ def assumptions(spec: ModelSpec | None, trainer: TrainerSettings, *, display: st
                            "sha256": spec.sha256 if spec else None, "bundled_default": bundled}
     notes = list(trainer.notes)
     if bundled:
-        notes.insert(0, f"lengths are in {BUNDLED_LM_NAME} tokens (the bundled default tokenizer), not your model's: "
-                        "pass --tokenizer with the tokenizer you train with (HF folder or id, or a .gguf file)")
+        notes.insert(0, f"lengths are in {BUNDLED_LM_NAME} tokens (the bundled default), not your model's: pass "
+                        "--tokenizer PATH|ID with your training tokenizer (tokenizer=... in Python)")
     if trainer.chosen_by.startswith("newest known"):
         notes.append(f"TRL is not installed here: assuming {trainer.profile.title}; pass --trainer trl==VERSION "
                      "for the TRL you train with")

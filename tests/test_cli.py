@@ -77,10 +77,10 @@ def test_policy_precedence_flag_over_file_over_default(tmp_path: Path) -> None:
 
 def test_fail_on_and_input_errors(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    res = runner.invoke(app, ["scan", str(EXAMPLE), "--out", str(out), "--only", ONLY, "-q",
+    res = runner.invoke(app, ["scan", str(EXAMPLE), "--out", str(out), "--only", ONLY, "-q", "--max-length", "256",
                               "--fail-on", "too_long>0.1%"])
     assert res.exit_code == 3
-    res = runner.invoke(app, ["scan", str(EXAMPLE), "--out", str(out), "--only", ONLY, "-q",
+    res = runner.invoke(app, ["scan", str(EXAMPLE), "--out", str(out), "--only", ONLY, "-q", "--max-length", "256",
                               "--fail-on", "too_long>50%"])
     assert res.exit_code == 0
     res = runner.invoke(app, ["scan", str(tmp_path / "missing.jsonl"), "--out", str(out)])
