@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pairaudit import trainers
 from pairaudit.checks.base import PairCheck
 from pairaudit.checks.registry import PAIR_CHECKS
 from pairaudit.config import ScanConfig
@@ -19,7 +20,6 @@ from pairaudit.hashing import pair_hash, side_digests
 from pairaudit.io.formats import Malformed, detect_format, normalise
 from pairaudit.io.readers import Record
 from pairaudit.policy import Policy
-from pairaudit import trainers
 from pairaudit.tokenize import DPOTokenizer, EncodedPair, load_tokenizer
 from pairaudit.types import Finding, Pair
 

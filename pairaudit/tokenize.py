@@ -20,7 +20,7 @@ from pairaudit import trainers
 from pairaudit.errors import ModelError
 from pairaudit.models.loading import ModelSpec, hub_error, resolve_model
 from pairaudit.trainers import TrainerSettings
-from pairaudit.types import Messages, Pair
+from pairaudit.types import Pair
 
 
 @dataclass(slots=True)

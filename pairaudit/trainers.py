@@ -107,7 +107,8 @@ def installed_trl() -> str | None:
 
 def profile_for_version(version: str) -> TrainerProfile:
     if not re.fullmatch(r"\d+(\.\d+){0,2}([.+-]?\w+)*", version.strip()):
-        raise ConfigError(f"TRL version {version!r} is not a version number", expected="e.g. trl==1.16.0")
+        raise ConfigError(f"--trainer trl=={version}: {version!r} is not a version number",
+                          expected="e.g. --trainer trl==1.16.0, or a profile name (see --help)")
     for p in PROFILES:
         if p.contains(version):
             return p

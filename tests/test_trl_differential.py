@@ -124,7 +124,7 @@ def assert_same_as_trl(rows: list[dict[str, Any]], tok: Any, spec: Any, tmp_path
     for start in range(0, len(examples), 32):
         part = examples[start:start + 32]
         batch = collator(part)
-        for j, ex in enumerate(part):
+        for j in range(len(part)):
             e = encs[kept[start + j]]
             assert _unpadded(batch, j) == dtok.kept_ids(e.prompt_ids, e.chosen_ids)
             assert _unpadded(batch, len(part) + j) == dtok.kept_ids(e.prompt_ids, e.rejected_ids)
@@ -148,7 +148,8 @@ def test_no_limit_keeps_and_truncates_nothing(smol: dict[str, Any], tmp_path: Pa
 
 def test_tokenizer_that_adds_bos(tmp_path: Path) -> None:
     """TRL >= 0.29 tokenizes standard text with the tokenizer's special tokens (here a BOS)."""
-    from tokenizers import Tokenizer, models, pre_tokenizers, processors, trainers as tk_trainers
+    from tokenizers import Tokenizer, models, pre_tokenizers, processors
+    from tokenizers import trainers as tk_trainers
 
     rows = DATA["ultrafeedback"][:60]
     bpe = Tokenizer(models.BPE(unk_token="<unk>"))
