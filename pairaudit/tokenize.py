@@ -71,16 +71,19 @@ def kept_sequence(prompt_ids: list[int], completion_ids: list[int], kept: tuple[
     """The (prompt, completion) token lists the trainer keeps, given ``kept`` from ``truncate``.
 
     Pass the run's ``max_prompt_length`` / ``max_completion_length`` (old TRL only) so the lists are
-    cut as the trainer cuts them; without them, ``completion_ids`` must already be capped and, under
-    keep_start with no completion token left, the prompt's first ``p`` tokens are returned.
+    cut as the trainer cuts them; without them, ``completion_ids`` must already be capped, and when
+    keep_start leaves no completion token the prompt's first ``p`` tokens are returned (exact unless a
+    ``max_prompt_length`` also cut that prompt; then no completion token is scored either way).
     """
     if max_prompt_length is not None:
         prompt_ids = prompt_ids[len(prompt_ids) - min(len(prompt_ids), max_prompt_length):]
     if max_completion_length is not None:
         completion_ids = completion_ids[:max_completion_length]
     p, c = kept
-    if truncation_mode == "keep_start":  # the sequence keeps its start: the prompt is cut only if c == 0
-        return prompt_ids[:p], completion_ids[:c]
+    if truncation_mode == "keep_start":  # max_length cuts into the prompt only when no completion token is left
+        if c > 0 or p >= len(prompt_ids):
+            return prompt_ids[len(prompt_ids) - p:], completion_ids[:c]
+        return prompt_ids[:p], []
     prompt = prompt_ids[len(prompt_ids) - p:] if p else []
     if c == 0:
         return prompt, []

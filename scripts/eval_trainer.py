@@ -4,8 +4,8 @@ For each data set, a real TRL ``DPOTrainer`` (the installed TRL, a tiny random m
 tokenizer, DPOConfig defaults unless --max-length / --truncation-mode say otherwise) prepares the rows;
 its collator truncates them. That is the truth: which rows TRL drops, its token ids, and which pairs
 become identical after truncation. pairaudit's default profile is compared with it (ids, drops,
-truncation_identical), next to pairaudit's earlier defaults (max_prompt_length 512, keep_end), which is
-what the issue measured as wrong.
+truncation_identical), next to pairaudit's earlier defaults (same max_length, max_prompt_length 512,
+keep_end), which is what the issue measured as wrong, and next to TRL < 1.9's rules (no row filter).
 
     PYTHONPATH=. HF_HUB_OFFLINE=1 python scripts/eval_trainer.py [--max-length 1024] [--truncation-mode keep_start]
 """
@@ -114,8 +114,10 @@ def main() -> int:
             ours = pairaudit_ids(rows, tok, spec, max_length, args.truncation_mode)
             same = sum(ours[i] == truth["ids"][i] for i in truth["kept"])
             new = pairaudit_rows(src, tmp / "new", max_length=max_length, truncation_mode=args.truncation_mode)
-            old = pairaudit_rows(src, tmp / "old", trainer="trl-0.20", max_length=1024, max_prompt_length=512,
+            old = pairaudit_rows(src, tmp / "old", trainer="trl-0.20", max_length=max_length, max_prompt_length=512,
                                  truncation_mode="keep_end")
+            nofilter = pairaudit_rows(src, tmp / "nofilter", trainer="trl-0.29", max_length=max_length,
+                                      truncation_mode=args.truncation_mode)
         dropped = set(range(len(rows))) - truth["kept"]
         print(f"\n{name}: {len(rows)} rows; TRL {truth['trl']} prepared them in {t_trl:.1f} s")
         print(f"  token ids identical to TRL's (prompt, chosen, rejected): {same} of {len(truth['kept'])} kept rows")
@@ -124,6 +126,8 @@ def main() -> int:
         print(agreement("default profile: identical", truth["identical"], new["truncation_identical"]))
         print(agreement("old defaults: dropped", dropped, old["dropped_by_trainer"]))
         print(agreement("old defaults: identical", truth["identical"], old["truncation_identical"]))
+        print(agreement("TRL < 1.9 rules: identical", dropped, nofilter["truncation_identical"])
+              + "   (no filter: those rows keep no completion token)")
         print(f"  too_long rows: default profile {len(new['too_long'])} ({len(new['too_long']) / len(rows):.1%}), "
               f"old defaults {len(old['too_long'])} ({len(old['too_long']) / len(rows):.1%})")
     return 0

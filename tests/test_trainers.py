@@ -131,6 +131,8 @@ def test_kept_sequence_cuts_like_trl() -> None:
     assert kept_sequence(prompt, comp, (10, 2), "keep_start") == (prompt, [100, 101])
     assert kept_sequence(prompt, comp, (1, 3), "keep_end") == ([9], [100, 101, 102])  # keep_end: the end
     assert kept_sequence(prompt, comp, (0, 2), "keep_end") == ([], [101, 102])
+    # TRL < 0.29 with max_prompt_length 6: the prompt keeps its end, also without the keyword
+    assert kept_sequence(prompt, comp, (6, 2), "keep_start") == ([4, 5, 6, 7, 8, 9], [100, 101])
     # TRL < 0.29: the prompt keeps its last 6 tokens, then keep_start keeps the first 5 of prompt + completion
     assert kept_sequence(prompt, comp, (5, 0), "keep_start", max_prompt_length=6, max_completion_length=2) == \
         ([4, 5, 6, 7, 8], [])
