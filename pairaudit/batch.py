@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pairaudit import trainers
 from pairaudit.checks.base import PairCheck
 from pairaudit.checks.encoding import strip_surrogates
 from pairaudit.checks.registry import PAIR_CHECKS
@@ -41,9 +42,10 @@ class BatchResult:
 
 class BatchProcessor:
     def __init__(self, cfg: ScanConfig, policy: Policy, columns: dict[str, str], fmt: str | None,
-                 cache_dir: Path) -> None:
+                 cache_dir: Path, trainer: trainers.TrainerSettings | None = None) -> None:
         self.cfg, self.policy, self.columns, self.fmt, self.cache_dir = cfg, policy, columns, fmt, cache_dir
         self.forced = cfg.format is not None  # a forced format applies to every row
+        self.trainer = trainer or trainers.resolve(cfg)
         self.tok: DPOTokenizer | None = None
         self.checks: list[PairCheck] = [cls(policy.params[cls.info.name], None) for cls in PAIR_CHECKS
                                         if cls.info.name in policy.enabled]
@@ -52,9 +54,7 @@ class BatchProcessor:
         if self.tok is None:
             cfg = self.cfg
             tok, spec = load_tokenizer(cfg.tokenizer, self.cache_dir, trust_remote_code=cfg.trust_remote_code)
-            self.tok = DPOTokenizer(tok, spec, max_length=cfg.max_length, max_prompt_length=cfg.max_prompt_length,
-                                    max_completion_length=cfg.max_completion_length,
-                                    truncation_mode=cfg.truncation_mode)
+            self.tok = DPOTokenizer(tok, spec, trainer=self.trainer)
             for chk in self.checks:
                 chk.tok = self.tok
         return self.tok
@@ -97,15 +97,16 @@ class BatchProcessor:
                 ok.append(p)
             except Exception as exc:  # noqa: BLE001 - chat templates raise anything
                 out.append(Finding(p.row, "malformed_record", None, None,
-                                   detail=f"the chat template failed on this row: {type(exc).__name__}: {exc}"))
+                                   detail=f"the trainer's preprocessing (chat template / prompt "
+                                          f"split) fails on this row: {type(exc).__name__}: {exc}"))
         enc_text = iter(tok.encode_rendered(rendered)) if rendered else iter(())
         return ok, [None if p.pretokenized else next(enc_text) for p in ok]
 
     @staticmethod
     def metrics(pair: Pair, enc: EncodedPair | None) -> dict[str, Any]:
         m: dict[str, Any] = {"row": pair.row, "pair_hash": pair_hash(side_digests(pair))}
-        if enc is not None:  # completion ids carry the appended EOS: count content tokens
-            lp, lc, lr = len(enc.prompt_ids), len(enc.chosen_ids) - 1, len(enc.rejected_ids) - 1
+        if enc is not None:  # content tokens: without the EOS the trainer appends
+            lp, lc, lr = enc.content_lengths()
         elif pair.ids is not None:
             lp = len(pair.ids.get("prompt_input_ids") or [])
             lc, lr = len(pair.ids["chosen_input_ids"]), len(pair.ids["rejected_input_ids"])

@@ -72,6 +72,13 @@ def _check_fail_on(limits: list[tuple[str, float]], cfg: object) -> None:
                               "always pass", fix=f"enable it (e.g. --only ...,{check}) or drop the gate")
 
 
+def _limit(value: str | None, option: str) -> int | str | None:
+    """A length option: not given = "auto" (the trainer's default), "none" = no limit, else a positive int."""
+    from pairaudit.trainers import AUTO, parse_limit
+
+    return AUTO if value is None else parse_limit(value, option)
+
+
 def _version(value: bool) -> None:
     if value:
         typer.echo(f"pairaudit {__version__}")
@@ -79,7 +86,7 @@ def _version(value: bool) -> None:
 
 
 @app.callback()
-def main(version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+def main(version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, metavar="",
                                                help="Print the version and exit.")] = False) -> None:
     """pairaudit: find the pairs that make preference training diverge, before training."""
 
@@ -108,67 +115,86 @@ def _fail(exc: PairauditError) -> None:
     raise typer.Exit(exc.exit_code)
 
 
+CHECKS = "CHECK[,CHECK...]"
+
+
 @app.command()
 def scan(
-    source: Annotated[str, typer.Argument(help="A .jsonl/.jsonl.gz/.json/.parquet file or folder, a save_to_disk "
-                                               "folder, or a Hugging Face dataset id.")],
-    out: Annotated[Path, typer.Option("--out", "-o", help="Output folder (created; files replaced atomically).")]
+    source: Annotated[str, typer.Argument(metavar="SOURCE", help="A .jsonl / .jsonl.gz / .json / .parquet file or "
+                                          "folder, a save_to_disk folder, or a Hugging Face dataset id.")],
+    out: Annotated[Path, typer.Option("--out", "-o", metavar="DIR",
+                                      help="Output folder (created; files replaced atomically).")]
     = Path("pairaudit-out"),
-    format: Annotated[str | None, typer.Option("--format", help="Force the format: standard, conversational, "
-                      "implicit_conversational, implicit_hh, pretokenized, pairwise_label.")] = None,
-    columns: Annotated[str | None, typer.Option("--columns", help="Column mapping canonical=source, e.g. "
-                       "'prompt=question,chosen=response_a,rejected=response_b'.")] = None,
-    split: Annotated[str, typer.Option(help="Split of a dataset dict / hub dataset.")] = "train",
-    subset: Annotated[str | None, typer.Option(help="Hub dataset configuration (subset).")] = None,
-    tokenizer: Annotated[str | None, typer.Option(help="Training tokenizer: HF folder or id, or a .gguf file. "
-                         "Default: the bundled SmolLM2-135M-Instruct GGUF.")] = None,
-    max_length: Annotated[int | None, typer.Option(help="Trainer max_length (prompt + completion).")] = 1024,
-    max_prompt_length: Annotated[int | None, typer.Option(help="Trainer max_prompt_length.")] = 512,
-    max_completion_length: Annotated[int | None, typer.Option(help="Trainer max_completion_length.")] = None,
-    truncation_mode: Annotated[str, typer.Option(help="keep_end or keep_start (TRL DPOConfig).")] = "keep_end",
-    only: Annotated[list[str] | None, typer.Option(help="Run only these checks (comma-separated or repeated).")]
+    format: Annotated[str | None, typer.Option("--format", metavar="FORMAT", help="Force the format: standard, "
+                      "conversational, implicit_conversational, implicit_hh, pretokenized or pairwise_label.")]
     = None,
-    skip: Annotated[list[str] | None, typer.Option(help="Do not run these checks.")] = None,
-    drop: Annotated[list[str] | None, typer.Option(help="Drop rows with findings of these checks.")] = None,
-    flag: Annotated[list[str] | None, typer.Option(help="Only flag (keep) rows with findings of these checks.")]
-    = None,
-    flip: Annotated[list[str] | None, typer.Option(help="Keep rows with findings of these checks but swap chosen "
-                    "and rejected in the cleaned output (e.g. likely_flipped).")] = None,
-    set_: Annotated[list[str] | None, typer.Option("--set", help="Threshold override CHECK.PARAM=VALUE "
-                    "(see `pairaudit checks`).")] = None,
-    config: Annotated[Path | None, typer.Option(help="TOML/JSON config file; command-line flags win over it.")]
-    = None,
-    embedder: Annotated[str | None, typer.Option(help="sentence-transformers folder or id for near-duplicates. "
-                        "Default: bundled all-MiniLM-L6-v2.")] = None,
-    embed_batch_size: Annotated[int, typer.Option(help="Embedding batch size.")] = 64,
+    columns: Annotated[str | None, typer.Option("--columns", metavar="NAME=COL,...", help="Map source columns to "
+                       "canonical names: comma-separated NAME=COLUMN pairs, e.g. chosen=a,rejected=b.")] = None,
+    split: Annotated[str, typer.Option(metavar="SPLIT", help="Split of a dataset dict / hub dataset.")] = "train",
+    subset: Annotated[str | None, typer.Option(metavar="NAME", help="Hub dataset configuration (subset).")] = None,
+    tokenizer: Annotated[str | None, typer.Option(metavar="PATH|ID", help="Training tokenizer: HF folder or id, "
+                         "or a .gguf file. Default: the bundled SmolLM2-135M-Instruct (lengths are then in its "
+                         "tokens, not your model's).")] = None,
+    trainer: Annotated[str, typer.Option(metavar="NAME", help="Trainer whose tokenization, truncation and row "
+                       "filters to reproduce: trl (the installed TRL; the newest known if none), trl==VERSION, "
+                       "or a profile: trl-1.14.2, trl-1.9, trl-0.29, trl-0.27.2 (= trl-legacy), trl-0.20.")]
+    = "trl",
+    max_length: Annotated[str | None, typer.Option(metavar="N|none", help="Trainer max_length (prompt + "
+                          "completion); none = no limit. Default: the trainer's (TRL: 1024).")] = None,
+    max_prompt_length: Annotated[str | None, typer.Option(metavar="N|none", help="Trainer max_prompt_length "
+                                 "(TRL < 0.29 only; its default 512).")] = None,
+    max_completion_length: Annotated[str | None, typer.Option(metavar="N|none", help="Trainer "
+                                     "max_completion_length (TRL < 0.29 only; default none).")] = None,
+    truncation_mode: Annotated[str | None, typer.Option(metavar="MODE", help="keep_start or keep_end: which end "
+                               "of prompt + completion max_length keeps. Default: the trainer's (TRL >= 0.29: "
+                               "keep_start; older: keep_end).")] = None,
+    only: Annotated[list[str] | None, typer.Option(metavar=CHECKS, help="Run only these checks (comma-separated "
+                    "or repeated; see `pairaudit checks`).")] = None,
+    skip: Annotated[list[str] | None, typer.Option(metavar=CHECKS, help="Do not run these checks.")] = None,
+    drop: Annotated[list[str] | None, typer.Option(metavar=CHECKS, help="Drop rows with findings of these "
+                    "checks.")] = None,
+    flag: Annotated[list[str] | None, typer.Option(metavar=CHECKS, help="Only flag (keep) rows with findings of "
+                    "these checks.")] = None,
+    flip: Annotated[list[str] | None, typer.Option(metavar=CHECKS, help="Keep rows with findings of these checks "
+                    "but swap chosen and rejected in the cleaned output (e.g. likely_flipped).")] = None,
+    set_: Annotated[list[str] | None, typer.Option("--set", metavar="CHECK.PARAM=VALUE", help="Threshold override, "
+                    "e.g. length_outlier.max_z=4 (see `pairaudit checks --verbose`).")] = None,
+    config: Annotated[Path | None, typer.Option(metavar="FILE", help="TOML/JSON config file; command-line flags "
+                      "win over it.")] = None,
+    embedder: Annotated[str | None, typer.Option(metavar="PATH|ID", help="sentence-transformers model for "
+                        "near-duplicates. Default: the bundled all-MiniLM-L6-v2.")] = None,
+    embed_batch_size: Annotated[int, typer.Option(metavar="N", help="Embedding batch size.")] = 64,
     fast: Annotated[bool, typer.Option("--fast", help="Near duplicates from the static (model2vec) embedding "
                     "model alone: no transformer is loaded (same as --embed-mode static).")] = False,
-    embed_mode: Annotated[str, typer.Option(help="Near duplicates: auto (= hybrid: a static model distilled from "
-                          "the embedder finds candidates, the embedder decides), static, or transformer (the "
-                          "embedder embeds every text).")] = "auto",
-    precision: Annotated[str, typer.Option(help="auto (bf16 on CUDA / bf16-capable CPUs), fp32, bf16 or fp16.")]
-    = "auto",
-    reference: Annotated[str | None, typer.Option(help="Reference causal LM (folder, id or .gguf); enables "
-                         "likely_flipped. 'default' = bundled SmolLM2.")] = None,
-    reward_model: Annotated[str | None, typer.Option(help="Sequence-classification reward model.")] = None,
-    policy: Annotated[str | None, typer.Option(help="Policy checkpoint: real DPO logits for dpo_overflow_risk.")]
-    = None,
-    beta: Annotated[float, typer.Option(help="DPO beta.")] = 0.1,
-    reference_max_rows: Annotated[int | None, typer.Option(help="Score at most this many rows with the "
-                                  "reference model (a deterministic sample).")] = None,
-    device: Annotated[str, typer.Option(help="auto, cpu, cuda, cuda:N.")] = "auto",
-    decisions: Annotated[Path | None, typer.Option(help="Review decisions file to apply (OUT/decisions.jsonl "
-                         "is always applied).")] = None,
-    fail_on: Annotated[list[str] | None, typer.Option(help="Exit 3 when a check's row rate exceeds a limit, "
-                       "e.g. 'duplicate_pair>0.05' or 'likely_flipped>10%'.")] = None,
-    batch_size: Annotated[int, typer.Option(help="Rows per streaming batch.")] = 1000,
-    engine: Annotated[str, typer.Option(help="local (default) or ray: the same stages on Ray Data.")] = "local",
-    ray_address: Annotated[str | None, typer.Option(help="Ray cluster address (default: start a local Ray).")]
-    = None,
-    ray_workers: Annotated[int | None, typer.Option(help="Ray actor pool size (default: cluster CPUs - 1).")]
-    = None,
-    trust_remote_code: Annotated[bool, typer.Option(help="Allow custom model code (off by default).")] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or summary.")] = False,
+    embed_mode: Annotated[str, typer.Option(metavar="MODE", help="Near duplicates: auto (= hybrid: a static model "
+                          "distilled from the embedder finds candidates, the embedder decides), static, or "
+                          "transformer (the embedder embeds every text).")] = "auto",
+    precision: Annotated[str, typer.Option(metavar="PRECISION", help="auto, fp32, bf16 or fp16 (auto: bf16 on "
+                         "CUDA and bf16-capable CPUs).")] = "auto",
+    reference: Annotated[str | None, typer.Option(metavar="PATH|ID", help="Reference causal LM (folder, id or "
+                         ".gguf); enables likely_flipped. 'default' = the bundled SmolLM2.")] = None,
+    reward_model: Annotated[str | None, typer.Option(metavar="PATH|ID", help="Sequence-classification reward "
+                            "model.")] = None,
+    policy: Annotated[str | None, typer.Option(metavar="PATH", help="Policy checkpoint: real DPO logits for "
+                      "dpo_overflow_risk.")] = None,
+    beta: Annotated[float, typer.Option(metavar="FLOAT", help="DPO beta.")] = 0.1,
+    reference_max_rows: Annotated[int | None, typer.Option(metavar="N", help="Score at most this many rows with "
+                                  "the reference model (a deterministic sample).")] = None,
+    device: Annotated[str, typer.Option(metavar="DEVICE", help="auto, cpu, cuda or cuda:N.")] = "auto",
+    decisions: Annotated[Path | None, typer.Option(metavar="FILE", help="Review decisions file to apply "
+                         "(OUT/decisions.jsonl is always applied).")] = None,
+    fail_on: Annotated[list[str] | None, typer.Option(metavar="CHECK>RATE", help="Exit 3 when a check's row rate "
+                       "exceeds a limit, e.g. 'duplicate_pair>0.05' or 'likely_flipped>10%'.")] = None,
+    batch_size: Annotated[int, typer.Option(metavar="N", help="Rows per streaming batch.")] = 1000,
+    engine: Annotated[str, typer.Option(metavar="ENGINE", help="local, or ray: the same stages on Ray Data.")]
+    = "local",
+    ray_address: Annotated[str | None, typer.Option(metavar="ADDRESS", help="Ray cluster address (default: "
+                           "start a local Ray).")] = None,
+    ray_workers: Annotated[int | None, typer.Option(metavar="N", help="Ray actor pool size (default: cluster "
+                           "CPUs - 1).")] = None,
+    trust_remote_code: Annotated[bool, typer.Option("--trust-remote-code", metavar="", help="Allow custom model code (off "
+                                 "by default).")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", metavar="", help="No progress bar or summary.")] = False,
 ) -> None:
     """Audit SOURCE and write clean/dropped data, findings, scores and a report to --out."""
     from pairaudit.config import ScanConfig
@@ -178,10 +204,13 @@ def scan(
         limits = _parse_fail_on(fail_on)
         cfg = ScanConfig(
             format=format, columns=parse_columns(columns), split=split, subset=subset, tokenizer=tokenizer,
-            max_length=max_length, max_prompt_length=max_prompt_length, max_completion_length=max_completion_length,
-            truncation_mode=truncation_mode, batch_size=batch_size, only=_names(only) or None, skip=_names(skip),
+            trainer=trainer, max_length=_limit(max_length, "--max-length"),
+            max_prompt_length=_limit(max_prompt_length, "--max-prompt-length"),
+            max_completion_length=_limit(max_completion_length, "--max-completion-length"),
+            truncation_mode=truncation_mode or "auto", batch_size=batch_size, only=_names(only) or None, skip=_names(skip),
             drop=_names(drop), flag=_names(flag), flip=_names(flip), thresholds=_parse_set(set_), embedder=embedder,
-            embed_mode="static" if fast else embed_mode, embed_batch_size=embed_batch_size, precision=precision, reference=reference, reward_model=reward_model,
+            embed_mode="static" if fast else embed_mode, embed_batch_size=embed_batch_size, precision=precision,
+            reference=reference, reward_model=reward_model,
             policy=policy, beta=beta, reference_max_rows=reference_max_rows, device=device,
             decisions=str(decisions) if decisions else None, trust_remote_code=trust_remote_code, engine=engine,
             ray_address=ray_address, ray_workers=ray_workers)
@@ -226,9 +255,14 @@ def scan(
 
 
 @app.command("checks")
-def list_checks(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
-    """List every check: name, kind, default action, thresholds and description."""
+def list_checks(
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", metavar="", help="Also thresholds, the full "
+                       "description and why each default action is what it is.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", metavar="", help="Everything, as JSON.")] = False,
+) -> None:
+    """List the checks: one line each (name, kind, default action, on by default, summary)."""
     from pairaudit.checks.registry import all_checks, merged_thresholds
+    from pairaudit.report.checklist import check_lines, verbose_blocks
 
     infos = all_checks()
     if as_json:
@@ -236,19 +270,12 @@ def list_checks(as_json: Annotated[bool, typer.Option("--json", help="Print JSON
                                    "default_enabled": i.default_enabled, "thresholds": merged_thresholds(n),
                                    "extra": i.extra, "why": i.why} for n, i in infos.items()}, indent=2))
         return
-    from rich.console import Console
-    from rich.table import Table
+    import shutil
 
-    table = Table(title="pairaudit checks", show_lines=True)
-    for col in ("check", "kind", "default", "on by default", "thresholds", "description / why"):
-        table.add_column(col, overflow="fold")
-    for name, info in infos.items():
-        th = ", ".join(f"{k}={v}" for k, v in merged_thresholds(name).items()) or "-"
-        on = "yes" if info.default_enabled else "opt-in"
-        if info.extra:
-            on += f" (needs pairaudit[{info.extra}])"
-        table.add_row(name, info.kind, info.default_action, on, th, f"{info.description}\n[dim]why: {info.why}[/dim]")
-    Console().print(table)
+    width = max(60, shutil.get_terminal_size((80, 24)).columns)
+    thresholds = {n: merged_thresholds(n) for n in infos}
+    for line in (verbose_blocks if verbose else check_lines)(infos, thresholds, width):
+        typer.echo(line)
 
 
 @app.command()

@@ -39,10 +39,15 @@ class ScanConfig:
     split: str = "train"
     subset: str | None = None
     tokenizer: str | None = None  # HF folder/id or GGUF file; None = bundled SmolLM2
-    max_length: int | None = 1024
-    max_prompt_length: int | None = 512
-    max_completion_length: int | None = None
-    truncation_mode: str = "keep_end"  # TRL DPOConfig.truncation_mode
+    # the trainer whose preprocessing is reproduced (pairaudit.trainers): "trl" = the installed TRL's
+    # version (else the newest known), "trl==X.Y.Z", or a profile name such as "trl-0.28"
+    trainer: str = "trl"
+    # limits: a positive int, None (or "none") for no limit, "auto" for the trainer profile's default;
+    # a scan makes them concrete (report.json records the resolved values and profile name)
+    max_length: int | str | None = "auto"
+    max_prompt_length: int | str | None = "auto"  # only trainers that have it (TRL < 0.29)
+    max_completion_length: int | str | None = "auto"  # only trainers that have it (TRL < 0.29)
+    truncation_mode: str = "auto"  # keep_start | keep_end | auto (TRL DPOConfig.truncation_mode)
     batch_size: int = 1000
     only: list[str] | None = None  # run only these checks
     skip: list[str] = field(default_factory=list)

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from pairaudit import __version__
+from pairaudit import __version__, trainers
 from pairaudit.batch import BatchProcessor, BatchResult
 from pairaudit.checks.base import Stage
 from pairaudit.checks.registry import SHARED_CHECKS, stage_classes
@@ -30,6 +30,7 @@ from pairaudit.io.writers import write_outputs
 from pairaudit.models.loading import check_model_arg
 from pairaudit.outputs import OutputDir, findings_table, guard_source, output_names, write_json, write_parquet
 from pairaudit.policy import Policy, build_policy
+from pairaudit.trainers import TrainerSettings
 from pairaudit.types import Finding
 
 #: an engine runs the streaming part of a scan: every batch through ``scanner.processor`` and the
@@ -87,10 +88,15 @@ def _load_records_dataset(out_dir: Path, name: str) -> Any:
 
 class Scanner:
     def __init__(self, cfg: ScanConfig, log: Callable[[str], None], progress: Progress | None = None) -> None:
+        # the trainer profile makes every limit concrete before anything reads the config
+        self.trainer: TrainerSettings = trainers.resolve(cfg)
+        cfg = self.trainer.apply(cfg)
         validate_config(cfg)
         check_runtime(cfg)
         self.cfg = cfg
         self.log = log
+        for note in self.trainer.notes:
+            log(note)
         self.policy: Policy = build_policy(cfg)
         self.columns = parse_columns(cfg.columns)
         self.ctx = Context(cfg, default_cache_dir(), log, params=self.policy.params)
@@ -104,7 +110,8 @@ class Scanner:
         self.n_input = 0
         self.formats: dict[str, int] = defaultdict(int)  # rows per format (files can mix them)
         self.stages: list[Stage] = []
-        self.processor = BatchProcessor(cfg, self.policy, self.columns, cfg.format, self.ctx.cache_dir)
+        self.processor = BatchProcessor(cfg, self.policy, self.columns, cfg.format, self.ctx.cache_dir,
+                                        self.trainer)
         self.stats: dict[str, Any] = {}
 
     @property
@@ -359,6 +366,7 @@ class Scanner:
             "checks": checks,
             "config": self.cfg.to_json(),
             "models": self.ctx.models,
+            "assumptions": self._assumptions(),
             "versions": _versions(),
             "stats": self.stats,
             "decisions": {"total": len(decisions), "applied": resolution.applied, "ignored": resolution.ignored,
@@ -366,13 +374,28 @@ class Scanner:
             "timings_file": "timings.json",
         }
 
+    def _assumptions(self) -> dict[str, Any]:
+        """The tokenizer and trainer semantics every length figure depends on (report.json ``assumptions``)."""
+        from pairaudit.models.loading import resolve_model
+        from pairaudit.tokenize import assumptions
+
+        tok = self.processor.tok
+        if tok is not None:
+            return tok.assumptions()
+        try:  # no pair was tokenized: name the tokenizer without loading it
+            spec = resolve_model(self.cfg.tokenizer)
+        except Exception:  # noqa: BLE001 - a tokenizer that was never needed must not fail the report
+            spec = None
+        return assumptions(spec, self.trainer, display=None if spec else str(self.cfg.tokenizer))
+
+
 def _versions() -> dict[str, str]:
     import importlib.metadata as md
     import platform
 
     out = {"python": platform.python_version()}
     for pkg in ("transformers", "tokenizers", "datasets", "polars", "pyarrow", "rapidfuzz", "ftfy",
-                "sentence-transformers", "faiss-cpu", "torch"):
+                "sentence-transformers", "faiss-cpu", "torch", "trl"):
         try:
             out[pkg] = md.version(pkg)
         except md.PackageNotFoundError:

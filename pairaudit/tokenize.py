@@ -1,11 +1,12 @@
-"""Tokenize pairs exactly as TRL's DPOTrainer sees them.
+"""Tokenize pairs exactly as the user's trainer sees them (see :mod:`pairaudit.trainers`).
 
-Conversational pairs go through the tokenizer's chat template the way TRL's
-``maybe_apply_chat_template`` does it: the prompt is rendered with ``add_generation_prompt=True``
-and each completion is the rendering of ``prompt + completion`` with the prompt text cut off.
-Completions get the EOS token appended; the prompt is truncated from the left to
-``max_prompt_length``, completions to ``max_completion_length``, then prompt+completion to
-``max_length`` by ``truncation_mode`` (``keep_end`` / ``keep_start``), as in TRL's DPOConfig.
+``DPOTokenizer`` follows a trainer profile. TRL >= 0.29 tokenizes the prompt and prompt + completion as
+whole texts (EOS text appended to standard completions, the chat template for conversational ones) and
+takes the completion as what follows the prompt's ids; TRL < 0.29 tokenizes prompt, chosen and rejected
+separately and appends the EOS id. Implicit-prompt rows are split the way TRL splits them
+(``extract_prompt``). Truncation: the prompt to its last ``max_prompt_length`` tokens and completions to
+their first ``max_completion_length`` (old TRL only), then prompt + completion to ``max_length`` by
+``truncation_mode`` (``keep_start``: its first tokens, ``keep_end``: its last).
 """
 
 from __future__ import annotations
@@ -15,18 +16,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pairaudit.errors import ConfigError, ModelError
+from pairaudit import trainers
+from pairaudit.errors import ModelError
 from pairaudit.models.loading import ModelSpec, hub_error, resolve_model
-from pairaudit.types import Messages, Pair
+from pairaudit.trainers import TrainerSettings
+from pairaudit.types import Pair
 
 
 @dataclass(slots=True)
 class EncodedPair:
-    """Token ids of one pair before truncation, plus what survives truncation.
+    """Token ids of one pair as the trainer builds them, before truncation, plus what survives it.
 
-    ``chosen_ids``/``rejected_ids`` are completion tokens including the appended EOS.
-    ``*_kept_prompt``/``*_kept_completion`` are the numbers of prompt/completion tokens the trainer
-    keeps after all truncation (the loss only sees kept completion tokens).
+    ``chosen_ids``/``rejected_ids`` are completion tokens (with the EOS the trainer appends, if any).
+    ``*_kept`` are the numbers of (prompt, completion) tokens the trainer keeps after all truncation
+    (the loss only sees kept completion tokens); :meth:`DPOTokenizer.kept_ids` gives the tokens.
+    ``eos_added``: whether the trainer appended an EOS to (chosen, rejected).
     """
 
     prompt_ids: list[int]
@@ -34,13 +38,19 @@ class EncodedPair:
     rejected_ids: list[int]
     chosen_kept: tuple[int, int]  # (prompt tokens kept, completion tokens kept)
     rejected_kept: tuple[int, int]
+    eos_added: tuple[bool, bool] = (True, True)
+
+    def content_lengths(self) -> tuple[int, int, int]:
+        """(prompt, chosen, rejected) token counts without the EOS the trainer appended."""
+        return (len(self.prompt_ids), len(self.chosen_ids) - int(self.eos_added[0] and bool(self.chosen_ids)),
+                len(self.rejected_ids) - int(self.eos_added[1] and bool(self.rejected_ids)))
 
 
 def truncate(prompt_len: int, completion_len: int, *, max_length: int | None, max_prompt_length: int | None,
              max_completion_length: int | None, truncation_mode: str) -> tuple[int, int]:
-    """How many prompt and completion tokens survive TRL's truncation (prompt kept from the end,
-    completion from the start; ``max_length`` cuts the concatenation from the left for keep_end or
-    the right for keep_start)."""
+    """How many prompt and completion tokens survive TRL's truncation: the prompt keeps its last
+    ``max_prompt_length`` tokens, the completion its first ``max_completion_length``, then
+    prompt + completion is cut to ``max_length`` (keep_end: its last tokens, keep_start: its first)."""
     p = prompt_len if max_prompt_length is None else min(prompt_len, max_prompt_length)
     c = completion_len if max_completion_length is None else min(completion_len, max_completion_length)
     if max_length is not None and p + c > max_length:
@@ -56,39 +66,88 @@ def truncate(prompt_len: int, completion_len: int, *, max_length: int | None, ma
 
 
 def kept_sequence(prompt_ids: list[int], completion_ids: list[int], kept: tuple[int, int],
-                  truncation_mode: str = "keep_end") -> tuple[list[int], list[int]]:
+                  truncation_mode: str = "keep_end", *, max_prompt_length: int | None = None,
+                  max_completion_length: int | None = None) -> tuple[list[int], list[int]]:
     """The (prompt, completion) token lists the trainer keeps, given ``kept`` from ``truncate``.
 
-    The prompt always keeps its end. The completion keeps its start, except under keep_end when
-    ``max_length`` cut through the whole prompt into the completion: then it keeps its end.
+    Pass the run's ``max_prompt_length`` / ``max_completion_length`` (old TRL only) so the lists are
+    cut as the trainer cuts them; without them, ``completion_ids`` must already be capped, and when
+    keep_start leaves no completion token the prompt's first ``p`` tokens are returned (exact unless a
+    ``max_prompt_length`` also cut that prompt; then no completion token is scored either way).
     """
+    if max_prompt_length is not None:
+        prompt_ids = prompt_ids[len(prompt_ids) - min(len(prompt_ids), max_prompt_length):]
+    if max_completion_length is not None:
+        completion_ids = completion_ids[:max_completion_length]
     p, c = kept
+    if truncation_mode == "keep_start":  # max_length cuts into the prompt only when no completion token is left
+        if c > 0 or p >= len(prompt_ids):
+            return prompt_ids[len(prompt_ids) - p:], completion_ids[:c]
+        return prompt_ids[:p], []
     prompt = prompt_ids[len(prompt_ids) - p:] if p else []
     if c == 0:
         return prompt, []
-    if truncation_mode == "keep_end" and p == 0 and c < len(completion_ids):
-        # keep_end drops from the left; completion_ids may also have been capped by
-        # max_completion_length first, which the caller expresses by passing the capped list.
+    if p == 0 and c < len(completion_ids):  # keep_end cut through the whole prompt into the completion
         return prompt, completion_ids[len(completion_ids) - c:]
     return prompt, completion_ids[:c]
 
 
-class DPOTokenizer:
-    """The user's training tokenizer, with the DPO settings that decide truncation."""
+class Rendered(tuple):
+    """The three texts the trainer tokenizes for one pair.
 
-    def __init__(self, tokenizer: Any, spec: ModelSpec | None, *, max_length: int | None = 1024,
-                 max_prompt_length: int | None = 512, max_completion_length: int | None = None,
-                 truncation_mode: str = "keep_end") -> None:
-        if truncation_mode not in ("keep_end", "keep_start"):
-            raise ConfigError(f"--truncation-mode {truncation_mode!r} is not known",
-                              expected="keep_end or keep_start (TRL DPOConfig.truncation_mode)")
+    Separate tokenization (TRL < 0.29): (prompt, chosen, rejected). Joint tokenization (TRL >= 0.29):
+    (prompt, prompt + chosen, prompt + rejected). ``special``: tokenized with the tokenizer's special
+    tokens (BOS...); ``eos``: whether an EOS id is appended to (chosen, rejected) after tokenization;
+    ``eos_text``: whether the trainer appended the EOS text (joint, standard data).
+    """
+
+    special: bool
+    joint: bool
+    eos_ids: bool
+    eos_text: bool
+
+    def __new__(cls, texts: tuple[str, str, str], *, special: bool = False, joint: bool = False,
+                eos_ids: bool = True, eos_text: bool = False) -> Rendered:
+        obj = super().__new__(cls, texts)
+        obj.special, obj.joint, obj.eos_ids, obj.eos_text = special, joint, eos_ids, eos_text
+        return obj
+
+
+def _common_text_prefix(a: str, b: str) -> str:
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return a[:n]
+
+
+class DPOTokenizer:
+    """The user's training tokenizer with the trainer semantics that decide tokens and truncation.
+
+    ``trainer``: :class:`~pairaudit.trainers.TrainerSettings` (what a scan passes), or a profile name
+    with the keyword limits (``"auto"`` = the profile's default). Without it the keywords alone give
+    pairaudit's earlier behaviour (``trainers.KEYWORD_PROFILE``: TRL 0.20-0.27 rules).
+    """
+
+    def __init__(self, tokenizer: Any, spec: ModelSpec | None, *, max_length: int | None | str = trainers.AUTO,
+                 max_prompt_length: int | None | str = trainers.AUTO,
+                 max_completion_length: int | None | str = trainers.AUTO, truncation_mode: str = trainers.AUTO,
+                 trainer: TrainerSettings | str | None = None) -> None:
+        if not isinstance(trainer, TrainerSettings):
+            trainer = trainers.settings(trainer, max_length=max_length, max_prompt_length=max_prompt_length,
+                                        max_completion_length=max_completion_length, truncation_mode=truncation_mode,
+                                        profile=None if trainer else trainers.KEYWORD_PROFILE)
+        self.trainer = trainer
+        self.profile = trainer.profile
         self.tok = tokenizer
         self.spec = spec
-        self.max_length = max_length
-        self.max_prompt_length = max_prompt_length
-        self.max_completion_length = max_completion_length
-        self.truncation_mode = truncation_mode
+        self.max_length = trainer.max_length
+        self.max_prompt_length = trainer.max_prompt_length
+        self.max_completion_length = trainer.max_completion_length
+        self.truncation_mode = trainer.truncation_mode
         self.eos_id: int | None = tokenizer.eos_token_id
+        self.eos_token: str | None = tokenizer.eos_token
         self.pad_id: int | None = tokenizer.pad_token_id
         self.vocab_size: int = len(tokenizer)
         self.special_ids: frozenset[int] = frozenset(int(i) for i in tokenizer.all_special_ids)
@@ -105,59 +164,140 @@ class DPOTokenizer:
         """Text with every special-token string (e.g. ``<|im_end|>``) removed."""
         return self._special_re.sub("", text) if self._special_re else text
 
-    def render(self, pair: Pair) -> tuple[str, str, str]:
-        """(prompt, chosen, rejected) as the trainer tokenizes them (chat template applied)."""
+    def _trainer_parts(self, pair: Pair) -> tuple[Any, Any, Any]:
+        """(prompt, chosen, rejected) as the trainer's dataset holds them: texts or message lists, with
+        implicit prompts split by TRL's ``extract_prompt``."""
+        implicit = pair.format in ("implicit_hh", "implicit_conversational")
+        if pair.conversational:
+            pm, cm, rm = pair.prompt_messages or [], pair.chosen_messages or [], pair.rejected_messages or []
+            if implicit and not self.profile.pairaudit_legacy:
+                return trainers.trl_extract_prompt(pm + cm, pm + rm)
+            return pm, cm, rm
+        p, c, r = pair.prompt or "", pair.chosen or "", pair.rejected or ""
+        if implicit and not self.profile.pairaudit_legacy:
+            return trainers.trl_extract_prompt(p + c, p + r)
+        return p, c, r
+
+    def render(self, pair: Pair) -> Rendered:
+        """The texts the trainer tokenizes (chat template applied), see :class:`Rendered`."""
+        prompt, chosen, rejected = self._trainer_parts(pair)
+        joint = self.profile.joint
         if not pair.conversational:
-            return pair.prompt or "", pair.chosen or "", pair.rejected or ""
+            if not joint:
+                return Rendered((prompt, chosen, rejected), eos_ids=True)
+            eos = self.eos_token or ""  # TRL appends the EOS text unless the completion already ends with it
+            c = chosen if not eos or chosen.endswith(eos) else chosen + eos
+            r = rejected if not eos or rejected.endswith(eos) else rejected + eos
+            return Rendered((prompt, prompt + c, prompt + r), special=True, joint=True, eos_ids=False,
+                            eos_text=bool(eos))
         if not self.has_chat_template:
             raise ModelError(
                 f"row {pair.row} is conversational but the tokenizer {self.display} has no chat template",
                 fix="pass --tokenizer with the chat template your trainer uses")
-        prompt_msgs: Messages = pair.prompt_messages or []
         apply = self.tok.apply_chat_template
-        if prompt_msgs and prompt_msgs[-1].get("role") == "assistant":
-            prompt = apply(prompt_msgs, tokenize=False, continue_final_message=True)
-        elif prompt_msgs:
-            prompt = apply(prompt_msgs, tokenize=False, add_generation_prompt=True)
-        else:
-            prompt = ""
-        out = [prompt]
-        for msgs in (pair.chosen_messages or [], pair.rejected_messages or []):
-            full = apply(prompt_msgs + msgs, tokenize=False)
-            out.append(full[len(prompt):] if full.startswith(prompt) else full)
-        return out[0], out[1], out[2]
+        if joint:  # TRL >= 0.29: the prompt always gets the generation prompt
+            if not prompt:
+                raise ValueError("the trainer's prompt is an empty message list (for implicit prompts: the first "
+                                 "messages differ): TRL fails on it (IndexError in is_conversational or "
+                                 "ValueError: Cannot apply chat template to an empty conversation)")
+            texts = (apply(prompt, tokenize=False, add_generation_prompt=True),
+                     apply(prompt + chosen, tokenize=False), apply(prompt + rejected, tokenize=False))
+            return Rendered(texts, joint=True, eos_ids=False)
+        if not prompt:
+            p_text = ""
+        else:  # TRL < 0.29 maybe_apply_chat_template
+            role = prompt[-1].get("role")
+            if role == "assistant":
+                p_text = apply(prompt, tokenize=False, continue_final_message=True)
+            elif role in ("user", "tool") or self.profile.pairaudit_legacy:
+                p_text = apply(prompt, tokenize=False, add_generation_prompt=True)
+            else:
+                raise ValueError(f"the prompt's last message has role {role!r}; TRL < 0.29 accepts user, tool or "
+                                 "assistant (ValueError: Invalid role in the last message)")
+        full_c, full_r = apply(prompt + chosen, tokenize=False), apply(prompt + rejected, tokenize=False)
+        p1 = _common_text_prefix(p_text, full_c)  # TRL's takewhile: the prompt as it starts prompt+completion
+        c_text = full_c[len(p1):]
+        p2 = _common_text_prefix(p1, full_r)
+        return Rendered((p2, c_text, full_r[len(p2):]), eos_ids=self.profile.chat_eos)
 
     @property
     def display(self) -> str:
         return self.spec.display if self.spec else type(self.tok).__name__
 
     # -- ids ----------------------------------------------------------------------------------
-    def encode_texts(self, texts: list[str]) -> list[list[int]]:
+    def encode_texts(self, texts: list[str], add_special_tokens: bool = False) -> list[list[int]]:
         if self._fast is not None:
-            return [e.ids for e in self._fast(texts, add_special_tokens=False)]
+            return [e.ids for e in self._fast(texts, add_special_tokens=add_special_tokens)]
         if self._backend is not None:
-            return [e.ids for e in self._backend.encode_batch(texts, add_special_tokens=False)]
-        return self.tok(texts, add_special_tokens=False)["input_ids"]
+            return [e.ids for e in self._backend.encode_batch(texts, add_special_tokens=add_special_tokens)]
+        return self.tok(texts, add_special_tokens=add_special_tokens)["input_ids"]
 
     def kept(self, prompt_len: int, completion_len: int) -> tuple[int, int]:
         return truncate(prompt_len, completion_len, max_length=self.max_length,
                         max_prompt_length=self.max_prompt_length,
                         max_completion_length=self.max_completion_length, truncation_mode=self.truncation_mode)
 
+    def kept_ids(self, prompt_ids: list[int], completion_ids: list[int]) -> tuple[list[int], list[int]]:
+        """The (prompt, completion) tokens the trainer keeps of one sequence after truncation."""
+        return kept_sequence(prompt_ids, completion_ids, self.kept(len(prompt_ids), len(completion_ids)),
+                             self.truncation_mode, max_prompt_length=self.max_prompt_length,
+                             max_completion_length=self.max_completion_length)
+
     def encode_rendered(self, rendered: list[tuple[str, str, str]]) -> list[EncodedPair]:
         n = len(rendered)
-        flat = [t for triple in rendered for t in triple]
-        ids = self.encode_texts(flat)
+        ids: list[list[int]] = [[]] * (3 * n)
+        for special in (False, True):
+            idx = [i for i in range(n) if bool(getattr(rendered[i], "special", False)) is special]
+            if idx:
+                enc = self.encode_texts([t for i in idx for t in rendered[i]], add_special_tokens=special)
+                for k, i in enumerate(idx):
+                    ids[3 * i: 3 * i + 3] = enc[3 * k: 3 * k + 3]
         eos = [self.eos_id] if self.eos_id is not None else []
         out = []
         for i in range(n):
-            p, c, r = ids[3 * i], ids[3 * i + 1] + eos, ids[3 * i + 2] + eos
-            out.append(EncodedPair(p, c, r, self.kept(len(p), len(c)), self.kept(len(p), len(r))))
+            rd = rendered[i]
+            p, c, r = ids[3 * i], ids[3 * i + 1], ids[3 * i + 2]
+            if getattr(rd, "joint", False):
+                cut = len(p)
+                if self.profile.common_prefix:  # TRL >= 1.14.2: where prompt and prompt+completion diverge
+                    cut = min(trainers.common_prefix_length(p, c), trainers.common_prefix_length(p, r))
+                p, c, r = p[:cut], c[cut:], r[cut:]
+                added = (bool(getattr(rd, "eos_text", False)),) * 2
+            else:
+                with_eos = bool(getattr(rd, "eos_ids", True))
+                if with_eos:
+                    c, r = c + eos, r + eos
+                added = (with_eos and bool(eos),) * 2
+            out.append(EncodedPair(p, c, r, self.kept(len(p), len(c)), self.kept(len(p), len(r)), added))
         return out
 
     def encode_pairs(self, pairs: list[Pair]) -> list[EncodedPair]:
         """Encode text pairs (pre-tokenized pairs must be handled by the caller)."""
         return self.encode_rendered([self.render(p) for p in pairs])
+
+    def assumptions(self) -> dict[str, Any]:
+        """What this tokenizer and trainer assume (report.json ``assumptions``)."""
+        return assumptions(self.spec, self.trainer, display=self.display)
+
+
+def assumptions(spec: ModelSpec | None, trainer: TrainerSettings, *, display: str | None = None) -> dict[str, Any]:
+    """report.json ``assumptions``: the tokenizer (name, source, sha256, bundled default or not) and the
+    trainer profile with its limits; ``notes`` are the lines the terminal summary repeats."""
+    from pairaudit.models.loading import BUNDLED_LM_NAME
+
+    bundled = spec is not None and spec.display.startswith("bundled:")
+    tok: dict[str, Any] = {"name": display or (spec.display if spec else None),
+                           "source": (str(Path(spec.path) / spec.gguf_file) if spec and spec.gguf_file
+                                      else spec.path if spec else None),
+                           "sha256": spec.sha256 if spec else None, "bundled_default": bundled}
+    notes = list(trainer.notes)
+    if bundled:
+        notes.insert(0, f"lengths are in {BUNDLED_LM_NAME} tokens (the bundled default), not your model's: pass "
+                        "--tokenizer PATH|ID with your training tokenizer (tokenizer=... in Python)")
+    if trainer.chosen_by.startswith("newest known"):
+        notes.append(f"TRL is not installed here: assuming {trainer.profile.title}; pass --trainer trl==VERSION "
+                     "for the TRL you train with")
+    return {"tokenizer": tok, "trainer": trainer.to_json(), "notes": notes}
 
 
 _TOKENIZER_CACHE: dict[tuple[str, str | None], Any] = {}

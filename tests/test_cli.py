@@ -77,10 +77,10 @@ def test_policy_precedence_flag_over_file_over_default(tmp_path: Path) -> None:
 
 def test_fail_on_and_input_errors(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    res = runner.invoke(app, ["scan", str(EXAMPLE), "--out", str(out), "--only", ONLY, "-q",
+    res = runner.invoke(app, ["scan", str(EXAMPLE), "--out", str(out), "--only", ONLY, "-q", "--max-length", "256",
                               "--fail-on", "too_long>0.1%"])
     assert res.exit_code == 3
-    res = runner.invoke(app, ["scan", str(EXAMPLE), "--out", str(out), "--only", ONLY, "-q",
+    res = runner.invoke(app, ["scan", str(EXAMPLE), "--out", str(out), "--only", ONLY, "-q", "--max-length", "256",
                               "--fail-on", "too_long>50%"])
     assert res.exit_code == 0
     res = runner.invoke(app, ["scan", str(tmp_path / "missing.jsonl"), "--out", str(out)])
@@ -89,3 +89,43 @@ def test_fail_on_and_input_errors(tmp_path: Path) -> None:
     assert res.exit_code == 2 and "pairaudit checks" in res.output
     res = runner.invoke(app, ["scan", str(EXAMPLE), "--out", str(out), "--skip", "malformed_record"])
     assert res.exit_code == 2 and "cannot be skipped" in res.output
+
+
+def _scan_options() -> list[str]:
+    import typer
+
+    cmd = typer.main.get_command(app).commands["scan"]
+    return [o for p in cmd.params for o in p.opts if o.startswith("--")]
+
+
+def test_scan_help_at_80_columns_cuts_nothing() -> None:
+    res = runner.invoke(app, ["scan", "--help"], env={"COLUMNS": "80", "TERMINAL_WIDTH": "80"})
+    assert res.exit_code == 0
+    lines = res.output.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    assert "…" not in res.output  # neither an option name nor a help word was cut
+    names = _scan_options()
+    assert {"--trainer", "--max-prompt-length", "--max-completion-length", "--truncation-mode"} <= set(names)
+    for name in names:
+        assert any(line.split("│")[1:2] and line.split("│")[1].split()[:1] == [name] for line in lines), name
+    for metavar in ("CHECK[,CHECK...]", "N|none", "PATH|ID", "CHECK.PARAM=VALUE", "CHECK>RATE", "DIR", "FILE"):
+        assert metavar in res.output, metavar
+    assert "<list[str]>" not in res.output and "<int>" not in res.output and "<path>" not in res.output
+
+
+def test_checks_is_a_compact_list_at_80_columns() -> None:
+    from pairaudit.checks.registry import all_checks
+
+    res = runner.invoke(app, ["checks"], env={"COLUMNS": "80"})
+    assert res.exit_code == 0
+    lines = res.output.splitlines()
+    assert max(len(line) for line in lines) <= 80 and len(lines) <= len(all_checks()) + 12
+    for name, info in all_checks().items():  # one line per check, its default action on it
+        mine = [line for line in lines if line.split()[:1] == [name]]
+        assert len(mine) == 1 and f" {info.default_action} " in mine[0], name
+    assert "(embed)" in res.output and "pairaudit[extra]" in res.output  # no markup swallowed
+    verbose = runner.invoke(app, ["checks", "--verbose"], env={"COLUMNS": "80"}).output
+    assert max(len(line) for line in verbose.splitlines()) <= 80
+    assert "min_cosine=0.75" in verbose and "why drop:" in verbose and "dropped_by_trainer" in verbose
+    data = json.loads(runner.invoke(app, ["checks", "--json"]).output)
+    assert data["dropped_by_trainer"]["default_action"] == "drop" and data["near_duplicate_pair"]["extra"] == "embed"

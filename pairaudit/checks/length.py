@@ -1,9 +1,9 @@
-"""``too_long`` and ``truncation_identical``: what TRL's truncation will do to a pair."""
+"""``too_long`` and ``truncation_identical``: what the trainer's truncation will do to a pair."""
 
 from __future__ import annotations
 
 from pairaudit.checks.base import CheckInfo, PairCheck
-from pairaudit.tokenize import EncodedPair, kept_sequence
+from pairaudit.tokenize import EncodedPair
 from pairaudit.types import Finding, Pair
 
 
@@ -19,8 +19,8 @@ def pair_ids(pair: Pair, enc: EncodedPair | None) -> tuple[list[int], list[int],
 class TooLong(PairCheck):
     info = CheckInfo(
         "too_long",
-        "prompt + response longer than --max-length, prompt longer than --max-prompt-length or response longer "
-        "than --max-completion-length: the trainer will truncate it (TRL DPOConfig semantics)",
+        "prompt + response longer than the trainer's max_length (and, for TRL < 0.29, a prompt over "
+        "max_prompt_length or a response over max_completion_length): the trainer will truncate it",
         "flag",
         why="truncation is legal but silently changes what is compared; look at the rate",
     )
@@ -31,20 +31,28 @@ class TooLong(PairCheck):
         if tok is None or ids is None:
             return None
         p, c, r = (len(x) for x in ids)
+        limit, mode = tok.max_length, tok.truncation_mode
         worst = 0.0
         for side, n in (("chosen", c), ("rejected", r)):
             reasons = []
-            if tok.max_length and p + n > tok.max_length:
-                reasons.append(f"prompt+{side} = {p}+{n} = {p + n} tokens > max_length {tok.max_length}")
+            if limit and p + n > limit:
+                over = p + n - limit
+                if mode == "keep_start":
+                    cut = (f"keep_start cuts its last {over} tokens" if p < limit else
+                           "keep_start keeps no completion token")
+                else:
+                    cut = f"keep_end cuts its first {over} tokens (prompt first)"
+                reasons.append(f"prompt+{side} = {p}+{n} = {p + n} tokens > max_length {limit}: {cut}")
             if tok.max_completion_length and n > tok.max_completion_length:
                 reasons.append(f"{side} {n} tokens > max_completion_length {tok.max_completion_length}")
-            score = (p + n) / tok.max_length if tok.max_length else 0.0
+            score = (p + n) / limit if limit else 0.0
             worst = max(worst, score)
             if reasons:
                 out.append(Finding(pair.row, "too_long", side, score, detail="; ".join(reasons)))
         if tok.max_prompt_length and p > tok.max_prompt_length:
             out.append(Finding(pair.row, "too_long", "prompt", p / tok.max_prompt_length,
-                               detail=f"prompt {p} tokens > max_prompt_length {tok.max_prompt_length}"))
+                               detail=f"prompt {p} tokens > max_prompt_length {tok.max_prompt_length}: "
+                                      f"its first {p - tok.max_prompt_length} tokens are cut"))
         return {"too_long_score": worst}
 
 
@@ -52,7 +60,7 @@ class TruncationIdentical(PairCheck):
     info = CheckInfo(
         "truncation_identical",
         "chosen and rejected differ, but the token sequences the trainer keeps after truncation to "
-        "--max-length are identical (or keep no completion token at all): a zero-gradient pair",
+        "max_length are identical (or keep no completion token at all): a zero-gradient pair",
         "drop",
         why="after truncation the pair carries no preference signal, only noise in the loss average",
     )
@@ -65,12 +73,9 @@ class TruncationIdentical(PairCheck):
         prompt, chosen, rejected = ids
         if chosen == rejected:
             return  # identical_pair's business
-        if tok.max_completion_length:
-            chosen, rejected = chosen[: tok.max_completion_length], rejected[: tok.max_completion_length]
-        kc = tok.kept(len(prompt), len(chosen))
-        kr = tok.kept(len(prompt), len(rejected))
-        sc = kept_sequence(prompt, chosen, kc, tok.truncation_mode)
-        sr = kept_sequence(prompt, rejected, kr, tok.truncation_mode)
+        if not tok.trainer.keeps(len(prompt)):
+            return  # the trainer drops the row anyway: dropped_by_trainer's business
+        sc, sr = tok.kept_ids(prompt, chosen), tok.kept_ids(prompt, rejected)
         if sc == sr:
             what = "no completion token survives" if not sc[1] else f"both keep the same {len(sc[1])} completion tokens"
             out.append(Finding(pair.row, "truncation_identical", "rejected", 1.0,

@@ -18,6 +18,7 @@ from pairaudit.checks import (
     mismatch,
     padding,
     repetition,
+    trainer,
     vocab,
 )
 from pairaudit.checks.base import CheckInfo, PairCheck, Stage
@@ -25,8 +26,8 @@ from pairaudit.errors import ConfigError
 
 PAIR_CHECKS: tuple[type[PairCheck], ...] = (
     empty.EmptyPrompt, empty.EmptyResponse, padding.AllPadding, vocab.OutOfVocab, encoding.EncodingError,
-    length.TooLong, length.TruncationIdentical, identical.IdenticalPair, identical.NearIdenticalPair,
-    repetition.DegenerateRepetition, mismatch.PromptMismatch,
+    length.TooLong, trainer.DroppedByTrainer, length.TruncationIdentical, identical.IdenticalPair,
+    identical.NearIdenticalPair, repetition.DegenerateRepetition, mismatch.PromptMismatch,
 )
 # whole-dataset stages, run in this order
 STAGE_PATHS: tuple[str, ...] = (

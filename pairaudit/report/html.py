@@ -90,11 +90,19 @@ def build_html(folder: OutputFolder, *, max_examples: int = 5) -> str:
         "models": _pretty(report.get("models")) if report.get("models") else "",
         "config": _pretty(report.get("config") or {}),
         "profile": profile_rows(folder),
+        "assumptions": assumption_rows(report),
         "plots": plots_or_none,
     }
     from pairaudit.report.trace_section import add_trace_section
 
     return add_trace_section(environment().get_template("report.html").render(ctx), folder.path)
+
+
+def assumption_rows(report: dict[str, Any]) -> list[tuple[str, str]]:
+    """The tokenizer / trainer / limits every length figure assumed, as (label, value) rows."""
+    from pairaudit.report.summary import assumption_lines
+
+    return [(k, v) for k, _, v in (line.partition(": ") for line in assumption_lines(report))]
 
 
 def _pretty(obj: Any) -> str:

@@ -100,6 +100,10 @@ nav{display:flex;flex-wrap:wrap;gap:4px 12px;margin:.5em 0}nav a{white-space:now
   <div class="pa-card drop"><span>dropped</span><b>{{ totals.dropped }}</b></div>
   <div class="pa-card flag"><span>flagged (kept)</span><b>{{ totals.flagged }}</b></div>
 </div>
+{% if assumptions %}
+<table id="assumptions"><caption style="text-align:left;font-weight:600">Assumptions (every token count and limit depends on these)</caption>
+{% for k, v in assumptions %}<tr><th>{{ k }}</th><td>{{ v }}</td></tr>{% endfor %}</table>
+{% endif %}
 {% if not_run or problems %}
 <div class="pa-alert">{% if not_run %}<b>{{ not_run|length }} check{{ "s" if not_run|length != 1 }} did not run</b> — the cleaned output was not checked for these:
 <ul>{% for c in not_run %}<li><b>{{ c.name }}</b> ({{ c.status }}){% if c.reason %}: {{ c.reason }}{% endif %}</li>{% endfor %}</ul>{% endif %}

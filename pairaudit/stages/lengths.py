@@ -41,8 +41,7 @@ class LengthStage(Stage):
         for i, pair in enumerate(pairs):
             if encoded is not None and encoded[i] is not None:
                 e = encoded[i]
-                # completion ids carry the EOS the trainer appends; count content tokens only
-                lens[i] = (len(e.prompt_ids), len(e.chosen_ids) - 1, len(e.rejected_ids) - 1)
+                lens[i] = e.content_lengths()  # content tokens: without the EOS the trainer appends
             elif pair.ids is not None:
                 lens[i] = [len(pair.ids.get(f"{s}_input_ids") or []) for s in SIDES]
         self._rows.append(np.fromiter((p.row for p in pairs), np.int64, len(pairs)))
