@@ -179,7 +179,7 @@ def test_truncated_gzip_keeps_the_rows_before_the_damage(tmp_path: Path) -> None
     (["--fail-on", "no_such_check>0.1"], "unknown check"),
     (["--fail-on", "duplicate_pair>0.1", "--only", "identical_pair"], "does not run in this scan"),
     (["--columns", "prompt=question"], "columns found: 'chosen', 'prompt', 'rejected'"),
-    (["--max-length", "0"], "max_length = 0"),
+    (["--max-length", "0"], "--max-length 0 would cut every sequence to nothing"),
     (["--tokenizer", "/no/such/tokenizer"], "no such file or folder"),
     (["--embedder", "./no-such-embedder"], "no such file or folder"),
     (["--device", "tpu"], "expected: auto, cpu, cuda"),
@@ -193,8 +193,8 @@ def test_bad_options_are_exit_2_before_the_scan(tmp_path: Path, args: list[str],
     assert not (tmp_path / "out" / "report.json").exists()
 
 
-@pytest.mark.parametrize("body, message", [('max_length = "lots"', "option max_length = 'lots'"),
-                                           ("max_length = 0", "max_length = 0"),
+@pytest.mark.parametrize("body, message", [('max_length = "lots"', "'lots' is not a length"),
+                                           ("max_length = 0", "0 would cut every sequence"),
                                            ("batch_size = 1.5", "option batch_size = 1.5"),
                                            ("[checks.length_outlier]\nmax_z = nan", "a finite number")])
 def test_bad_config_file_values_are_exit_2(tmp_path: Path, body: str, message: str) -> None:

@@ -104,7 +104,7 @@ def _scan_audit(data: str, out: Path, s: settings.TraceSettings, audit: Path | N
         return audit
     import json
 
-    from pairaudit.pipeline import scan
+    from pairaudit.api import scan
 
     prev = out / "report.json"
     if prev.exists():  # reuse a scan of the same source with the same trainer settings
@@ -257,7 +257,7 @@ def _policy(run_dir: Path, policy: str | None, reference: str | None, first: int
         st, p = before[-1]
         chosen, note = str(p), f"the last checkpoint before step {first} (step {st})"
     try:
-        from pairaudit.pipeline import load_pairs
+        from pairaudit.io.pairs import load_pairs
 
         pairs = load_pairs(audit_dir, rows_)
         scores = explain.dpo_scores(pairs, policy=chosen, reference=reference, beta=s.beta, tokenizer=s.tokenizer,
