@@ -44,8 +44,11 @@ def test_extract_prompt_matches_trl_on_real_hh_rows() -> None:
     recs = _slice(HH, 400)
     recs += [{"chosen": "same text", "rejected": "same text"}, {"chosen": "Hi there", "rejected": "Hi there!"},
              {"chosen": "Q: a b", "rejected": "Q: a c"}, {"chosen": "x", "rejected": "y"}]
+    from pairaudit.trainers import trl_extract_prompt
+
     for rec in recs:
-        assert rows.extract_prompt(dict(rec)) == {**rec, **trl_data_utils.extract_prompt(dict(rec))}
+        p, c, r = trl_extract_prompt(rec["chosen"], rec["rejected"])
+        assert {"prompt": p, "chosen": c, "rejected": r} == trl_data_utils.extract_prompt(dict(rec))
 
 
 def _trl_prepare(records: list[dict], tok, max_length: int | None, mode: str) -> dict[int, tuple[int, int, int]]:  # noqa: ANN001
