@@ -1,19 +1,123 @@
-"""Terminal progress for the CLI: one line per phase of a scan (read, embed, reference, ...) with
-counts, rate and ETA, on stderr. Fed through ``ScanConfig``-independent ``progress(phase, done, total)``
-calls (see ``pairaudit.config.Progress``)."""
+"""Progress of a scan, per phase, fed by ``progress(phase, done, total)`` calls (``config.Progress``).
+
+Phases: ``read`` (rows read, tokenized and checked; reported every few hundred rows), ``embed``
+(texts embedded), ``reference`` (sequences scored), ``finalize`` (whole-dataset stages done) and
+``write`` (output steps). Two views:
+
+* :class:`ProgressDisplay`: a rich live display, one line per phase with a bar, counts, rate and ETA
+  (the CLI on a terminal; ``pairaudit.scan(progress=True)`` in a notebook);
+* :class:`PlainProgress`: plain text lines, at most one per phase every ``interval`` seconds plus
+  one when a phase completes (the CLI when stderr is not a terminal, so logs and CI show progress;
+  the API's default, to the ``pairaudit.progress`` logger).
+
+:func:`quiet_libraries` (from ``pairaudit.quiet``) turns off the progress bars of datasets ("Saving the
+dataset"), transformers ("Loading weights") and huggingface_hub while a scan runs, and restores them.
+"""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
-PHASE_LABELS = {"read": "read + checks", "embed": "embedding", "reference": "reference model"}
+from pairaudit.quiet import quiet_libraries
+
+__all__ = ["PlainProgress", "ProgressDisplay", "quiet_libraries", "status_line"]
+
+PHASE_LABELS = {"read": "read + checks", "embed": "embedding", "reference": "reference model",
+                "finalize": "whole-dataset checks", "write": "writing outputs"}
+PHASE_UNITS = {"read": "rows", "embed": "texts", "reference": "sequences", "finalize": "stages", "write": "steps"}
+
+
+def label(phase: str) -> str:
+    return PHASE_LABELS.get(phase, phase.replace("_", " "))
+
+
+def unit(phase: str) -> str:
+    return PHASE_UNITS.get(phase, "items")
+
+
+def duration(seconds: float) -> str:
+    """``42s``, ``3m 05s``, ``1h 02m``."""
+    s = max(0, int(round(seconds)))
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m {s % 60:02d}s"
+    return f"{s // 3600}h {s % 3600 // 60:02d}m"
+
+
+class _Rate:
+    """Items per second and ETA of one phase, from its first report on."""
+
+    def __init__(self, done: int) -> None:
+        self.t0 = time.monotonic()
+        self.done0 = done
+
+    def rate(self, done: int) -> float | None:
+        dt = time.monotonic() - self.t0
+        return (done - self.done0) / dt if dt > 0.2 and done > self.done0 else None
+
+    def eta(self, done: int, total: int | None) -> float | None:
+        r = self.rate(done)
+        return (total - done) / r if r and total is not None and total >= done else None
+
+
+def status_line(phase: str, done: int, total: int | None, rate: float | None, eta: float | None,
+                elapsed: float | None = None) -> str:
+    """One plain progress line, e.g. ``read + checks: 1,250 / 2,354 rows (53%), 31 rows/s, ETA 36s``."""
+    u = unit(phase)
+    if total is not None and done >= total and elapsed is not None:
+        text = f"{label(phase)}: done, {done:,} {u} in {duration(elapsed)}"
+        return text + (f" ({rate:,.0f} {u}/s)" if rate and u not in ("stages", "steps") else "")
+    text = f"{label(phase)}: {done:,}"
+    if total is not None:
+        text += f" / {total:,} {u} ({100 * done / total:.0f}%)" if total else f" / 0 {u}"
+    else:
+        text += f" {u}"
+    if rate is not None and u not in ("stages", "steps"):
+        text += f", {rate:,.0f} {u}/s"
+    if eta is not None:
+        text += f", ETA {duration(eta)}"
+    return text
+
+
+class PlainProgress:
+    """Plain progress lines through ``write`` (e.g. ``logger.info`` or a stderr printer): the first
+    report of a phase, then at most one line per phase every ``interval`` seconds, and a last line
+    when the phase completes (``done == total``)."""
+
+    def __init__(self, write: Callable[[str], None], interval: float = 5.0) -> None:
+        self.write = write
+        self.interval = interval
+        self.rates: dict[str, _Rate] = {}
+        self.last: dict[str, float] = {}
+        self.finished: set[str] = set()
+
+    def __call__(self, phase: str, done: int, total: int | None) -> None:
+        now = time.monotonic()
+        if phase not in self.rates:
+            self.rates[phase] = _Rate(done)
+            self.last[phase] = -float("inf")
+        complete = total is not None and done >= total
+        if complete and phase in self.finished:
+            return
+        if not complete:
+            self.finished.discard(phase)  # the phase goes on (a later pass)
+        if not complete and now - self.last[phase] < self.interval:
+            return
+        r = self.rates[phase]
+        self.last[phase] = now
+        if complete:
+            self.finished.add(phase)
+        self.write(status_line(phase, done, total, r.rate(done), r.eta(done, total), now - r.t0))
 
 
 class ProgressDisplay:
-    """A rich live display with one task per phase, created on the first update of that phase."""
+    """A rich live display, one task per phase (created on the phase's first report); ``log`` prints a
+    message above it. Call ``stop`` at the end."""
 
-    def __init__(self) -> None:
+    def __init__(self, console: Any = None) -> None:
         from rich.console import Console
         from rich.progress import (
             BarColumn,
@@ -24,11 +128,13 @@ class ProgressDisplay:
             TimeRemainingColumn,
         )
 
-        self.bar = Progress(TextColumn("[bold]{task.description:<16}"), BarColumn(), MofNCompleteColumn(),
-                            TextColumn("{task.fields[rate]:>8,.0f}/s"), TimeElapsedColumn(), TimeRemainingColumn(),
-                            console=Console(stderr=True), transient=False)
+        self.console = console or Console(stderr=True)
+        self.bar = Progress(TextColumn("[bold]{task.description:<20}"), BarColumn(), MofNCompleteColumn(),
+                            TextColumn("{task.fields[unit]:<9}"), TextColumn("{task.fields[rate]:>12}"),
+                            TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+                            console=self.console, transient=False, refresh_per_second=4)
         self.tasks: dict[str, Any] = {}
-        self.t0: dict[str, float] = {}
+        self.rates: dict[str, _Rate] = {}
         self.started = False
 
     def __call__(self, phase: str, done: int, total: int | None) -> None:
@@ -36,10 +142,14 @@ class ProgressDisplay:
             self.bar.start()
             self.started = True
         if phase not in self.tasks:
-            self.tasks[phase] = self.bar.add_task(PHASE_LABELS.get(phase, phase), total=total, rate=0.0)
-            self.t0[phase] = time.perf_counter()
-        rate = done / max(time.perf_counter() - self.t0[phase], 1e-9)
+            self.tasks[phase] = self.bar.add_task(label(phase), total=total, unit=unit(phase), rate="")
+            self.rates[phase] = _Rate(done)
+        r = self.rates[phase].rate(done)
+        rate = f"{r:,.0f} {unit(phase)}/s" if r is not None and unit(phase) not in ("stages", "steps") else ""
         self.bar.update(self.tasks[phase], completed=done, total=total, rate=rate)
+
+    def log(self, message: str) -> None:
+        self.console.print(message, markup=False, highlight=False)
 
     def stop(self) -> None:
         if self.started:
