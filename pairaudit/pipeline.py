@@ -184,7 +184,9 @@ class Scanner:
             ts = time.perf_counter()
             self.ctx.progress("finalize", k, len(stages))
             if hasattr(stage, "set_findings"):  # stages that read earlier stages' findings (split_leakage)
-                stage.set_findings(self.findings)
+                ran = {n for n in self.policy.enabled if self.status.get(n, {}).get("status", "ran") == "ran"
+                       and any(n in s.enabled for s in self.stages)}
+                stage.set_findings(self.findings, ran)
             try:
                 res = stage.finalize()
             except Exception as exc:  # noqa: BLE001
