@@ -156,13 +156,17 @@ class Scanner:
         """The local engine: every batch in this process, in source order. Progress ("read": rows
         read, tokenized and checked) is reported every ``PROGRESS_ROWS`` rows within a batch."""
         total, unit = source.progress_total()
+        batch_rows = 0
 
         def report(done_in_batch: int) -> None:
-            done = self.n_input + done_in_batch
-            self.ctx.progress("read", done, _estimate_rows(done, source, total, unit))
+            # the total is estimated from the rows read so far (the whole batch), not the rows done
+            estimate = _estimate_rows(self.n_input + batch_rows, source, total, unit)
+            self.ctx.progress("read", self.n_input + done_in_batch, estimate)
 
         for k, records in enumerate(source.batches(self.cfg.batch_size)):
+            batch_rows = len(records)
             self.absorb(self.processor.process(records, on_rows=report), parts)
+            batch_rows = 0
             if k == 0:
                 self._first_batch_sanity(records)
             report(0)
