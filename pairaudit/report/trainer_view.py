@@ -40,10 +40,28 @@ def _part(tok: Any, full: list[int], kept: list[int]) -> dict[str, Any]:
     start = 0
     if n_kept and n_kept < n_full and full[n_full - n_kept:] == kept:
         start = n_full - n_kept  # kept the end: cut at the start
-    text = tok.tok.decode(kept, skip_special_tokens=False) if kept else ""
+    text = _decode(tok, kept)
     if len(text) > TEXT_LIMIT:
         text = text[:TEXT_LIMIT // 2] + f"\n[… {len(text) - TEXT_LIMIT} characters not shown …]\n" + text[-TEXT_LIMIT // 2:]
     return {"text": text, "before": start, "after": n_full - n_kept - start, "kept": n_kept, "total": n_full}
+
+
+def _decode(tok: Any, ids: list[int]) -> str:
+    """Decoded ids, special tokens kept; ids outside the vocabulary (pre-tokenized data) appear as
+    ``⟨id N⟩`` instead of failing."""
+    vocab = int(getattr(tok, "vocab_size", 0) or len(tok.tok))
+    out, run = [], []
+    for i in ids:
+        if 0 <= int(i) < vocab:
+            run.append(int(i))
+            continue
+        if run:
+            out.append(tok.tok.decode(run, skip_special_tokens=False))
+            run = []
+        out.append(f"⟨id {int(i)}⟩")
+    if run:
+        out.append(tok.tok.decode(run, skip_special_tokens=False))
+    return "".join(out)
 
 
 def trainer_view(tok: Any, pair: Pair | None) -> dict[str, Any] | None:
@@ -68,12 +86,15 @@ def trainer_view(tok: Any, pair: Pair | None) -> dict[str, Any] | None:
     cap = getattr(tok, "max_completion_length", None)
     view: dict[str, Any] = {"error": "", "sides": {}}
     prompts = {}
-    for name, ids in sides.items():
-        comp = ids if cap is None else ids[:cap]
-        kept = tok.kept(len(prompt), len(comp))
-        kp, kc = kept_sequence(prompt, comp, kept, tok.truncation_mode)
-        prompts[name] = _part(tok, prompt, kp)
-        view["sides"][name] = _part(tok, ids, kc)
+    try:
+        for name, ids in sides.items():
+            comp = ids if cap is None else ids[:cap]
+            kept = tok.kept(len(prompt), len(comp))
+            kp, kc = kept_sequence(prompt, comp, kept, tok.truncation_mode)
+            prompts[name] = _part(tok, prompt, kp)
+            view["sides"][name] = _part(tok, ids, kc)
+    except Exception as exc:  # noqa: BLE001 - odd ids or tokenizers must not break the report
+        return {"error": f"{type(exc).__name__}: {exc}"[:300]}
     view["prompt"] = prompts["chosen"]
     view["prompt_rejected"] = prompts["rejected"] if prompts["rejected"]["kept"] != prompts["chosen"]["kept"] else None
     cut = [f"{k} {v['total']} → {v['kept']}" for k, v in (("prompt", prompts["chosen"]), *view["sides"].items())
