@@ -33,7 +33,8 @@ progress_logger = logging.getLogger("pairaudit.progress")
 def _progress(progress: Progress | bool | None) -> tuple[Progress, Callable[[], None]]:
     """(callback, stop) for ``scan(progress=...)``."""
     if progress is None:
-        return PlainProgress(progress_logger.info), lambda: None
+        plain = PlainProgress(progress_logger.info)
+        return plain, plain.stop
     if progress is False:
         return no_progress, lambda: None
     if progress is True:

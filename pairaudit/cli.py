@@ -81,7 +81,8 @@ def _progress_display(quiet: bool):  # noqa: ANN202
     if not sys.stderr.isatty():
         from pairaudit.report.progress import PlainProgress
 
-        return PlainProgress(_log(False)), _log(False), None
+        plain = PlainProgress(_log(False))
+        return plain, _log(False), plain
     from pairaudit.report.progress import ProgressDisplay
 
     display = ProgressDisplay()

@@ -59,6 +59,23 @@ def test_plain_lines_are_throttled_per_phase(monkeypatch: pytest.MonkeyPatch) ->
                      "read + checks: done, 1,000 rows in 6s (179 rows/s)"]
 
 
+def test_heartbeat_when_a_count_does_not_move() -> None:
+    import time
+
+    lines: list[str] = []
+    p = PlainProgress(lines.append, interval=5.0, heartbeat=0.2)
+    p("embed", 64, 7062)
+    deadline = time.monotonic() + 5
+    while len(lines) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    p("embed", 7062, 7062)
+    time.sleep(0.5)  # a finished phase gets no heartbeat
+    p.stop()
+    assert lines[0] == "embedding: 64 / 7,062 texts (1%)"
+    assert lines[1].startswith("embedding: 64 / 7,062 texts (1%); still working (0s since the last count)")
+    assert lines[-1].startswith("embedding: done, 7,062 texts") and len(lines) == 3
+
+
 def test_progress_moves_within_a_batch_and_names_every_phase(tmp_path: Path) -> None:
     src = write_jsonl(tmp_path / "p.jsonl", _rows(1200))
     calls: list[tuple[str, int, int | None]] = []

@@ -16,6 +16,7 @@ dataset"), transformers ("Loading weights") and huggingface_hub while a scan run
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -85,32 +86,68 @@ def status_line(phase: str, done: int, total: int | None, rate: float | None, et
 class PlainProgress:
     """Plain progress lines through ``write`` (e.g. ``logger.info`` or a stderr printer): the first
     report of a phase, then at most one line per phase every ``interval`` seconds, and a last line
-    when the phase completes (``done == total``)."""
+    when the phase completes (``done == total``). When nothing was written for ``heartbeat`` seconds
+    while a phase is still open (a long embedding batch, a whole-dataset search), a background thread
+    repeats its line with how long the count has not moved. Call ``stop`` at the end."""
 
-    def __init__(self, write: Callable[[str], None], interval: float = 5.0) -> None:
+    def __init__(self, write: Callable[[str], None], interval: float = 5.0, heartbeat: float | None = 30.0) -> None:
         self.write = write
         self.interval = interval
+        self.heartbeat = heartbeat
         self.rates: dict[str, _Rate] = {}
         self.last: dict[str, float] = {}
+        self.state: dict[str, tuple[int, int | None, float]] = {}  # phase -> (done, total, when)
         self.finished: set[str] = set()
+        self.current: str | None = None
+        self.last_line = time.monotonic()
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
 
     def __call__(self, phase: str, done: int, total: int | None) -> None:
-        now = time.monotonic()
-        if phase not in self.rates:
-            self.rates[phase] = _Rate(done)
-            self.last[phase] = -float("inf")
-        complete = total is not None and done >= total
-        if complete and phase in self.finished:
-            return
-        if not complete:
-            self.finished.discard(phase)  # the phase goes on (a later pass)
-        if not complete and now - self.last[phase] < self.interval:
-            return
-        r = self.rates[phase]
-        self.last[phase] = now
-        if complete:
-            self.finished.add(phase)
-        self.write(status_line(phase, done, total, r.rate(done), r.eta(done, total), now - r.t0))
+        line = None
+        with self._lock:
+            now = time.monotonic()
+            if phase not in self.rates:
+                self.rates[phase] = _Rate(done)
+                self.last[phase] = -float("inf")
+            self.state[phase] = (done, total, now)
+            self.current = phase
+            complete = total is not None and done >= total
+            if complete and phase in self.finished:
+                return
+            if not complete:
+                self.finished.discard(phase)  # the phase goes on (a later pass)
+            if complete or now - self.last[phase] >= self.interval:
+                r = self.rates[phase]
+                self.last[phase] = self.last_line = now
+                if complete:
+                    self.finished.add(phase)
+                line = status_line(phase, done, total, r.rate(done), r.eta(done, total), now - r.t0)
+            if self.heartbeat and self._thread is None:
+                self._thread = threading.Thread(target=self._beat, name="pairaudit-progress", daemon=True)
+                self._thread.start()
+        if line is not None:
+            self.write(line)
+
+    def _beat(self) -> None:
+        assert self.heartbeat is not None
+        while not self._stop.wait(min(1.0, self.heartbeat / 2)):
+            with self._lock:
+                phase, now = self.current, time.monotonic()
+                if phase is None or phase in self.finished or now - self.last_line < self.heartbeat:
+                    continue
+                done, total, when = self.state[phase]
+                r = self.rates[phase]
+                self.last_line = now
+                line = (status_line(phase, done, total, r.rate(done), None) +
+                        f"; still working ({duration(now - when)} since the last count)")
+            self.write(line)
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
 
 
 class ProgressDisplay:
