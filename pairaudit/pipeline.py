@@ -154,12 +154,17 @@ class Scanner:
 
     def run_local(self, source: Source, parts: list[Path]) -> None:
         """The local engine: every batch in this process, in source order. Progress ("read": rows
-        read, tokenized and checked) is reported every ``PROGRESS_ROWS`` rows within a batch."""
+        read, tokenized, checked and observed by the stages) is reported every ``PROGRESS_ROWS`` rows
+        within a batch, and after the stages' observe of each batch."""
         total, unit = source.progress_total()
         batch_rows = 0
 
         def report(done_in_batch: int) -> None:
-            # the total is estimated from the rows read so far (the whole batch), not the rows done
+            # a batch's last rows count once the stages have observed it too (embedding, scoring), so
+            # the phase never looks complete while they run; the total is estimated from the rows read
+            # so far (the whole batch), not the rows done
+            if batch_rows and done_in_batch >= batch_rows:
+                return
             estimate = _estimate_rows(self.n_input + batch_rows, source, total, unit)
             self.ctx.progress("read", self.n_input + done_in_batch, estimate)
 

@@ -76,19 +76,28 @@ def test_heartbeat_when_a_count_does_not_move() -> None:
     assert lines[-1].startswith("embedding: done, 7,062 texts") and len(lines) == 3
 
 
-def test_progress_moves_within_a_batch_and_names_every_phase(tmp_path: Path) -> None:
+def test_progress_moves_within_a_batch_and_names_every_phase(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pairaudit.stages.exact import ExactStage
+
     src = write_jsonl(tmp_path / "p.jsonl", _rows(1200))
     calls: list[tuple[str, int, int | None]] = []
+    observe = ExactStage.observe
+    monkeypatch.setattr(ExactStage, "observe", lambda self, p, e: (calls.append(("observe", len(p), None)),
+                                                                   observe(self, p, e))[1])
     audit = pairaudit.scan(src, out=tmp_path / "out", only=ONLY, batch_size=1000, log=lambda m: None,
                            progress=lambda phase, done, total: calls.append((phase, done, total)))
     assert audit.totals["input"] == 1200
     read = [d for ph, d, _ in calls if ph == "read"]
+    assert [n for ph, n, _ in calls if ph == "observe"] == [1000, 200]
     assert read == sorted(read) and read[-1] == 1200
     steps = [b - a for a, b in zip([0, *read], read)]
     assert max(steps) <= 250  # "every few hundred rows", also inside a 1000-row batch
     totals = [t for ph, _, t in calls if ph == "read"]
     assert totals[-1] == 1200 and all(t is not None for t in totals)  # estimated from bytes read
     assert ("finalize", 1, 1) in calls and ("write", 5, 5) in calls
+    # "read" never looks complete while the stages still observe the last batch (embedding, scoring)
+    last_observe = max(i for i, c in enumerate(calls) if c[0] == "observe")
+    assert not [c for c in calls[:last_observe] if c[0] == "read" and c[1] == c[2]]
     assert [ph for ph, _, _ in calls].index("finalize") > [ph for ph, _, _ in calls].index("read")
 
 

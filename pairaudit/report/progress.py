@@ -25,9 +25,10 @@ from pairaudit.quiet import quiet_libraries
 
 __all__ = ["PlainProgress", "ProgressDisplay", "quiet_libraries", "status_line"]
 
-PHASE_LABELS = {"read": "read + checks", "embed": "embedding", "reference": "reference model",
-                "finalize": "whole-dataset checks", "write": "writing outputs"}
-PHASE_UNITS = {"read": "rows", "embed": "texts", "reference": "sequences", "finalize": "stages", "write": "steps"}
+PHASE_LABELS = {"read": "read + checks", "embed": "embedding", "embed_static": "embedding (static)",
+                "reference": "reference model", "finalize": "whole-dataset checks", "write": "writing outputs"}
+PHASE_UNITS = {"read": "rows", "embed": "texts", "embed_static": "texts", "reference": "sequences",
+               "finalize": "stages", "write": "steps"}
 
 
 def label(phase: str) -> str:
@@ -162,13 +163,14 @@ class ProgressDisplay:
             Progress,
             TextColumn,
             TimeElapsedColumn,
-            TimeRemainingColumn,
         )
 
         self.console = console or Console(stderr=True)
+        # rate and ETA from the phase's average since its first report (rich's own estimate looks at
+        # recent updates only, and stays optimistic while a phase waits on a slow step)
         self.bar = Progress(TextColumn("[bold]{task.description:<20}"), BarColumn(), MofNCompleteColumn(),
-                            TextColumn("{task.fields[unit]:<9}"), TextColumn("{task.fields[rate]:>12}"),
-                            TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+                            TextColumn("{task.fields[unit]:<9}"), TextColumn("{task.fields[rate]:>14}"),
+                            TimeElapsedColumn(), TextColumn("{task.fields[eta]}"),
                             console=self.console, transient=False, refresh_per_second=4)
         self.tasks: dict[str, Any] = {}
         self.rates: dict[str, _Rate] = {}
@@ -179,11 +181,13 @@ class ProgressDisplay:
             self.bar.start()
             self.started = True
         if phase not in self.tasks:
-            self.tasks[phase] = self.bar.add_task(label(phase), total=total, unit=unit(phase), rate="")
+            self.tasks[phase] = self.bar.add_task(label(phase), total=total, unit=unit(phase), rate="", eta="")
             self.rates[phase] = _Rate(done)
         r = self.rates[phase].rate(done)
         rate = f"{r:,.0f} {unit(phase)}/s" if r is not None and unit(phase) not in ("stages", "steps") else ""
-        self.bar.update(self.tasks[phase], completed=done, total=total, rate=rate)
+        eta = self.rates[phase].eta(done, total)
+        eta_text = "done" if total is not None and done >= total else (f"ETA {duration(eta)}" if eta is not None else "")
+        self.bar.update(self.tasks[phase], completed=done, total=total, rate=rate, eta=eta_text)
 
     def log(self, message: str) -> None:
         self.console.print(message, markup=False, highlight=False)
