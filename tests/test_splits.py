@@ -176,3 +176,26 @@ def test_near_leakage_from_the_near_duplicate_stage(saved: Path, tmp_path: Path)
     assert audit.report["stats"]["split_leakage"]["near"] == 1
     scores = audit.scores.sort("row")["split_leakage_score"].to_list()
     assert scores[:4] == [None] * 4 and scores[6] == 0.0 and scores[4] == 1.0
+
+
+def test_hub_loads_only_the_chosen_splits(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A hub id: split names are looked up first, only the chosen splits are downloaded."""
+    parts = {"train": TRAIN, "test": TEST, "validation": VALID}
+    loaded: list[str] = []
+
+    def fake_load(name: str, subset: str | None = None, split: str | None = None) -> datasets.Dataset:
+        assert name == "org/prefs" and split in parts
+        loaded.append(split)
+        return datasets.Dataset.from_list(parts[split])
+
+    monkeypatch.setattr(datasets, "load_dataset", fake_load)
+    monkeypatch.setattr(datasets, "get_dataset_split_names", lambda name, subset=None: list(parts))
+    quiet = {"only": ONLY.split(",")[:3], "log": lambda m: None}
+    audit = pairaudit.scan("org/prefs", out=tmp_path / "a", **quiet)
+    assert loaded == ["train"] and audit.report["source"]["other_splits"] == ["test", "validation"]
+    loaded.clear()
+    audit = pairaudit.scan("org/prefs", out=tmp_path / "b", split="test,train", **quiet)
+    assert loaded[:2] == ["test", "train"] and set(loaded) == {"test", "train"}  # (the report reopens it)
+    assert audit.report["source"]["splits"] == {"test": 4, "train": 4}
+    with pytest.raises(InputError, match="'dev' is not one of them"):
+        pairaudit.scan("org/prefs", out=tmp_path / "c", split="train,dev", **quiet)

@@ -167,26 +167,31 @@ def single_split_name(split: Any) -> str | None:
     return spec[0] if isinstance(spec, list) and len(spec) == 1 else None
 
 
-def select_splits(obj: Mapping[str, Any], split: Any, *, where: str, path: str | None, kind: str) -> Source:
-    """The source for the chosen split(s) of a DatasetDict / IterableDatasetDict."""
-    names = list(obj)
+def choose_splits(names: list[str], split: Any, where: str) -> list[str]:
+    """The split names ``split`` asks for among ``names`` (see the module docstring), or an InputError."""
     spec = parse_split(split)
     if spec is None:
         if "train" in names:
-            chosen = ["train"]
-        elif len(names) == 1:
-            chosen = names
-        else:
-            raise InputError(f"{where} has splits {names} and none is 'train'",
-                             fix=f"pass --split with one of {names}, a list such as '{','.join(names[:2])}', or all")
-    elif spec == ALL:
-        chosen = names
-    else:
-        unknown = [s for s in spec if s not in names]
-        if unknown:
-            raise InputError(f"{where} has splits {names}; split {', '.join(map(repr, unknown))} is not one of them",
-                             fix=f"pass --split with one of {names}, a comma-separated list of them, or all")
-        chosen = list(spec)
+            return ["train"]
+        if len(names) == 1:
+            return list(names)
+        raise InputError(f"{where} has splits {names} and none is 'train'",
+                         fix=f"pass --split with one of {names}, a list such as '{','.join(names[:2])}', or all")
+    if spec == ALL:
+        return list(names)
+    unknown = [s for s in spec if s not in names]
+    if unknown:
+        raise InputError(f"{where} has splits {names}; split {', '.join(map(repr, unknown))} is not one of them",
+                         fix=f"pass --split with one of {names}, a comma-separated list of them, or all")
+    return list(spec)
+
+
+def select_splits(obj: Mapping[str, Any], split: Any, *, where: str, path: str | None, kind: str,
+                  all_names: list[str] | None = None) -> Source:
+    """The source for the chosen split(s) of a DatasetDict / IterableDatasetDict (``all_names``: the
+    dataset's splits when ``obj`` holds only the loaded ones)."""
+    names = list(all_names or obj)
+    chosen = choose_splits(names, split, where)
     iterable = any(type(obj[n]).__name__ == "IterableDataset" for n in chosen)
     if len(chosen) == 1:
         name = chosen[0]

@@ -16,7 +16,7 @@ from typing import Any
 
 from pairaudit.errors import InputError
 from pairaudit.io.base import Record, Source, batched
-from pairaudit.io.hf import HFSource, select_splits, single_split_name
+from pairaudit.io.hf import HFSource, choose_splits, select_splits, single_split_name
 
 __all__ = ["HFSource", "Record", "Source", "batched", "open_source", "parse_json_line"]
 
@@ -233,18 +233,27 @@ def open_source(source: Any, *, split: Any = None, subset: str | None = None) ->
 
 
 def _open_hub(name: str, split: Any, subset: str | None) -> Source:
-    from datasets import load_dataset
+    """A hub dataset: one named split is loaded alone; otherwise the split names are looked up first and
+    only the chosen splits are loaded (``train`` by default, every split for ``all``)."""
+    from datasets import DatasetDict, get_dataset_split_names, load_dataset
 
-    one = single_split_name(split)  # one split is loaded alone; several, all or none: the whole dict
-    try:
-        ds = load_dataset(name, subset, split=one)
-    except Exception as exc:  # noqa: BLE001 - offline errors come in many types
-        raise InputError(
+    def fail(exc: Exception) -> InputError:
+        return InputError(
             f"could not load dataset {name!r} (subset={subset}, split={split}) from the Hugging Face hub: "
             f"{type(exc).__name__}: {str(exc)[:300]}",
             expected="a reachable hub (this machine may be offline: HF_HUB_OFFLINE / no network)",
-            fix="download it where a hub is reachable, ds.save_to_disk(DIR), and run pairaudit scan DIR",
-        ) from exc
-    if one is not None:
-        return HFSource(ds, name, "hf_hub", one)
-    return select_splits(ds, split, where=name, path=name, kind="hf_hub")
+            fix="download it where a hub is reachable, ds.save_to_disk(DIR), and run pairaudit scan DIR")
+
+    one = single_split_name(split)
+    try:
+        if one is not None:
+            return HFSource(load_dataset(name, subset, split=one), name, "hf_hub", one)
+        names = get_dataset_split_names(name, subset)
+    except Exception as exc:  # noqa: BLE001 - offline errors come in many types
+        raise fail(exc) from exc
+    wanted = choose_splits(names, split, name)  # then load only those
+    try:
+        loaded = DatasetDict({s: load_dataset(name, subset, split=s) for s in wanted})
+    except Exception as exc:  # noqa: BLE001
+        raise fail(exc) from exc
+    return select_splits(loaded, wanted, where=name, path=name, kind="hf_hub", all_names=names)
