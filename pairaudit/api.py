@@ -63,10 +63,10 @@ def scan(source: Any, out: str | Path = "pairaudit-out", *, config: ScanConfig |
         if not hasattr(cfg, key):
             raise TypeError(f"scan() got an unknown option {key!r}")
         setattr(cfg, key, value)
-    if isinstance(cfg.split, (list, tuple)):
-        cfg.split = ",".join(str(s) for s in cfg.split)
     if config_file:
         cfg = apply_config_file(cfg, load_config_file(config_file))
+    if isinstance(cfg.split, (list, tuple)):  # recorded as text in report.json: "train,test"
+        cfg.split = ",".join(str(s) for s in cfg.split)
     engine = get_engine(cfg.engine)
     callback, stop = _progress(progress)
     try:

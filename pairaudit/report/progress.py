@@ -151,29 +151,54 @@ class PlainProgress:
             self._thread.join(timeout=5)
 
 
+STALE_AFTER = 10.0  # seconds without a new count before the live display says so instead of an ETA
+
+
+def _status_column() -> Any:
+    """A rich column computed at every refresh (4 times a second): the phase's average rate (it falls
+    while a count does not move), the ETA from it, or how long the count has not moved."""
+    from rich.progress import ProgressColumn
+    from rich.text import Text
+
+    class StatusColumn(ProgressColumn):
+        def render(self, task: Any) -> Text:
+            f = task.fields
+            done, total, u = int(task.completed), task.total, f["unit"]
+            rates: _Rate = f["rates"]
+            per_item = u not in ("stages", "steps")
+            if total is not None and done >= total:
+                return Text("done", style="green")
+            parts = []
+            rate = rates.rate(done)
+            if rate is not None and per_item:
+                parts.append(f"{rate:,.0f} {u}/s")
+            stale = time.monotonic() - f["updated"]
+            if stale >= STALE_AFTER:
+                parts.append(f"no new count for {duration(stale)}")
+            else:
+                eta = rates.eta(done, total)
+                if eta is not None:
+                    parts.append(f"ETA {duration(eta)}")
+            return Text(" · ".join(parts), style="cyan")
+
+    return StatusColumn()
+
+
 class ProgressDisplay:
-    """A rich live display, one task per phase (created on the phase's first report); ``log`` prints a
-    message above it. Call ``stop`` at the end."""
+    """A rich live display, one task per phase (created on the phase's first report): bar, count, unit,
+    elapsed time, then the average rate and ETA, or how long the count has not moved (recomputed at
+    every refresh, so a phase waiting on a slow step shows it); ``log`` prints a message above it.
+    Call ``stop`` at the end."""
 
     def __init__(self, console: Any = None) -> None:
         from rich.console import Console
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeElapsedColumn,
-        )
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
         self.console = console or Console(stderr=True)
-        # rate and ETA from the phase's average since its first report (rich's own estimate looks at
-        # recent updates only, and stays optimistic while a phase waits on a slow step)
-        self.bar = Progress(TextColumn("[bold]{task.description:<20}"), BarColumn(), MofNCompleteColumn(),
-                            TextColumn("{task.fields[unit]:<9}"), TextColumn("{task.fields[rate]:>14}"),
-                            TimeElapsedColumn(), TextColumn("{task.fields[eta]}"),
+        self.bar = Progress(TextColumn("[bold]{task.description:<20}"), BarColumn(bar_width=30), MofNCompleteColumn(),
+                            TextColumn("{task.fields[unit]:<9}"), TimeElapsedColumn(), _status_column(),
                             console=self.console, transient=False, refresh_per_second=4)
         self.tasks: dict[str, Any] = {}
-        self.rates: dict[str, _Rate] = {}
         self.started = False
 
     def __call__(self, phase: str, done: int, total: int | None) -> None:
@@ -181,13 +206,9 @@ class ProgressDisplay:
             self.bar.start()
             self.started = True
         if phase not in self.tasks:
-            self.tasks[phase] = self.bar.add_task(label(phase), total=total, unit=unit(phase), rate="", eta="")
-            self.rates[phase] = _Rate(done)
-        r = self.rates[phase].rate(done)
-        rate = f"{r:,.0f} {unit(phase)}/s" if r is not None and unit(phase) not in ("stages", "steps") else ""
-        eta = self.rates[phase].eta(done, total)
-        eta_text = "done" if total is not None and done >= total else (f"ETA {duration(eta)}" if eta is not None else "")
-        self.bar.update(self.tasks[phase], completed=done, total=total, rate=rate, eta=eta_text)
+            self.tasks[phase] = self.bar.add_task(label(phase), total=total, unit=unit(phase), rates=_Rate(done),
+                                                  updated=time.monotonic())
+        self.bar.update(self.tasks[phase], completed=done, total=total, updated=time.monotonic())
 
     def log(self, message: str) -> None:
         self.console.print(message, markup=False, highlight=False)
