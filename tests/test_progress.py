@@ -139,16 +139,23 @@ def test_api_prints_nothing_and_logs_progress(tmp_path: Path, capfd: pytest.Capt
     assert "read + checks: done, 50 rows" in " ".join(progress_lines)
 
 
-def test_live_display_shows_each_phase() -> None:
+def test_live_display_shows_each_phase_and_a_count_that_does_not_move(monkeypatch: pytest.MonkeyPatch) -> None:
+    import time
+
     from rich.console import Console
 
+    monkeypatch.setattr(progress_mod, "STALE_AFTER", 0.3)
     buf = io.StringIO()
     display = ProgressDisplay(Console(file=buf, force_terminal=True, width=140))
     display("read", 250, 2354)
+    time.sleep(0.3)
+    display("read", 750, 2354)
     display("embed", 96, None)
     display.log("pairaudit: embedder: bundled:all-MiniLM-L6-v2")
+    time.sleep(0.9)  # refreshed 4 times a second: the read count has not moved for a while
     display("read", 2354, 2354)
     display.stop()
     text = buf.getvalue()
-    for part in ("read + checks", "2354/2354", "embedding", "texts", "bundled:all-MiniLM-L6-v2"):
-        assert part in text
+    for part in ("read + checks", "2354/2354", "embedding", "texts", "bundled:all-MiniLM-L6-v2", "rows/s · ETA",
+                 "no new count for", "done"):
+        assert part in text, part
