@@ -118,22 +118,28 @@ class OutputFolder:
         return True
 
     def row_findings(self, row: int) -> list[dict[str, Any]]:
-        import polars as pl
-
-        sub = self.findings.filter(pl.col("row") == row).sort(["check", "field"], nulls_last=True)
-        return sub.to_dicts()
+        """Findings of one row, by check and field (an index built once per folder: reports look up
+        thousands of rows)."""
+        index = self.__dict__.get("_findings_by_row")
+        if index is None:
+            index = {}
+            for f in self.findings.sort(["row", "check", "field"], nulls_last=True).iter_rows(named=True):
+                index.setdefault(f["row"], []).append(f)
+            self.__dict__["_findings_by_row"] = index
+        return [dict(f) for f in index.get(row, [])]
 
     def row_scores(self, row: int) -> dict[str, Any]:
         """Non-null metrics of one row from scores.parquet (without ``row``)."""
         if self.scores is None or "row" not in self.scores.columns:
             return {}
-        import polars as pl
-
-        sub = self.scores.filter(pl.col("row") == row)
-        if sub.height == 0:
+        index = self.__dict__.get("_score_index")
+        if index is None:
+            index = {int(r): i for i, r in enumerate(self.scores["row"].to_list()) if r is not None}
+            self.__dict__["_score_index"] = index
+        if row not in index:
             return {}
         out = {}
-        for k, v in sub.row(0, named=True).items():
+        for k, v in self.scores.row(index[row], named=True).items():
             if k == "row" or v is None or (isinstance(v, float) and math.isnan(v)):
                 continue
             out[k] = v

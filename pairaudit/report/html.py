@@ -195,8 +195,10 @@ def _pages(folder: OutputFolder, pairs: dict[int, Pair], check: str, rows: list[
 
 
 def _listed_pair(folder: OutputFolder, pair: Pair | None, row: int, check: str, tok: Any) -> dict[str, Any]:
-    """A listed row's pair, texts shortened; the trainer's view only when truncation changed it."""
-    ctx = pair_context(folder, pair, row, check, trainer=tok, limits=(LIST_PROMPT_LIMIT, LIST_SIDE_LIMIT))
+    """A listed row's pair, texts shortened, no word diff; the trainer's view only when truncation
+    changed it."""
+    ctx = pair_context(folder, pair, row, check, trainer=tok, limits=(LIST_PROMPT_LIMIT, LIST_SIDE_LIMIT),
+                       diff=False)
     if ctx["trainer"] and not ctx["trainer"].get("truncated") and not ctx["trainer"].get("error"):
         ctx["trainer"] = None
     return ctx
@@ -222,7 +224,7 @@ def _fmt(v: Any) -> str:
 
 def pair_context(folder: OutputFolder, pair: Pair | None, row: int, check: str | None = None,
                  role: str = "", trainer: Any = None,
-                 limits: tuple[int, int] = (PROMPT_LIMIT, SIDE_LIMIT)) -> dict[str, Any]:
+                 limits: tuple[int, int] = (PROMPT_LIMIT, SIDE_LIMIT), diff: bool = True) -> dict[str, Any]:
     """Template context of one pair (escaping happens in the template / diff module). With a
     ``trainer`` tokenizer (``report.trainer_view.trainer_tokenizer``) it also holds the pair as the
     trainer sees it after truncation."""
@@ -252,7 +254,10 @@ def pair_context(folder: OutputFolder, pair: Pair | None, row: int, check: str |
     ctx["prompt"] = elide(pair.prompt or "", limits[0])[0]
     chosen, _ = elide(pair.chosen, limits[1])
     rejected, _ = elide(pair.rejected, limits[1])
-    left, right, ratio = word_diff(chosen, rejected)
+    if diff:
+        left, right, ratio = word_diff(chosen, rejected)
+    else:  # listed rows: plain escaped text (the word diff costs ~3 ms a pair)
+        left, right, ratio = [("same", chosen)], [("same", rejected)], None
     ctx.update(chosen_html=segments_html(left), rejected_html=segments_html(right), similarity=ratio,
                chosen_len=len(pair.chosen), rejected_len=len(pair.rejected))
     return ctx
