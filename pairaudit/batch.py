@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,8 @@ from pairaudit.tokenize import DPOTokenizer, EncodedPair, load_tokenizer
 from pairaudit.types import Finding, Pair
 
 MAX_ERROR_EXAMPLES = 5
+#: rows per progress report within a batch (``process(records, on_rows=...)``)
+PROGRESS_ROWS = 250
 
 
 @dataclass
@@ -38,6 +41,30 @@ class BatchResult:
     error_counts: dict[str, int] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
     formats: dict[str, int] = field(default_factory=dict)  # rows normalised per format
+
+    @classmethod
+    def merge(cls, parts: list[BatchResult]) -> BatchResult:
+        """One result from consecutive parts of a batch (in row order)."""
+        if len(parts) == 1:
+            return parts[0]
+        out = cls([], [], [], [], 0)
+        errors: dict[str, list[str]] = defaultdict(list)
+        counts: dict[str, int] = defaultdict(int)
+        timings: dict[str, float] = defaultdict(float)
+        for p in parts:
+            out.findings.extend(p.findings)
+            out.metrics.extend(p.metrics)
+            out.pairs.extend(p.pairs)
+            out.encoded.extend(p.encoded)
+            out.n_records += p.n_records
+            for k, v in p.check_errors.items():
+                errors[k] = (errors[k] + v)[:MAX_ERROR_EXAMPLES]
+            for k, n in p.error_counts.items():
+                counts[k] += n
+            for k, t in p.timings.items():
+                timings[k] += t
+        out.check_errors, out.error_counts, out.timings = dict(errors), dict(counts), dict(timings)
+        return out
 
 
 class BatchProcessor:
@@ -115,7 +142,22 @@ class BatchProcessor:
         m.update(prompt_tokens=lp, chosen_tokens=lc, rejected_tokens=lr, length_ratio=lc / lr if lr else None)
         return m
 
-    def process(self, records: list[Record]) -> BatchResult:
+    def process(self, records: list[Record], on_rows: Callable[[int], None] | None = None) -> BatchResult:
+        """Normalise, tokenize and check one batch. With ``on_rows``, the batch is processed in parts
+        of ``PROGRESS_ROWS`` records and ``on_rows(records done so far)`` is called after each part, so
+        progress moves within a batch; the result is the same."""
+        if on_rows is None or len(records) <= PROGRESS_ROWS:
+            res = self._process(records)
+            if on_rows is not None:
+                on_rows(len(records))
+            return res
+        parts = []
+        for start in range(0, len(records), PROGRESS_ROWS):
+            parts.append(self._process(records[start:start + PROGRESS_ROWS]))
+            on_rows(min(start + PROGRESS_ROWS, len(records)))
+        return BatchResult.merge(parts)
+
+    def _process(self, records: list[Record]) -> BatchResult:
         timings: dict[str, float] = defaultdict(float)
         t = time.perf_counter()
         found: list[Finding] = []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import sys
@@ -103,11 +104,36 @@ def _log(quiet: bool):  # noqa: ANN202
 
 
 def _progress_display(quiet: bool):  # noqa: ANN202
-    if quiet or not sys.stderr.isatty():
-        return None
+    """(progress callback, log function, display to stop or None): a live display on a terminal,
+    plain status lines (at most one per phase every 5 s) otherwise, nothing with -q."""
+    if quiet:
+        return False, _log(True), None
+    if not sys.stderr.isatty():
+        from pairaudit.report.progress import PlainProgress
+
+        plain = PlainProgress(_log(False))
+        return plain, _log(False), plain
     from pairaudit.report.progress import ProgressDisplay
 
-    return ProgressDisplay()
+    display = ProgressDisplay()
+    from pairaudit.report.terminal import terminal_safe
+
+    return display, (lambda m: display.log(terminal_safe(f"pairaudit: {m}"))), display
+
+
+@contextlib.contextmanager
+def _silenced(quiet: bool):  # noqa: ANN202
+    """-q: library warnings and progress bars off too (restored afterwards)."""
+    if not quiet:
+        yield
+        return
+    import warnings
+
+    from pairaudit.report.progress import quiet_libraries
+
+    with warnings.catch_warnings(), quiet_libraries(errors_only=True):
+        warnings.simplefilter("ignore")
+        yield
 
 
 def _fail(exc: PairauditError) -> None:
@@ -130,7 +156,10 @@ def scan(
     = None,
     columns: Annotated[str | None, typer.Option("--columns", metavar="NAME=COL,...", help="Map source columns to "
                        "canonical names: comma-separated NAME=COLUMN pairs, e.g. chosen=a,rejected=b.")] = None,
-    split: Annotated[str, typer.Option(metavar="SPLIT", help="Split of a dataset dict / hub dataset.")] = "train",
+    split: Annotated[str | None, typer.Option(metavar="SPLIT[,SPLIT...]|all", help="Split(s) of a dataset dict / "
+                     "hub dataset: a name, 'all', or a list 'train,test' (or 'train+test') scanned into one output "
+                     "with split/split_row columns and the split_leakage check. Default: train if present.")]
+    = None,
     subset: Annotated[str | None, typer.Option(metavar="NAME", help="Hub dataset configuration (subset).")] = None,
     tokenizer: Annotated[str | None, typer.Option(metavar="PATH|ID", help="Training tokenizer: HF folder or id, "
                          "or a .gguf file. Default: the bundled SmolLM2-135M-Instruct (lengths are then in its "
@@ -178,8 +207,8 @@ def scan(
     policy: Annotated[str | None, typer.Option(metavar="PATH", help="Policy checkpoint: real DPO logits for "
                       "dpo_overflow_risk.")] = None,
     beta: Annotated[float, typer.Option(metavar="FLOAT", help="DPO beta.")] = 0.1,
-    reference_max_rows: Annotated[int | None, typer.Option(metavar="N", help="Score at most this many rows with "
-                                  "the reference model (a deterministic sample).")] = None,
+    reference_max_rows: Annotated[int | None, typer.Option(metavar="N", help="Score only the first N rows (in "
+                                  "input order) with the reference model; later rows get no flip score.")] = None,
     device: Annotated[str, typer.Option(metavar="DEVICE", help="auto, cpu, cuda or cuda:N.")] = "auto",
     decisions: Annotated[Path | None, typer.Option(metavar="FILE", help="Review decisions file to apply "
                          "(OUT/decisions.jsonl is always applied).")] = None,
@@ -194,7 +223,8 @@ def scan(
                            "CPUs - 1).")] = None,
     trust_remote_code: Annotated[bool, typer.Option("--trust-remote-code", metavar="", help="Allow custom model code (off "
                                  "by default).")] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", metavar="", help="No progress bar or summary.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", metavar="", help="Silent: no progress, messages or "
+                     "summary (errors and failed checks are still reported).")] = False,
 ) -> None:
     """Audit SOURCE and write clean/dropped data, findings, scores and a report to --out."""
     from pairaudit.config import ScanConfig
@@ -222,9 +252,10 @@ def scan(
         _check_fail_on(limits, cfg)
         from pairaudit.api import scan as run_scan
 
-        display = _progress_display(quiet)
+        progress, log, display = _progress_display(quiet)
         try:
-            audit = run_scan(source, out, config=cfg, progress=display, log=_log(quiet))
+            with _silenced(quiet):
+                audit = run_scan(source, out, config=cfg, progress=progress, log=log)
         finally:
             if display is not None:
                 display.stop()
@@ -304,14 +335,20 @@ def show(out: Annotated[Path, typer.Argument(help="An output folder.")],
 
 @app.command()
 def apply(out: Annotated[Path, typer.Argument(help="An output folder holding decisions.jsonl.")],
-          quiet: Annotated[bool, typer.Option("--quiet", "-q")] = False) -> None:
+          quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Silent: no progress, messages or "
+                                                                     "summary.")] = False) -> None:
     """Re-apply review decisions (OUT/decisions.jsonl) to rewrite clean/dropped outputs."""
     from pairaudit.api import apply_decisions
 
+    progress, log, display = _progress_display(quiet)
     try:
-        audit = apply_decisions(out, log=_log(quiet))
+        with _silenced(quiet):
+            audit = apply_decisions(out, progress=progress, log=log)
     except PairauditError as exc:
         _fail(exc)
+    finally:
+        if display is not None:
+            display.stop()
     if not quiet:
         from pairaudit.report.summary import print_summary
 

@@ -36,7 +36,7 @@ class ScanConfig:
 
     format: str | None = None  # forced format, else auto-detected
     columns: dict[str, str] = field(default_factory=dict)  # canonical -> source column
-    split: str = "train"
+    split: str | list[str] | None = None  # None: train if present; a name, "all" or "a,b" (io.hf)
     subset: str | None = None
     tokenizer: str | None = None  # HF folder/id or GGUF file; None = bundled SmolLM2
     # the trainer whose preprocessing is reproduced (pairaudit.trainers): "trl" = the installed TRL's
@@ -112,6 +112,8 @@ class Context:
     # filled by stages: model ids and hashes for report.json
     models: dict[str, Any] = field(default_factory=dict)
     progress: Progress = no_progress
+    # (split, first row, rows) when several splits are scanned as one source (io.hf), else None
+    splits: list[tuple[str, int, int]] | None = None
 
 
 # options that must be whole numbers >= 1 when set (None = no limit / default)

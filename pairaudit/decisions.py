@@ -48,9 +48,17 @@ def load_decisions(path: str | os.PathLike[str]) -> dict[int, Decision]:
 
 def append_decision(path: str | os.PathLike[str], decision: Decision) -> None:
     """Append one decision line and fsync it (a torn earlier write is closed with a newline first)."""
-    if decision.decision not in DECISIONS:
-        raise ValueError(f"decision must be one of {DECISIONS}, not {decision.decision!r}")
-    data = (json.dumps(asdict(decision), ensure_ascii=False) + "\n").encode("utf-8", "surrogatepass")
+    append_decisions(path, [decision])
+
+
+def append_decisions(path: str | os.PathLike[str], decisions: list[Decision]) -> None:
+    """Append decision lines with one write and one fsync (a torn earlier write is closed first)."""
+    for decision in decisions:
+        if decision.decision not in DECISIONS:
+            raise ValueError(f"decision must be one of {DECISIONS}, not {decision.decision!r}")
+    if not decisions:
+        return
+    data = "".join(json.dumps(asdict(d), ensure_ascii=False) + "\n" for d in decisions).encode("utf-8", "surrogatepass")
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         if os.fstat(fd).st_size > 0:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import time
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +16,7 @@ import numpy as np
 import polars as pl
 
 from pairaudit import __version__, trainers
+from pairaudit.audit import Audit
 from pairaudit.batch import BatchProcessor, BatchResult
 from pairaudit.checks.base import Stage
 from pairaudit.checks.registry import SHARED_CHECKS, stage_classes
@@ -38,52 +38,6 @@ from pairaudit.types import Finding
 Engine = Callable[["Scanner", Source, list[Path]], "dict[str, Any] | None"]
 
 EXIT_OK, EXIT_INPUT, EXIT_FAIL_ON, EXIT_CHECK_FAILED = 0, 2, 3, 4
-
-
-@dataclass
-class Audit:
-    """Result of a scan: the output folder plus its contents as Python objects."""
-
-    out_dir: Path
-    report: dict[str, Any]
-    findings: pl.DataFrame
-    exit_code: int = 0
-    messages: list[str] = field(default_factory=list)
-
-    @property
-    def totals(self) -> dict[str, int]:
-        return self.report["totals"]
-
-    @property
-    def scores(self) -> pl.DataFrame:
-        return pl.read_parquet(self.out_dir / "scores.parquet")
-
-    @property
-    def clean(self) -> Any:
-        """The cleaned records as a ``datasets.Dataset``."""
-        return _load_records_dataset(self.out_dir, "clean")
-
-    @property
-    def dropped(self) -> Any:
-        return _load_records_dataset(self.out_dir, "dropped")
-
-    def __repr__(self) -> str:
-        t = self.totals
-        return f"Audit(out={str(self.out_dir)!r}, input={t['input']}, kept={t['kept']}, dropped={t['dropped']})"
-
-
-def _load_records_dataset(out_dir: Path, name: str) -> Any:
-    import datasets
-
-    if (out_dir / name).is_dir():
-        return datasets.load_from_disk(str(out_dir / name))
-    for ext, loader in (("jsonl", "json"), ("json", "json"), ("parquet", "parquet")):
-        p = out_dir / f"{name}.{ext}"
-        if p.exists():
-            if p.stat().st_size <= 3:
-                return datasets.Dataset.from_list([])
-            return datasets.load_dataset(loader, data_files=str(p), split="train")
-    raise FileNotFoundError(f"no {name} output in {out_dir}")
 
 
 class Scanner:
@@ -123,6 +77,14 @@ class Scanner:
         for cls in stage_classes():
             names = {i.name for i in cls.infos} & self.policy.enabled
             if not names - SHARED_CHECKS.get(cls.__name__, frozenset()):
+                continue
+            # a stage that cannot apply to this source (e.g. split_leakage on one split) is off, not failed
+            reason = cls.not_applicable(self.ctx) if hasattr(cls, "not_applicable") else None
+            if reason:
+                if names & self.policy.explicit:
+                    raise ConfigError(f"{', '.join(sorted(names & self.policy.explicit))} cannot run: {reason}")
+                for n in names:
+                    self.status.setdefault(n, {"status": "off", "reason": reason})
                 continue
             try:
                 self.stages.append(cls(self.ctx, names))
@@ -172,14 +134,23 @@ class Scanner:
             self.stages.remove(stage)
 
     # -- run ----------------------------------------------------------------------------------
-    def run(self, source_arg: str | Path, out_dir: Path, *, engine: Engine | None = None,
+    def run(self, source_arg: Any, out_dir: Path, *, engine: Engine | None = None,
             finish: Callable[[Path], Any] | None = None) -> Audit:
-        """Scan ``source_arg`` into ``out_dir``. ``engine`` runs the streaming part (default: in this
-        process, :meth:`run_local`); ``finish`` is called on the temp output folder once every data
-        file is written and before the folder is committed (the API renders report.html there)."""
+        """Scan ``source_arg`` (a path, hub id or in-memory object, see ``io.readers.open_source``) into
+        ``out_dir``. ``engine`` runs the streaming part (default: in this process, :meth:`run_local`);
+        ``finish`` is called on the temp output folder once every data file is written and before the
+        folder is committed (the API renders report.html there)."""
         t_start = time.perf_counter()
         source = open_source(source_arg, split=self.cfg.split, subset=self.cfg.subset)
         self.source = source
+        self.ctx.splits = source.splits
+        desc = source.describe()
+        if desc.get("other_splits"):
+            self.log(f"scanning split {desc.get('split')!r}; the dataset also has {desc['other_splits']} "
+                     "(--split all scans every split into one output)")
+        elif source.splits:
+            self.log("scanning splits " + ", ".join(f"{n} ({k} rows)" for n, _, k in source.splits)
+                     + " into one output (row = position over the splits in this order)")
         self._make_stages()
         guard_source(out_dir, getattr(source, "path", None))
         self.decisions = self._decisions(out_dir)  # a bad decisions file is an error before the scan
@@ -202,13 +173,28 @@ class Scanner:
         return audit
 
     def run_local(self, source: Source, parts: list[Path]) -> None:
-        """The local engine: every batch in this process, in source order."""
+        """The local engine: every batch in this process, in source order. Progress ("read": rows
+        read, tokenized, checked and observed by the stages) is reported every ``PROGRESS_ROWS`` rows
+        within a batch, and after the stages' observe of each batch."""
         total, unit = source.progress_total()
+        batch_rows = 0
+
+        def report(done_in_batch: int) -> None:
+            # a batch's last rows count once the stages have observed it too (embedding, scoring), so
+            # the phase never looks complete while they run; the total is estimated from the rows read
+            # so far (the whole batch), not the rows done
+            if batch_rows and done_in_batch >= batch_rows:
+                return
+            estimate = _estimate_rows(self.n_input + batch_rows, source, total, unit)
+            self.ctx.progress("read", self.n_input + done_in_batch, estimate)
+
         for k, records in enumerate(source.batches(self.cfg.batch_size)):
-            self.absorb(self.processor.process(records), parts)
+            batch_rows = len(records)
+            self.absorb(self.processor.process(records, on_rows=report), parts)
+            batch_rows = 0
             if k == 0:
                 self._first_batch_sanity(records)
-            self.ctx.progress("read", self.n_input, _estimate_rows(self.n_input, source, total, unit))
+            report(0)
         self.ctx.progress("read", self.n_input, self.n_input)
 
     def _first_batch_sanity(self, records: list[Record]) -> None:
@@ -229,8 +215,14 @@ class Scanner:
 
     def _finalize_stages(self) -> list[tuple[list[int], dict[str, Any]]]:
         out = []
-        for stage in list(self.stages):
+        stages = list(self.stages)
+        for k, stage in enumerate(stages):
             ts = time.perf_counter()
+            self.ctx.progress("finalize", k, len(stages))
+            if hasattr(stage, "set_findings"):  # stages that read earlier stages' findings (split_leakage)
+                ran = {n for n in self.policy.enabled if self.status.get(n, {}).get("status", "ran") == "ran"
+                       and any(n in s.enabled for s in self.stages)}
+                stage.set_findings(self.findings, ran)
             try:
                 res = stage.finalize()
             except Exception as exc:  # noqa: BLE001
@@ -248,6 +240,7 @@ class Scanner:
             self.stats.update(res.stats)
             for k, v in res.timings.items():  # run-specific figures: timings.json, never report.json
                 self.timings[k] += v
+        self.ctx.progress("finalize", len(stages), len(stages))
         return out
 
     def _write(self, source: Source, out_dir: Path, parts: list[Path], stage_scores: list, t_start: float,
@@ -268,14 +261,21 @@ class Scanner:
         flips = {f.row for f in findings if f.check in self.cfg.flip} - set(drops)
         hashes = self._hashes(parts, set(decisions)) if decisions else {}
         resolution = resolve(decisions, drops, flips, hashes)
+        steps = 5 if finish is not None else 4
+        self.ctx.progress("write", 0, steps)
         counts = write_outputs(source, self.out.tmp, drops, flips, self.fmt or "standard", self.columns)
         self.timings["write_clean_dropped"] += time.perf_counter() - t
+        self.ctx.progress("write", 1, steps)
         write_parquet(findings_table(findings), self.out.tmp / "findings.parquet")
-        self._write_scores(parts, stage_scores)
+        self.ctx.progress("write", 2, steps)
+        self._write_scores(parts, stage_scores, drops)
+        self.ctx.progress("write", 3, steps)
         report = self._report(source, findings, drops, flips, counts, decisions, resolution)
         write_json(self.out.tmp / "report.json", report)
+        self.ctx.progress("write", 4, steps)
         if finish is not None:
             finish(self.out.tmp)
+            self.ctx.progress("write", 5, steps)
         self.timings["write_outputs"] += time.perf_counter() - t
         self.timings["total"] = time.perf_counter() - t_start
         write_json(self.out.tmp / "timings.json", {k: round(v, 4) for k, v in sorted(self.timings.items())})
@@ -305,9 +305,14 @@ class Scanner:
             decisions.update(load_decisions(self.cfg.decisions))
         return decisions
 
-    def _write_scores(self, parts: list[Path], stage_scores: list) -> None:
+    def _write_scores(self, parts: list[Path], stage_scores: list, drops: dict[int, list[str]]) -> None:
         """Join the per-batch metric parts (each sorted by row, batches in row order) with the stages'
-        score columns and stream the result to scores.parquet without holding it all in memory."""
+        score columns and stream the result to scores.parquet without holding it all in memory.
+
+        Added columns: ``kept`` (bool: the row is in the cleaned output, review decisions included),
+        and for several splits ``split`` / ``split_row``. Every float column holds null, never NaN,
+        where no value was computed (a check off, a row a stage did not score, e.g. beyond
+        ``--reference-max-rows``, or a model result that is NaN); +-inf are kept (overflows are data)."""
         if parts:
             lf = pl.concat([pl.scan_parquet(p) for p in parts], how="diagonal_relaxed")
         else:
@@ -319,6 +324,11 @@ class Scanner:
                                   **{k: pl.Series(k, np.asarray(v)) for k, v in cols.items() if k not in columns}})
             columns |= set(extra.columns)
             lf = lf.join(extra.lazy(), on="row", how="left", maintain_order="left")
+        lf = lf.with_columns(_float_nan_to_null(lf))
+        dropped = pl.Series("dropped", sorted(drops), dtype=pl.Int64)
+        lf = lf.with_columns((~pl.col("row").is_in(dropped.implode())).alias("kept"))
+        if self.source.splits:
+            lf = lf.with_columns(*_split_columns(self.source.splits))
         lf.sink_parquet(self.out.tmp / "scores.parquet", compression="zstd")
         for p in parts:
             p.unlink()
@@ -419,6 +429,22 @@ def check_runtime(cfg: ScanConfig) -> None:
             if not torch.cuda.is_available():
                 raise ConfigError(f"--device {cfg.device} was requested but CUDA is not available to torch",
                                   fix="use --device cpu (or auto), or install a CUDA build of torch")
+
+
+def _float_nan_to_null(lf: pl.LazyFrame) -> list[pl.Expr]:
+    schema = lf.collect_schema()
+    return [pl.col(c).fill_nan(None) for c, t in schema.items() if t in (pl.Float32, pl.Float64)]
+
+
+def _split_columns(splits: list[tuple[str, int, int]]) -> list[pl.Expr]:
+    """``split`` (name) and ``split_row`` (index within the split) from the global row number."""
+    name: Any = pl.lit(None, dtype=pl.Utf8)
+    first: Any = pl.lit(None, dtype=pl.Int64)
+    for split, start, n in reversed(splits):
+        inside = (pl.col("row") >= start) & (pl.col("row") < start + n)
+        name = pl.when(inside).then(pl.lit(split)).otherwise(name)
+        first = pl.when(inside).then(pl.lit(start, dtype=pl.Int64)).otherwise(first)
+    return [name.alias("split"), (pl.col("row") - first).alias("split_row")]
 
 
 def _estimate_rows(rows: int, source: Source, total: int | None, unit: str) -> int | None:

@@ -1,9 +1,11 @@
-"""Execute notebooks/review.ipynb end to end with nbclient (its cells assert the review effects)."""
+"""Execute notebooks/review.ipynb end to end with nbclient (its cells assert the review effects), from a
+folder outside the checkout: the notebook must not depend on where it runs."""
 
 from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -28,18 +30,22 @@ def test_review_notebook_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter"))
     monkeypatch.setenv("PAIRAUDIT_NOTEBOOK_OUT", str(tmp_path / "out"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv("PYTHONPATH", str(REPO))
+    # pairaudit importable as if installed (the checkout first on the path), nothing else from the checkout
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p))
     monkeypatch.delenv("PAIRAUDIT_EXAMPLE", raising=False)
 
     nb = nbformat.read(NOTEBOOK, as_version=4)
+    elsewhere = tmp_path / "somewhere-else"
+    elsewhere.mkdir()
     client = nbclient.NotebookClient(nb, kernel_name="pairaudit-test", timeout=300,
-                                     resources={"metadata": {"path": str(REPO / "notebooks")}})
+                                     resources={"metadata": {"path": str(elsewhere)}})
     client.execute()  # raises CellExecutionError, with the cell and traceback, if any cell fails
 
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
     assert not [o for o in outputs if o.get("output_type") == "error"]
     html = [o["data"]["text/html"] for o in outputs if "text/html" in o.get("data", {})]
-    assert any('class="pa-sides"' in h for h in html)  # a pair rendered side by side
+    assert any('class="pa-sides"' in h for h in html)  # a pair rendered side by side (also with ipywidgets)
+    assert any('as the trainer sees it' in h for h in html)
     assert (tmp_path / "out" / "decisions.jsonl").exists()
     assert (tmp_path / "out" / "report.html").exists()
     # the notebook is stored without outputs (clean diffs)

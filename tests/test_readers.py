@@ -80,8 +80,9 @@ def _records(n: int = 6) -> list[dict]:
 
 def _check_roundtrip(audit: pairaudit.Audit, recs: list[dict]) -> None:
     assert audit.totals["input"] == len(recs) and audit.totals["dropped"] == 2
-    clean = audit.clean.to_list()
+    clean = audit.load_clean(row_column=None).to_list()
     assert clean == [r for i, r in enumerate(recs) if i not in (2, 4)]  # schema and extra columns untouched
+    assert audit.clean["__pairaudit_row__"] == [i for i in range(len(recs)) if i not in (2, 4)]  # way back
     dropped = audit.dropped.to_list()
     assert [d["row"] for d in dropped] == [2, 4]
     assert dropped[0]["reasons"] == ["identical_pair"] and dropped[0]["record"] == recs[2]

@@ -148,3 +148,69 @@ def test_decide_apply_rescan_apply(tmp_path: Path) -> None:
     report = json.loads((out / "report.json").read_text(encoding="utf-8"))
     assert [i["row"] for i in report["decisions"]["ignored"]] == [5]
     assert changed[5] in _clean(out) and PAIRS[2] not in _clean(out)
+
+
+# ------------------------------------------------------------------ queues: reviewing many rows
+def test_queue_walks_unreviewed_rows_most_severe_first(tmp_path: Path) -> None:
+    rv = Review(write_out(tmp_path))
+    q = rv.queue()
+    # by check, then score descending, then row; malformed_record (cannot be kept) is left out
+    assert q.rows == [0, 4, 3, 2, 1, 6, 7] and (q.total, q.reviewed, q.remaining) == (7, 0, 7)
+    assert q.next().row == 0 and q.current == 0
+    q.decide(q.current, "keep", note="fine")
+    assert q.next().row == 4
+    q.skip()  # row 4 goes to the end for this session
+    assert q.next().row == 3 and q.pending()[-1] == 4
+    rv.decide(3, "drop")  # decisions made elsewhere count too
+    assert q.reviewed == 2 and len(q) == 5 and "2/7 reviewed" in repr(q)
+    assert [v.row for v in q] == [2, 1, 6, 7, 4]
+    flags = rv.queue(check="contradictory_pair", action="flag")
+    assert flags.rows == [0, 4] and flags.reviewed == 1
+    prog = {r["check"]: (r["rows"], r["reviewed"], r["remaining"]) for r in rv.progress().iter_rows(named=True)}
+    assert prog["contradictory_pair"] == (2, 1, 1) and prog["duplicate_pair"] == (1, 1, 0)
+    assert prog["(all but malformed_record)"] == (7, 2, 5)
+
+
+def test_decide_many_is_one_validated_write(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    out = write_out(tmp_path)
+    rv = Review(out)
+    fsyncs: list[int] = []
+    real = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (fsyncs.append(fd), real(fd))[1])
+    with pytest.raises(InputError, match=r"row\(s\) \[99\]"):
+        rv.decide_many([1, 99], "drop")
+    assert not (out / "decisions.jsonl").exists()  # nothing written when one row is wrong
+    done = rv.queue().decide_rest("flip", note="bulk")
+    assert len(done) == 7 and len(fsyncs) == 1
+    lines = [json.loads(x) for x in (out / "decisions.jsonl").read_text(encoding="utf-8").splitlines()]
+    hashes = dict(pl.read_parquet(out / "scores.parquet").select("row", "pair_hash").iter_rows())
+    assert [x["row"] for x in lines] == [0, 1, 2, 3, 4, 6, 7]
+    assert all(x["pair_hash"] == hashes[x["row"]] and x["note"] == "bulk" for x in lines)
+    assert rv.queue().next() is None and rv.queue().remaining == 0
+
+
+def test_queue_widget_records_and_moves_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("ipywidgets")
+    rv = Review(write_out(tmp_path))
+    q = rv.queue(check="contradictory_pair")
+    box = q.widget()
+    status, pair_html, controls = box.children
+    buttons = {b.description: b for b in controls.children if hasattr(b, "on_click")}
+    note = [c for c in controls.children if not hasattr(c, "on_click")][0]
+    assert "0 of 2 reviewed · row 0" in status.value and "row 0" in pair_html.value
+    note.value = "checked by hand"
+    buttons["flip"].click()
+    assert rv.decisions()[0].decision == "flip" and rv.decisions()[0].note == "checked by hand"
+    assert "1 of 2 reviewed · row 4" in status.value and note.value == ""
+    buttons["skip"].click()
+    assert "row 4" in status.value  # the only row left comes back
+    buttons["drop"].click()
+    assert "every row of this queue has a decision" in pair_html.value and buttons["keep"].disabled
+    # a pair shown with widgets also carries its static HTML (for viewers without a widget manager)
+    shown: list[object] = []
+    monkeypatch.setattr("IPython.display.display", lambda *a, **k: shown.append(a[0]))
+    rv.pair(7)._ipython_display_()
+    assert 'class="pa-sides"' in shown[0]["text/html"]
+    assert "application/vnd.jupyter.widget-view+json" in shown[0]

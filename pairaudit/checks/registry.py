@@ -35,6 +35,7 @@ STAGE_PATHS: tuple[str, ...] = (
     "pairaudit.stages.lengths:LengthStage",
     "pairaudit.stages.near_duplicates:NearDuplicateStage",
     "pairaudit.stages.flips:FlipStage",
+    "pairaudit.stages.leakage:SplitLeakageStage",  # after near duplicates: it reads their findings
 )
 
 # checks a stage refines but that do not, on their own, start it (e.g. the embedding stage adds near

@@ -151,6 +151,8 @@ def _run(ray: Any, scanner: Scanner, source: Source, parts: list[Path]) -> dict[
         for key, value in payload["models"].items():
             scanner.ctx.models.setdefault(key, value)
         done += 1
+        scanner.ctx.progress("read", scanner.n_input, source.total)
+    scanner.ctx.progress("read", scanner.n_input, scanner.n_input)
     scanner.timings["ray_pipeline"] += time.perf_counter() - t
     return {"engine": "ray", "shards": len(shards), "workers": workers, "cluster_cpus": cpus, "cluster_gpus": gpus,
             "gpu_actors": bool(needs_gpu), "shards_done": done}

@@ -9,61 +9,20 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from pairaudit.errors import InputError
+from pairaudit.io.base import Record, Source, batched
+from pairaudit.io.hf import HFSource, choose_splits, select_splits, single_split_name
 from pairaudit.io.jsontext import array_items, gzip_lines, parse_json_line
 
+__all__ = ["HFSource", "Record", "Source", "batched", "open_source", "parse_json_line"]
+
 BOM = b"\xef\xbb\xbf"
-T = TypeVar("T")
 
 
-@dataclass(slots=True)
-class Record:
-    row: int
-    data: dict[str, Any] | None
-    error: str | None = None
-    field: str | None = None
-
-
-def batched(items: Iterable[T], size: int) -> Iterator[list[T]]:
-    """Consecutive lists of ``size`` items (the last one shorter)."""
-    batch: list[T] = []
-    for item in items:
-        batch.append(item)
-        if len(batch) >= size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
-
-
-class Source:
-    """A readable preference source. ``kind`` is jsonl | json | parquet | hf_disk | hf_hub."""
-
-    kind: str
-    path: str
-    ext: str  # output extension for clean/dropped
-
-    def batches(self, batch_size: int) -> Iterator[list[Record]]:
-        raise NotImplementedError
-
-    def raw_batches(self, batch_size: int) -> Iterator[tuple[list[int], Any]]:
-        """Original records for the writer: (rows, raw batch) in source order."""
-        raise NotImplementedError
-
-    @property
-    def total(self) -> int | None:
-        return None
-
-    def progress_total(self) -> tuple[int | None, str]:
-        return self.total, "rows"
-
-    def describe(self) -> dict[str, Any]:
-        return {"path": self.path, "kind": self.kind}
 
 
 class JsonlSource(Source):
@@ -271,52 +230,13 @@ class ParquetSource(Source):
             yield [Record(r, d) for r, d in zip(rows, rb.to_pylist())]
 
 
-class HFSource(Source):
-    ext = "hf"
+def open_source(source: Any, *, split: Any = None, subset: str | None = None) -> Source:
+    """Open a JSONL/JSON/Parquet file or folder, a ``save_to_disk`` folder, a hub dataset id, or an
+    in-memory object (``io.python_sources``). ``split``: a name, ``all`` or a list (``io.hf``)."""
+    if not isinstance(source, (str, os.PathLike)):
+        from pairaudit.io.python_sources import open_python_source
 
-    def __init__(self, dataset: Any, path: str, kind: str, split: str | None) -> None:
-        self.ds = dataset
-        self.path = path
-        self.kind = kind
-        self.split = split
-
-    @property
-    def total(self) -> int:
-        return len(self.ds)
-
-    def raw_batches(self, batch_size: int):  # noqa: ANN201
-        for start in range(0, len(self.ds), batch_size):
-            stop = min(start + batch_size, len(self.ds))
-            yield list(range(start, stop)), (start, stop)
-
-    def batches(self, batch_size: int, start: int = 0, stop: int | None = None) -> Iterator[list[Record]]:
-        stop = len(self.ds) if stop is None else stop
-        for lo in range(start, stop, batch_size):
-            chunk = self.ds[lo:min(lo + batch_size, stop)]
-            keys = list(chunk)
-            n = len(chunk[keys[0]]) if keys else 0
-            yield [Record(lo + i, {k: chunk[k][i] for k in keys}) for i in range(n)]
-
-    def describe(self) -> dict[str, Any]:
-        return {"path": self.path, "kind": self.kind, "split": self.split}
-
-
-def _pick_split(obj: Any, split: str | None, where: str) -> tuple[Any, str | None]:
-    from datasets import DatasetDict
-
-    if isinstance(obj, DatasetDict):
-        if split is None or split not in obj:
-            if split is None and len(obj) == 1:
-                only = next(iter(obj))
-                return obj[only], only
-            raise InputError(f"{where} has splits {sorted(obj)}; split {split!r} is not one of them",
-                             fix=f"pass --split with one of {sorted(obj)}")
-        return obj[split], split
-    return obj, None
-
-
-def open_source(source: str | os.PathLike[str], *, split: str | None = "train", subset: str | None = None) -> Source:
-    """Open a JSONL/JSON/Parquet file or folder, a ``save_to_disk`` folder, or a hub dataset id."""
+        return open_python_source(source, split=split)
     path = Path(os.fspath(source)).expanduser()
     name = path.name.lower()
     if path.is_file():
@@ -335,12 +255,12 @@ def open_source(source: str | os.PathLike[str], *, split: str | None = "train", 
             from datasets import load_from_disk
 
             try:
-                ds, sp = _pick_split(load_from_disk(str(path)), split, str(path))
-            except InputError:
-                raise
+                obj = load_from_disk(str(path))
             except Exception as exc:  # noqa: BLE001
                 raise InputError(f"cannot load save_to_disk folder {path}: {exc}") from exc
-            return HFSource(ds, str(path), "hf_disk", sp)
+            if (path / "dataset_dict.json").exists():
+                return select_splits(obj, split, where=str(path), path=str(path), kind="hf_disk")
+            return HFSource(obj, str(path), "hf_disk", None)
         return ParquetSource(path)
     text = os.fspath(source)
     if text.count("/") <= 1 and not text.startswith((".", "/", "~")) and not Path(text).suffix:
@@ -349,17 +269,28 @@ def open_source(source: str | os.PathLike[str], *, split: str | None = "train", 
                      expected="a .jsonl/.json/.parquet file, a folder, or a hub dataset id (org/name)")
 
 
-def _open_hub(name: str, split: str | None, subset: str | None) -> Source:
-    from datasets import load_dataset
+def _open_hub(name: str, split: Any, subset: str | None) -> Source:
+    """A hub dataset: one named split is loaded alone; otherwise the split names are looked up first and
+    only the chosen splits are loaded (``train`` by default, every split for ``all``)."""
+    from datasets import DatasetDict, get_dataset_split_names, load_dataset
 
-    try:
-        ds = load_dataset(name, subset, split=split)
-    except Exception as exc:  # noqa: BLE001 - offline errors come in many types
-        raise InputError(
+    def fail(exc: Exception) -> InputError:
+        return InputError(
             f"could not load dataset {name!r} (subset={subset}, split={split}) from the Hugging Face hub: "
             f"{type(exc).__name__}: {str(exc)[:300]}",
             expected="a reachable hub (this machine may be offline: HF_HUB_OFFLINE / no network)",
-            fix="download it where a hub is reachable, ds.save_to_disk(DIR), and run pairaudit scan DIR",
-        ) from exc
-    ds, sp = _pick_split(ds, split, name)
-    return HFSource(ds, name, "hf_hub", sp)
+            fix="download it where a hub is reachable, ds.save_to_disk(DIR), and run pairaudit scan DIR")
+
+    one = single_split_name(split)
+    try:
+        if one is not None:
+            return HFSource(load_dataset(name, subset, split=one), name, "hf_hub", one)
+        names = get_dataset_split_names(name, subset)
+    except Exception as exc:  # noqa: BLE001 - offline errors come in many types
+        raise fail(exc) from exc
+    wanted = choose_splits(names, split, name)  # then load only those
+    try:
+        loaded = DatasetDict({s: load_dataset(name, subset, split=s) for s in wanted})
+    except Exception as exc:  # noqa: BLE001
+        raise fail(exc) from exc
+    return select_splits(loaded, wanted, where=name, path=name, kind="hf_hub", all_names=names)

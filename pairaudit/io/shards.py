@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from pairaudit.errors import ConfigError
 from pairaudit.io.readers import (
     HFSource,
     JsonArraySource,
@@ -24,6 +25,12 @@ from pairaudit.io.readers import (
 
 
 def plan_shards(source: Source, n: int) -> list[dict[str, Any]]:
+    if not getattr(source, "shardable", True):
+        what = source.describe().get("type") or source.kind
+        raise ConfigError(f"a {what} source cannot be split into shards for another process"
+                          + (" (several splits)" if getattr(source, "splits", None) else ""),
+                          fix="use --engine local, or save the data to a file or a save_to_disk folder and scan "
+                              "one split of it")
     n = max(1, n)
     if isinstance(source, JsonlSource):
         return _jsonl_shards(source, n)

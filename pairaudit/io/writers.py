@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from pairaudit.io.hf import MultiSplitSource
 from pairaudit.io.jsontext import json_bytes, parse_json_line
 from pairaudit.io.readers import Source
 
@@ -48,11 +49,14 @@ def _dropped_line(row: int, reasons: list[str], record: Any, raw: str | None = N
 def write_outputs(source: Source, tmp_dir: Path, drops: Mapping[int, list[str]], flips: set[int], fmt: str,
                   columns: Mapping[str, str], batch_size: int = 5000) -> dict[str, int]:
     """Write clean/dropped files into ``tmp_dir``; returns counts."""
-    if source.kind == "jsonl":
+    if isinstance(source, MultiSplitSource):
+        return _write_hf_splits(source, tmp_dir, drops, flips, fmt, columns)
+    kind = getattr(source, "writes_as", source.kind)  # Python sources: see io.python_sources
+    if kind == "jsonl":
         return _write_jsonl(source, tmp_dir, drops, flips, fmt, columns, batch_size)
-    if source.kind == "json":
+    if kind == "json":
         return _write_json(source, tmp_dir, drops, flips, fmt, columns, batch_size)
-    if source.kind == "parquet":
+    if kind == "parquet":
         return _write_parquet(source, tmp_dir, drops, flips, fmt, columns, batch_size)
     return _write_hf(source, tmp_dir, drops, flips, fmt, columns)
 
@@ -143,17 +147,49 @@ def _write_hf(source, tmp_dir, drops, flips, fmt, columns):  # noqa: ANN001, ANN
         positions = {idx_of[r] for r in flip_pos}
         clean = clean.map(lambda rec, k: flip_record(rec, fmt, columns) if k in positions else rec,
                           with_indices=True, new_fingerprint=f"flip-{fp}")
-    _save(clean, tmp_dir / "clean")
+    clean.save_to_disk(str(tmp_dir / "clean"), num_shards=_shards(clean))
     drop_rows = sorted(drops)
     records = ds.select(drop_rows).to_list() if drop_rows else []
     features = Features({"row": Value("int64"), "reasons": List(Value("string")), "record": ds.features})
     dropped = Dataset.from_dict({"row": drop_rows, "reasons": [drops[r] for r in drop_rows], "record": records},
                                 features=features)
     dropped._fingerprint = f"dropped-{fp}"
-    _save(dropped, tmp_dir / "dropped")
+    dropped.save_to_disk(str(tmp_dir / "dropped"), num_shards=_shards(dropped))
     return {"kept": len(clean), "dropped": len(drop_rows)}
 
 
-def _save(ds: Any, path: Path) -> None:
-    """save_to_disk that stays loadable when empty (datasets writes no shard for 0 rows otherwise)."""
-    ds.save_to_disk(str(path), num_shards=1 if len(ds) == 0 else None)
+def _write_hf_splits(source, tmp_dir, drops, flips, fmt, columns):  # noqa: ANN001, ANN202
+    """Several splits (``io.hf.MultiSplitSource``): ``clean/`` a DatasetDict folder of the kept rows of
+    each split, ``dropped/`` one Dataset of ``{"row", "split", "split_row", "reasons", "record"}``."""
+    import hashlib
+
+    from datasets import Dataset, DatasetDict
+
+    fp = hashlib.sha256(json.dumps([source.split, sorted(drops), sorted(flips)]).encode()).hexdigest()[:16]
+    clean: dict[str, Any] = {}
+    dropped: list[dict[str, Any]] = []
+    for name, off, ds in source.parts:
+        local_drops = [r - off for r in sorted(drops) if off <= r < off + len(ds)]
+        dropped_set = set(local_drops)
+        keep = [i for i in range(len(ds)) if i not in dropped_set]
+        part = ds.select(keep, new_fingerprint=f"clean-{name}-{fp}")
+        local_flips = {k for k, i in enumerate(keep) if off + i in flips}
+        if local_flips:
+            part = part.map(lambda rec, k, fl=local_flips: flip_record(rec, fmt, columns) if k in fl else rec,
+                            with_indices=True, new_fingerprint=f"flip-{name}-{fp}")
+        clean[name] = part
+        records = ds.select(local_drops).to_list() if local_drops else []
+        dropped.extend({"row": off + i, "split": name, "split_row": i, "reasons": drops[off + i], "record": rec}
+                       for i, rec in zip(local_drops, records))
+    DatasetDict(clean).save_to_disk(str(tmp_dir / "clean"), num_shards={k: _shards(v) for k, v in clean.items()})
+    out = Dataset.from_list(dropped) if dropped else Dataset.from_dict(
+        {"row": [], "split": [], "split_row": [], "reasons": []})
+    out._fingerprint = f"dropped-{fp}"
+    out.save_to_disk(str(tmp_dir / "dropped"), num_shards=_shards(out))
+    return {"kept": sum(len(d) for d in clean.values()), "dropped": len(dropped)}
+
+
+def _shards(ds: Any) -> int | None:
+    """One shard for an empty dataset: datasets writes none by default, and such a folder cannot be
+    loaded again (IndexError in load_from_disk, datasets 5.2)."""
+    return 1 if len(ds) == 0 else None

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -118,22 +118,28 @@ class OutputFolder:
         return True
 
     def row_findings(self, row: int) -> list[dict[str, Any]]:
-        import polars as pl
-
-        sub = self.findings.filter(pl.col("row") == row).sort(["check", "field"], nulls_last=True)
-        return sub.to_dicts()
+        """Findings of one row, by check and field (an index built once per folder: reports look up
+        thousands of rows)."""
+        index = self.__dict__.get("_findings_by_row")
+        if index is None:
+            index = {}
+            for f in self.findings.sort(["row", "check", "field"], nulls_last=True).iter_rows(named=True):
+                index.setdefault(f["row"], []).append(f)
+            self.__dict__["_findings_by_row"] = index
+        return [dict(f) for f in index.get(row, [])]
 
     def row_scores(self, row: int) -> dict[str, Any]:
         """Non-null metrics of one row from scores.parquet (without ``row``)."""
         if self.scores is None or "row" not in self.scores.columns:
             return {}
-        import polars as pl
-
-        sub = self.scores.filter(pl.col("row") == row)
-        if sub.height == 0:
+        index = self.__dict__.get("_score_index")
+        if index is None:
+            index = {int(r): i for i, r in enumerate(self.scores["row"].to_list()) if r is not None}
+            self.__dict__["_score_index"] = index
+        if row not in index:
             return {}
         out = {}
-        for k, v in sub.row(0, named=True).items():
+        for k, v in self.scores.row(index[row], named=True).items():
             if k == "row" or v is None or (isinstance(v, float) and math.isnan(v)):
                 continue
             out[k] = v
@@ -152,8 +158,8 @@ def load_pairs(out_dir: str | Path, rows: list[int]) -> dict[int, Pair]:
     """Pairs for ``rows``; rows whose text cannot be found are missing from the result.
 
     Reads the source recorded in report.json (any format, ``pairaudit.io.pairs.load_pairs``); rows it
-    cannot return (malformed records, or a source that moved since the scan) are looked up in
-    ``clean.jsonl`` / ``dropped.jsonl`` of the output folder.
+    cannot return (malformed records, a source that moved since the scan, an in-memory source) are
+    looked up in the clean / dropped outputs of the folder.
     """
     if not rows:
         return {}
@@ -161,7 +167,12 @@ def load_pairs(out_dir: str | Path, rows: list[int]) -> dict[int, Pair]:
 
     out = Path(out_dir)
     try:
-        found = dict(source_pairs(out, list(rows)))
+        report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+        in_memory = (report.get("source") or {}).get("path") is None
+    except (OSError, json.JSONDecodeError):
+        in_memory = False
+    try:
+        found = {} if in_memory else dict(source_pairs(out, list(rows)))
     except (PairauditError, OSError, ValueError, KeyError, TypeError):
         found = {}  # e.g. the source was moved or deleted after the scan
     missing = [r for r in rows if r not in found]
@@ -219,34 +230,94 @@ def record_to_pair(row: int, record: Any) -> Pair:
 
 
 def _fallback_load_pairs(out_dir: Path, rows: list[int]) -> dict[int, Pair]:
-    """Lookup in the output folder's own clean.jsonl / dropped.jsonl (the source is gone or unreadable)."""
+    """Lookup in the output folder's own clean and dropped outputs (the source is gone, unreadable, or
+    was an in-memory object): JSONL, Parquet or save_to_disk folders, several splits included. The
+    kept rows come from scores.parquet's ``kept`` column (older folders: every row not dropped)."""
     wanted = set(rows)
     found: dict[int, Pair] = {}
+    to_pair = _pair_maker(out_dir)
     dropped_rows: set[int] = set()
-    dropped = out_dir / "dropped.jsonl"
-    if dropped.exists():
-        with open(dropped, encoding="utf-8") as fh:
-            for line in fh:
-                if not line.strip():
-                    continue
-                obj = json.loads(line)
-                r = int(obj["row"])
-                dropped_rows.add(r)
-                if r in wanted:
-                    if obj.get("record") is not None:
-                        found[r] = record_to_pair(r, obj["record"])
-                    else:
-                        found[r] = Pair(row=r, format="malformed", prompt=None, chosen=None, rejected=None,
-                                        notes={"raw": str(obj.get("raw", ""))[:2000]})
-    clean = out_dir / "clean.jsonl"
-    if clean.exists() and wanted - set(found):
-        folder = OutputFolder.open(out_dir)
-        kept = [r for r in folder.all_rows() if r not in dropped_rows]
-        with open(clean, encoding="utf-8") as fh:
-            for r, line in zip(kept, fh, strict=False):
-                if r in wanted and r not in found:
-                    found[r] = _parse_line(r, line)
+    for obj in _records(out_dir, "dropped"):
+        if not isinstance(obj, dict) or "row" not in obj:
+            continue
+        r = int(obj["row"])
+        dropped_rows.add(r)
+        if r in wanted:
+            if obj.get("record") is not None:
+                found[r] = to_pair(r, obj["record"])
+            else:
+                found[r] = Pair(row=r, format="malformed", prompt=None, chosen=None, rejected=None,
+                                notes={"raw": str(obj.get("raw", ""))[:2000]})
+    if wanted - set(found):
+        kept = _kept_rows(out_dir, dropped_rows)
+        last = max(wanted)
+        for r, rec in zip(kept, _records(out_dir, "clean")):
+            if r in wanted and r not in found:
+                found[r] = to_pair(r, rec) if not isinstance(rec, str) else _parse_line(r, rec)
+            if r >= last:
+                break
     return found
+
+
+def _kept_rows(out_dir: Path, dropped_rows: set[int]) -> list[int]:
+    scores = out_dir / "scores.parquet"
+    if scores.exists():
+        import polars as pl
+
+        s = pl.read_parquet(scores)
+        if "kept" in s.columns:
+            return s.filter(pl.col("kept")).sort("row")["row"].to_list()
+    folder = OutputFolder.open(out_dir)
+    return [r for r in folder.all_rows() if r not in dropped_rows]
+
+
+def _records(out_dir: Path, name: str) -> Iterator[Any]:
+    """Records of ``clean`` / ``dropped`` in file order (a JSONL line that is not JSON: its text)."""
+    jsonl = out_dir / f"{name}.jsonl"
+    if jsonl.exists():
+        with open(jsonl, encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                if line.strip():
+                    try:
+                        yield json.loads(line)
+                    except json.JSONDecodeError:
+                        yield line
+        return
+    parquet = out_dir / f"{name}.parquet"
+    if parquet.exists():
+        import pyarrow.parquet as pq
+
+        for rb in pq.ParquetFile(parquet).iter_batches(batch_size=1000):
+            yield from rb.to_pylist()
+        return
+    folder = out_dir / name
+    if (folder / "dataset_info.json").exists() or (folder / "dataset_dict.json").exists():
+        import datasets
+
+        obj = datasets.load_from_disk(str(folder))
+        for ds in (obj.values() if isinstance(obj, datasets.DatasetDict) else [obj]):
+            for start in range(0, len(ds), 1000):
+                yield from ds.select(range(start, min(start + 1000, len(ds)))).to_list()
+
+
+def _pair_maker(out_dir: Path) -> Any:
+    """record -> Pair with the scan's format and column mapping (report.json), else best effort."""
+    from pairaudit.io.formats import Malformed, normalise
+
+    try:
+        src = json.loads((out_dir / "report.json").read_text(encoding="utf-8")).get("source") or {}
+    except (OSError, json.JSONDecodeError):
+        src = {}
+    fmt, columns = src.get("format"), src.get("columns") or {}
+
+    def make(row: int, record: Any) -> Pair:
+        if fmt and isinstance(record, dict):
+            try:
+                return normalise(row, record, fmt, columns)
+            except (Malformed, PairauditError, KeyError, TypeError, ValueError):
+                pass
+        return record_to_pair(row, record)
+    return make
 
 
 def _parse_line(row: int, line: str) -> Pair:

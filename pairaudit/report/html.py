@@ -18,11 +18,15 @@ from typing import Any
 import jinja2  # noqa: F401 - ImportError here lets the pipeline fall back to the plain report
 
 from pairaudit.report.data import OutputFolder
+from pairaudit.report.trainer_view import trainer_tokenizer, trainer_view
 from pairaudit.types import Pair
 
 PROMPT_LIMIT = 1500  # characters of the prompt shown per example
 SIDE_LIMIT = 4000  # characters per response shown per example
 GROUP_MEMBERS = 4  # rows shown per duplicate/contradiction group besides the representative
+ROWS_PER_PAGE = 100  # flagged rows per collapsible page of a check's full listing
+FULL_ROWS = 500  # rows per check listed with their text; later rows are listed by number, score and detail
+LIST_PROMPT_LIMIT, LIST_SIDE_LIMIT = 600, 1200  # characters shown per listed row
 _METRICS = (("prompt_tokens", "prompt tok"), ("chosen_tokens", "chosen tok"), ("rejected_tokens", "rejected tok"),
             ("ref_margin", "ref margin"), ("likely_flipped_score", "flip score"))
 
@@ -64,14 +68,20 @@ def build_html(folder: OutputFolder, *, max_examples: int = 5) -> str:
     for plan in plans.values():
         for item in plan["items"]:
             examples_rows.update(item if isinstance(item, list) else [item])
-    pairs = folder.pairs(examples_rows) if examples_rows else {}
+    listed = {c["name"]: _listed_rows(folder, c["name"]) for c in checks}
+    text_rows = examples_rows.union(*(rows[:FULL_ROWS] for rows in listed.values()))
+    pairs = folder.pairs(text_rows) if text_rows else {}
+    tok, trainer_note = trainer_tokenizer(folder.report) if any(
+        p.chosen is not None or p.pretokenized for p in pairs.values()) else (None, "")
     for c in checks:
         plan = plans[c["name"]]
         c["grouped"] = plan["grouped"]
         c["more_rows"] = plan["more_rows"]
-        c["examples"] = [_group_example(folder, pairs, c["name"], item, plan["sizes"].get(item[0], 0))
-                         if isinstance(item, list) else pair_context(folder, pairs.get(item), item, c["name"])
+        c["examples"] = [_group_example(folder, pairs, c["name"], item, plan["sizes"].get(item[0], 0), tok)
+                         if isinstance(item, list) else pair_context(folder, pairs.get(item), item, c["name"],
+                                                                     trainer=tok)
                          for item in plan["items"]]
+        c["pages"] = _pages(folder, pairs, c["name"], listed[c["name"]], tok)
     totals = {k: report.get("totals", {}).get(k, "?") for k in ("input", "kept", "dropped", "flagged")}
     source = {k: (report.get("source") or {}).get(k) for k in ("path", "kind", "format")}
     ctx = {
@@ -92,6 +102,9 @@ def build_html(folder: OutputFolder, *, max_examples: int = 5) -> str:
         "profile": profile_rows(folder),
         "assumptions": assumption_rows(report),
         "plots": plots_or_none,
+        "trainer_note": trainer_note,
+        "rows_per_page": ROWS_PER_PAGE,
+        "full_rows": FULL_ROWS,
     }
     from pairaudit.report.trace_section import add_trace_section
 
@@ -155,10 +168,64 @@ def _plan_examples(folder: OutputFolder, check: str, max_examples: int) -> dict[
     return plan
 
 
+def _listed_rows(folder: OutputFolder, check: str) -> list[int]:
+    """Every row with a finding of ``check``, ascending."""
+    import polars as pl
+
+    return folder.findings.filter(pl.col("check") == check)["row"].unique().sort().to_list()
+
+
+def _pages(folder: OutputFolder, pairs: dict[int, Pair], check: str, rows: list[int],
+           tok: Any) -> list[dict[str, Any]]:
+    """The full listing of a check's flagged rows, in pages of ROWS_PER_PAGE: each row with its
+    findings of this check, and (for the first FULL_ROWS rows) the pair itself."""
+    import polars as pl
+
+    if not rows:
+        return []
+    sub = folder.findings.filter(pl.col("check") == check).sort(["row", "field"], nulls_last=True)
+    by_row: dict[int, list[dict[str, Any]]] = {}
+    for f in sub.iter_rows(named=True):
+        by_row.setdefault(f["row"], []).append(f)
+    pages = []
+    for start in range(0, len(rows), ROWS_PER_PAGE):
+        chunk = rows[start:start + ROWS_PER_PAGE]
+        items = []
+        for k, r in enumerate(chunk, start):
+            fs = by_row.get(r, [])
+            scores = [f["score"] for f in fs if f["score"] is not None]
+            groups = sorted({f["group"] for f in fs if f["group"] is not None})
+            items.append({
+                "row": r, "action": "/".join(sorted({f["action"] for f in fs if f["action"]})),
+                "score": max(scores) if scores else None, "group": groups[0] if groups else None,
+                "fields": ", ".join(sorted({f["field"] for f in fs if f["field"]})),
+                "detail": _short("; ".join(dict.fromkeys(f["detail"] for f in fs if f["detail"])), 240),
+                "pair": _listed_pair(folder, pairs.get(r), r, check, tok) if k < FULL_ROWS else None,
+            })
+        pages.append({"first": start + 1, "last": start + len(chunk), "lo": chunk[0], "hi": chunk[-1],
+                      "rows": items})
+    return pages
+
+
+def _listed_pair(folder: OutputFolder, pair: Pair | None, row: int, check: str, tok: Any) -> dict[str, Any]:
+    """A listed row's pair, texts shortened, no word diff; the trainer's view only when truncation
+    changed it."""
+    ctx = pair_context(folder, pair, row, check, trainer=tok, limits=(LIST_PROMPT_LIMIT, LIST_SIDE_LIMIT),
+                       diff=False)
+    if ctx["trainer"] and not ctx["trainer"].get("truncated") and not ctx["trainer"].get("error"):
+        ctx["trainer"] = None
+    return ctx
+
+
+def _short(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
 def _group_example(folder: OutputFolder, pairs: dict[int, Pair], check: str, rows: list[int],
-                   n_members: int) -> dict[str, Any]:
-    head = pair_context(folder, pairs.get(rows[0]), rows[0], check, role="representative")
-    members = [pair_context(folder, pairs.get(r), r, check, role=f"in group of row {rows[0]}") for r in rows[1:]]
+                   n_members: int, tok: Any = None) -> dict[str, Any]:
+    head = pair_context(folder, pairs.get(rows[0]), rows[0], check, role="representative", trainer=tok)
+    members = [pair_context(folder, pairs.get(r), r, check, role=f"in group of row {rows[0]}", trainer=tok)
+               for r in rows[1:]]
     return {"head": head, "members": members, "more": max(0, n_members - len(members))}
 
 
@@ -169,8 +236,11 @@ def _fmt(v: Any) -> str:
 
 
 def pair_context(folder: OutputFolder, pair: Pair | None, row: int, check: str | None = None,
-                 role: str = "") -> dict[str, Any]:
-    """Template context of one pair (escaping happens in the template / diff module)."""
+                 role: str = "", trainer: Any = None,
+                 limits: tuple[int, int] = (PROMPT_LIMIT, SIDE_LIMIT), diff: bool = True) -> dict[str, Any]:
+    """Template context of one pair (escaping happens in the template / diff module). With a
+    ``trainer`` tokenizer (``report.trainer_view.trainer_tokenizer``) it also holds the pair as the
+    trainer sees it after truncation."""
     from pairaudit.report.diff import elide, segments_html, word_diff
 
     findings = folder.row_findings(row)
@@ -181,6 +251,7 @@ def pair_context(folder: OutputFolder, pair: Pair | None, row: int, check: str |
         "row": row, "role": role, "findings": findings, "similarity": None, "missing": "",
         "metrics": [(label, _fmt(scores[k])) for k, label in _METRICS if k in scores],
         "prompt": "", "chosen_html": "", "rejected_html": "", "chosen_len": None, "rejected_len": None,
+        "trainer": trainer_view(trainer, pair),
     }
     if pair is None:
         ctx["missing"] = "text not available (the source could not be read for this row)"
@@ -193,10 +264,13 @@ def pair_context(folder: OutputFolder, pair: Pair | None, row: int, check: str |
             raw = pair.notes.get("raw", "") if pair.notes else ""
             ctx["missing"] = "malformed record" + (f": {elide(raw, 600)[0]}" if raw else "")
         return ctx
-    ctx["prompt"] = elide(pair.prompt or "", PROMPT_LIMIT)[0]
-    chosen, _ = elide(pair.chosen, SIDE_LIMIT)
-    rejected, _ = elide(pair.rejected, SIDE_LIMIT)
-    left, right, ratio = word_diff(chosen, rejected)
+    ctx["prompt"] = elide(pair.prompt or "", limits[0])[0]
+    chosen, _ = elide(pair.chosen, limits[1])
+    rejected, _ = elide(pair.rejected, limits[1])
+    if diff:
+        left, right, ratio = word_diff(chosen, rejected)
+    else:  # listed rows: plain escaped text (the word diff costs ~3 ms a pair)
+        left, right, ratio = [("same", chosen)], [("same", rejected)], None
     ctx.update(chosen_html=segments_html(left), rejected_html=segments_html(right), similarity=ratio,
                chosen_len=len(pair.chosen), rejected_len=len(pair.rejected))
     return ctx

@@ -47,6 +47,13 @@ CSS = """
 .pa-root mark.ins{background:#a6f4c5;color:inherit}
 .pa-muted{color:#666}
 .pa-root details>summary{cursor:pointer;font-weight:600}
+.pa-trainer{margin-top:6px;border-top:1px dashed #d8d8de;padding-top:4px}
+.pa-trainer>summary{font-weight:400;color:#444}
+.pa-root mark.cut{background:#e3e3e8;color:#555;font-style:italic}
+.pa-page{margin:.3em 0}
+.pa-listrow{margin:2px 0 2px 14px}
+.pa-listrow>summary{font-weight:400}
+.pa-listrow>summary .row{font-weight:700}
 """
 
 PAIR = r"""
@@ -69,7 +76,28 @@ PAIR = r"""
     <div class="pa-side rejected"><h4>rejected{% if p.rejected_len is not none %} · {{ p.rejected_len }} chars{% endif %}</h4><pre>{{ p.rejected_html }}</pre></div>
   </div>
   {% endif %}
+  {% if p.trainer %}{{ trainer_block(p.trainer) }}{% endif %}
 </div>
+{%- endmacro %}
+
+{% macro cut_text(part) -%}
+{% if part.before %}<mark class="cut">[… {{ part.before }} tokens cut …]</mark>
+{% endif %}{{ part.text }}{% if part.after %}
+<mark class="cut">[… {{ part.after }} tokens cut …]</mark>{% endif %}
+{%- endmacro %}
+
+{% macro trainer_block(t) -%}
+<details class="pa-trainer"><summary>as the trainer sees it: {% if t.error %}not available ({{ t.error }}){% else %}{{ t.summary }}{% endif %}</summary>
+{% if not t.error %}
+<div class="pa-muted">decoded token ids the loss sees (chat template, special tokens and the appended EOS included)</div>
+<div class="pa-prompt"><pre>{{ cut_text(t.prompt) }}</pre></div>
+{% if t.prompt_rejected %}<div class="pa-muted">prompt as kept with the rejected response:</div><div class="pa-prompt"><pre>{{ cut_text(t.prompt_rejected) }}</pre></div>{% endif %}
+<div class="pa-sides">
+  <div class="pa-side chosen"><h4>chosen · {{ t.sides.chosen.kept }} of {{ t.sides.chosen.total }} tokens</h4><pre>{{ cut_text(t.sides.chosen) }}</pre></div>
+  <div class="pa-side rejected"><h4>rejected · {{ t.sides.rejected.kept }} of {{ t.sides.rejected.total }} tokens</h4><pre>{{ cut_text(t.sides.rejected) }}</pre></div>
+</div>
+{% endif %}
+</details>
 {%- endmacro %}
 """
 
@@ -130,6 +158,7 @@ nav{display:flex;flex-wrap:wrap;gap:4px 12px;margin:.5em 0}nav a{white-space:now
 </table>
 {% endif %}
 {% if models %}<h3>Models</h3><pre>{{ models }}</pre>{% endif %}
+{% if trainer_note %}<p class="pa-muted">{{ trainer_note }}</p>{% endif %}
 <details><summary>Configuration</summary><pre>{{ config }}</pre></details>
 
 <h2 id="profile">Dataset profile</h2>
@@ -155,8 +184,20 @@ nav{display:flex;flex-wrap:wrap;gap:4px 12px;margin:.5em 0}nav a{white-space:now
 {% if ex.more %}<div class="pa-muted" style="margin-left:28px">… and {{ ex.more }} more rows in this group</div>{% endif %}
 {% else %}{{ pair_block(ex) }}{% endif %}
 {% endfor %}
-{% if c.more_rows %}<p class="pa-muted">{{ c.more_rows }} more rows not shown; see findings.parquet.</p>{% endif %}
 {% elif c.status == "ran" %}<p class="pa-muted">No findings.</p>{% endif %}
+{% if c.pages %}
+<h3 id="rows-{{ c.name }}">All {{ c.rows }} flagged row{{ "s" if c.rows != 1 }}</h3>
+<p class="pa-muted">In row order, {{ rows_per_page }} per page; open a row to see its pair{% if c.rows > full_rows %} (the first {{ full_rows }} rows; later rows: <code>pairaudit show OUT ROW</code> or <code>Review(OUT).pair(ROW)</code>){% endif %}. The same list is in findings.parquet.</p>
+{% for page in c.pages %}
+<details class="pa-page" id="rows-{{ c.name }}-{{ loop.index }}"><summary>{{ page.first }}–{{ page.last }} of {{ c.rows }}: rows {{ page.lo }} … {{ page.hi }}</summary>
+{% for it in page.rows %}
+<details class="pa-listrow" id="{{ c.name }}-row-{{ it.row }}"><summary><span class="row">row {{ it.row }}</span> · <span class="pa-act-{{ it.action }}">{{ it.action }}</span>{% if it.score is not none %} · score {{ '%.3g' % it.score }}{% endif %}{% if it.group is not none %} · group {{ it.group }}{% endif %}{% if it.fields %} · {{ it.fields }}{% endif %}{% if it.detail %} · <span class="pa-muted">{{ it.detail }}</span>{% endif %}</summary>
+{% if it.pair %}{{ pair_block(it.pair) }}{% else %}<div class="pa-muted">text not included in the page: <code>pairaudit show OUT {{ it.row }}</code></div>{% endif %}
+</details>
+{% endfor %}
+</details>
+{% endfor %}
+{% endif %}
 {% endfor %}
 </div>
 </body>

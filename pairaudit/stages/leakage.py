@@ -1,0 +1,164 @@
+"""``split_leakage``: pairs of an evaluation split that also occur in the train split.
+
+Runs when several splits are scanned into one output (``--split all`` or ``--split train,test``); with
+one split it is off (report.json says why). The train split is ``train_split`` (default ``train``),
+every other scanned split is an evaluation split.
+
+* exact: the same prompt and the same two responses, in either order (the swapped case is named in
+  ``detail``), by a 64-bit hash of (prompt, {chosen, rejected}) per row: 17 bytes a row;
+* near: eval rows in a ``near_duplicate_pair`` group (embeddings + FAISS, confirmed per field by a
+  character ratio) that holds a train row. The stage reads the near-duplicate stage's *findings*
+  (``group`` = representative row), not its internals, so near leakage needs that check to run (the
+  embed extra); when it did not, report.json ``stats.split_leakage.near`` says so.
+
+Findings go to the eval rows: ``group`` = the smallest matching train row, ``score`` = 1.0 for an exact
+match, else the near-duplicate score (smallest field cosine). ``split_leakage_score`` in scores.parquet
+is that score for eval rows (0.0 when no match) and null for train rows.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from pairaudit.checks.base import CheckInfo, Stage
+from pairaudit.hashing import side_digests
+from pairaudit.types import Finding, Pair, StageResult
+
+if TYPE_CHECKING:
+    from pairaudit.config import Context
+    from pairaudit.tokenize import EncodedPair
+
+SPLIT_LEAKAGE_INFO = CheckInfo(
+    "split_leakage",
+    "a pair of an evaluation split also occurs in the train split (train_split): exactly (same prompt, same two "
+    "responses in either order) or as a near duplicate (near_duplicate_pair groups, embed extra); only when several "
+    "splits are scanned together (--split all). group = the smallest matching train row",
+    "drop",
+    thresholds={"train_split": "train"},
+    kind="global",
+    why="an evaluation pair seen in training inflates evaluation results; the eval copy is dropped, the train "
+        "copy kept (--flag split_leakage keeps both)",
+)
+
+
+def _u64(b: bytes) -> int:
+    return int.from_bytes(b[:8], "little")
+
+
+class SplitLeakageStage(Stage):
+    infos = (SPLIT_LEAKAGE_INFO,)
+    state_attrs = ("_rows", "_hash", "_flip")
+
+    def __init__(self, ctx: Context, enabled: set[str]) -> None:
+        super().__init__(ctx, enabled)
+        self.train_split = str({**SPLIT_LEAKAGE_INFO.thresholds, **ctx.params.get("split_leakage", {})}["train_split"])
+        self._rows: list[np.ndarray] = []
+        self._hash: list[np.ndarray] = []
+        self._flip: list[np.ndarray] = []
+        self._near: list[tuple[int, int, float | None]] = []
+        self._near_ran = False
+
+    @classmethod
+    def not_applicable(cls, ctx: Context) -> str | None:
+        """Why the check cannot run on this source (None: it can)."""
+        names = [name for name, _, _ in ctx.splits or []]
+        if len(names) < 2:
+            return "needs two or more splits scanned together (--split all, or --split train,test)"
+        train = str({**SPLIT_LEAKAGE_INFO.thresholds, **ctx.params.get("split_leakage", {})}["train_split"])
+        if train not in names:
+            return (f"no split named {train!r} among the scanned splits {names} "
+                    "(--set split_leakage.train_split=NAME)")
+        return None
+
+    def observe(self, pairs: list[Pair], encoded: list[EncodedPair] | None) -> None:
+        n = len(pairs)
+        rows, hashes, flip = np.empty(n, np.int64), np.empty(n, np.uint64), np.empty(n, np.bool_)
+        for i, pair in enumerate(pairs):
+            p, c, r = side_digests(pair)
+            lo, hi = (c, r) if c <= r else (r, c)
+            rows[i] = pair.row
+            hashes[i] = _u64(hashlib.blake2b(p + lo + hi, digest_size=8).digest())
+            flip[i] = c > r
+        self._rows.append(rows)
+        self._hash.append(hashes)
+        self._flip.append(flip)
+
+    def set_findings(self, findings: list[Finding], ran: set[str]) -> None:
+        """Findings of the stages finalized before this one; ``ran``: checks that ran to completion."""
+        self._near_ran = "near_duplicate_pair" in ran
+        self._near = [(f.row, f.group, f.score) for f in findings
+                      if f.check == "near_duplicate_pair" and f.group is not None]
+
+    def _split_of(self, rows: np.ndarray) -> np.ndarray:
+        splits = self.ctx.splits or []
+        starts = np.asarray([s for _, s, _ in splits], dtype=np.int64)
+        return np.searchsorted(starts, rows, side="right") - 1
+
+    def finalize(self) -> StageResult:
+        res = StageResult()
+        if not self._rows:
+            return res
+        rows = np.concatenate(self._rows)
+        hashes = np.concatenate(self._hash)
+        flip = np.concatenate(self._flip)
+        names = [name for name, _, _ in self.ctx.splits or []]
+        train_idx = names.index(self.train_split)
+        split_idx = self._split_of(rows)
+        is_train = split_idx == train_idx
+        score = np.where(is_train, np.nan, 0.0)
+        pos = {int(r): k for k, r in enumerate(rows)}
+        found: dict[int, Finding] = {}
+
+        # exact: eval rows whose unordered pair hash a train row has
+        train_first: dict[int, int] = {}
+        for k in np.flatnonzero(is_train):
+            h = int(hashes[k])
+            if h not in train_first or rows[k] < rows[train_first[h]]:
+                train_first[h] = int(k)
+        for k in np.flatnonzero(~is_train):
+            t = train_first.get(int(hashes[k]))
+            if t is None:
+                continue
+            row, trow = int(rows[k]), int(rows[t])
+            swapped = " (chosen and rejected swapped)" if flip[k] != flip[t] else ""
+            found[row] = Finding(row, "split_leakage", None, 1.0, trow,
+                                 f"{names[split_idx[k]]} row is in {self.train_split}: same prompt and responses as "
+                                 f"row {trow}{swapped}")
+            score[k] = 1.0
+
+        # near: near_duplicate_pair groups holding train and eval rows
+        groups: dict[int, dict[int, float | None]] = defaultdict(dict)
+        for row, group, s in self._near:
+            groups[group][row] = s
+            groups[group].setdefault(group, None)
+        for members in groups.values():
+            ks = [pos[r] for r in members if r in pos]
+            train_rows = sorted(int(rows[k]) for k in ks if is_train[k])
+            if not train_rows:
+                continue
+            for k in ks:
+                row = int(rows[k])
+                if is_train[k] or row in found:
+                    continue
+                s = members[row]
+                if s is None:  # the representative: its closest train member's score
+                    s = max((members[t] for t in train_rows if members[t] is not None), default=None)
+                found[row] = Finding(row, "split_leakage", None, s, train_rows[0],
+                                     f"{names[split_idx[k]]} row is a near duplicate of {self.train_split} row "
+                                     f"{train_rows[0]} (near_duplicate_pair group {min(members)})")
+                score[k] = s if s is not None else np.nan
+        res.findings = sorted(found.values(), key=lambda f: f.row)
+        res.rows = rows
+        res.scores = {"split_leakage_score": score}
+        n_exact = sum(1 for f in res.findings if f.score == 1.0 and "same prompt" in f.detail)
+        stats: dict[str, Any] = {"train_split": self.train_split, "eval_rows": int((~is_train).sum()),
+                                 "exact": n_exact, "near": len(res.findings) - n_exact}
+        if not self._near_ran:
+            stats["near"] = "not checked: near_duplicate_pair did not run (needs the embed extra)"
+            self.ctx.log("split_leakage: exact matches only (near_duplicate_pair did not run)")
+        res.stats = {"split_leakage": stats}
+        return res
