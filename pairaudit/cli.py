@@ -156,7 +156,7 @@ def scan(
     = None,
     columns: Annotated[str | None, typer.Option("--columns", metavar="NAME=COL,...", help="Map source columns to "
                        "canonical names: comma-separated NAME=COLUMN pairs, e.g. chosen=a,rejected=b.")] = None,
-    split: Annotated[str | None, typer.Option(metavar="SPLIT[,SPLIT...]|all", help="Split(s) of a dataset dict / "
+    split: Annotated[str | None, typer.Option(metavar="SPLIT", help="Split(s) of a dataset dict / "
                      "hub dataset: a name, 'all', or a list 'train,test' (or 'train+test') scanned into one output "
                      "with split/split_row columns and the split_leakage check. Default: train if present.")]
     = None,
