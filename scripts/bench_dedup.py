@@ -17,7 +17,7 @@ Columns: recall on planted paraphrases / light edits / exact copies (grouped wit
 unrelated extras (findings on rows that are neither a planted copy nor its source, nor an exact repeat
 already in the file), wall time of the stage (embedding included; the one-off distillation of the static
 model excluded: cached), peak RSS, and the speed-up against today. Then the flip classifier's AUROC
-(pairaudit.stages.pair_classifier, cross-validated, on UltraFeedback label_flip_10 / _20 with metadata
+(pairaudit.stages.flip_features, cross-validated, on UltraFeedback label_flip_10 / _20 with metadata
 dropped) with each embedder.
 
 Older sections, on request: ``--embed`` (embedding throughput, bf16 vs fp32) and ``--search`` (search time,
@@ -416,7 +416,8 @@ def flips_auroc(which: list[str]) -> None:
     from pairaudit.config import default_cache_dir
     from pairaudit.models.embedder import Embedder
     from pairaudit.models.static_embedder import StaticEmbedder
-    from pairaudit.stages.pair_classifier import cross_validated_p_correct, length_features, pair_features
+    from pairaudit.stages.flip_features import length_features
+    from pairaudit.stages.flip_model import fit_flip_model, oof_logodds
 
     base = Embedder(cache_dir=default_cache_dir())
     encoders = {"all-MiniLM-L6-v2": base.encode,
@@ -432,12 +433,12 @@ def flips_auroc(which: list[str]) -> None:
             t = time.perf_counter()
             c, r = enc(chosen), enc(rejected)
             t_emb = time.perf_counter() - t
-            out = cross_validated_p_correct(pair_features(c - r, ln))
-            auc = roc_auc_score(flipped, 1 - out["p_correct"])
+            feats = {"embedding": oof_logodds(c - r), **{f"len{j}": ln[:, j] for j in range(ln.shape[1])}}
+            auc = roc_auc_score(flipped, 1 - fit_flip_model(feats).p_correct)
             print(f"[flips] {name} ({flipped.sum()} flipped of {len(recs)}): pair classifier with {ename:20s} "
                   f"AUROC {auc:.3f}  (embedding {t_emb:.0f}s, cache as it was)")
-        out = cross_validated_p_correct(pair_features(np.zeros((len(recs), 1)), ln))
-        print(f"[flips] {name}: length features alone AUROC {roc_auc_score(flipped, 1 - out['p_correct']):.3f}")
+        p = fit_flip_model({f"len{j}": ln[:, j] for j in range(ln.shape[1])}).p_correct
+        print(f"[flips] {name}: length features alone AUROC {roc_auc_score(flipped, 1 - p):.3f}")
 
 
 def main() -> None:

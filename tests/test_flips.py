@@ -1,23 +1,22 @@
-"""likely_flipped / dpo_overflow_risk: score combination, precision limits, the pair classifier, and the
-real default reference model (bundled SmolLM2) on planted gibberish pairs."""
+"""likely_flipped / dpo_overflow_risk: the cross-fitted flip model (learned signs, calibration, verdict,
+flip-rate interval), precision limits, and the real default reference model (bundled SmolLM2)."""
 
 from __future__ import annotations
-
-import math
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from pairaudit.config import Context, ScanConfig
-from pairaudit.stages.flips import DPO_OVERFLOW_INFO, LIKELY_FLIPPED_INFO, FlipStage, combine, half_ulp
+from pairaudit.stages.flips import DPO_OVERFLOW_INFO, LIKELY_FLIPPED_INFO, FlipStage
+from pairaudit.stages.overflow import half_ulp
 from pairaudit.types import Pair
 
+pytest.importorskip("sklearn")
 
-def test_infos_are_opt_in_global_flags() -> None:
-    for info in (LIKELY_FLIPPED_INFO, DPO_OVERFLOW_INFO):
-        assert info.kind == "global" and info.default_action == "flag" and not info.default_enabled
-        assert info.extra == "models"
+
+def test_likely_flipped_is_on_by_default_and_overflow_opt_in() -> None:
+    assert LIKELY_FLIPPED_INFO.default_enabled and LIKELY_FLIPPED_INFO.default_action == "flag"
+    assert not DPO_OVERFLOW_INFO.default_enabled and DPO_OVERFLOW_INFO.extra == "models"
     assert "removing" in LIKELY_FLIPPED_INFO.why
 
 
@@ -34,38 +33,86 @@ def test_half_ulp_matches_real_rounding() -> None:
     assert half_ulp(np.array([1000.0]), 7)[0] == 2.0  # bf16 spacing in [512, 1024) is 4
 
 
-def test_combine_weighted_log_odds() -> None:
-    probs = {"policy": np.array([0.9, np.nan, 0.5]), "reference": np.array([0.5, 0.8, np.nan])}
-    score, den = combine(probs, {"policy": 1.0, "reference": 0.5})
-    lo = math.log(0.9 / 0.1)
-    assert score[0] == pytest.approx(1 / (1 + math.exp(-(lo * 1.0 + 0.0) / 1.5)))
-    # a weak signal alone (total weight 0.5 < 1) is shrunk toward 0.5 in log-odds
-    assert score[1] == pytest.approx(1 / (1 + math.exp(-0.5 * math.log(0.8 / 0.2))))
-    assert score[2] == pytest.approx(0.5)
-    assert list(den) == [1.5, 0.5, 1.0]
-
-
-def test_pair_classifier_finds_planted_flips() -> None:
-    pytest.importorskip("sklearn")
-    from pairaudit.stages.pair_classifier import cross_validated_p_correct
-
-    rng = np.random.default_rng(0)
-    n, d = 400, 8
-    direction = rng.normal(size=d)
-    x = rng.normal(size=(n, d)) + 1.5 * direction / np.linalg.norm(direction)  # better side along `direction`
+def _planted(n: int, rate: float, seed: int, strength: float = 1.5) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """Antisymmetric features of ``n`` pairs, a share ``rate`` flipped (every feature changes sign)."""
+    rng = np.random.default_rng(seed)
     flipped = np.zeros(n, bool)
-    flipped[rng.choice(n, 40, replace=False)] = True
-    x[flipped] *= -1  # a flip swaps chosen and rejected: antisymmetric features change sign
-    out = cross_validated_p_correct(x, folds=5)
-    p = out["p_correct"]
-    assert p[flipped].mean() < 0.35 < 0.65 < p[~flipped].mean()
+    flipped[rng.choice(n, int(round(rate * n)), replace=False)] = True
+    sign = np.where(flipped, -1.0, 1.0)
+    feats = {
+        # informative but inverted: the preferred side has the *lower* value (like a reference model that
+        # dislikes the longer, better answer)
+        "inverted": sign * (-strength + rng.normal(size=n)),
+        "weak": sign * (0.2 + rng.normal(size=n)),
+        "noise_a": rng.normal(size=n), "noise_b": rng.normal(size=n),
+    }
+    return feats, flipped
+
+
+def test_inverted_informative_feature_is_learned_not_fought() -> None:
     from sklearn.metrics import roc_auc_score
 
-    assert roc_auc_score(flipped, 1 - p) > 0.85
-    assert 0.03 < out["flip_rate"] < 0.25  # true rate 0.10
-    # no signal at all: near chance, no flip-rate claim
-    noise = cross_validated_p_correct(rng.normal(size=(200, d)), folds=5)
-    assert noise["flip_rate"] is None and "chance" in noise["flip_rate_note"]
+    from pairaudit.stages.flip_model import fit_flip_model
+
+    feats, flipped = _planted(600, 0.1, seed=1)
+    fit = fit_flip_model(feats, folds=5)
+    assert fit.weights["inverted"] < 0 < fit.weights["weak"]  # signs learned from the labels themselves
+    combined = roc_auc_score(flipped, 1 - fit.p_correct)
+    assert combined > 0.9
+    # a fixed-sign reading of the inverted feature is worse than chance; the model is not
+    assert roc_auc_score(flipped, -feats["inverted"]) < 0.2
+    # rows missing a feature (NaN) are still scored from the others
+    feats["inverted"][:100] = np.nan
+    fit2 = fit_flip_model(feats, folds=5)
+    assert np.isfinite(fit2.p_correct).all() and roc_auc_score(flipped, 1 - fit2.p_correct) > 0.85
+
+
+@pytest.mark.parametrize("rate", [0.1, 0.2])
+def test_flip_rate_interval_covers_the_planted_rate(rate: float) -> None:
+    from pairaudit.stages.flip_verdict import flip_result
+
+    feats, flipped = _planted(800, rate, seed=2, strength=2.5)
+    raw = {"chars": feats["inverted"], "words": feats["weak"], "lines": feats["noise_a"],
+           "ends_punct": feats["noise_b"]}
+    params = {**LIKELY_FLIPPED_INFO.thresholds}
+    findings, scores, stats = flip_result(np.arange(800), raw, None, None, params, {})
+    assert stats["status"] == "informative", stats
+    lo, hi = stats["flip_rate_interval"]
+    assert lo <= rate <= hi and hi - lo < 0.1, stats
+    flagged = {f.row for f in findings}
+    assert flagged and len(flagged & set(np.nonzero(flipped)[0])) / len(flagged) > 0.8
+    assert all("driven by" in f.detail for f in findings)
+
+
+def test_random_labels_are_at_chance_and_flag_nothing() -> None:
+    from pairaudit.stages.flip_verdict import flip_result
+
+    rng = np.random.default_rng(3)
+    raw = {k: rng.normal(size=500) for k in ("chars", "words", "lines", "ends_punct")}
+    findings, scores, stats = flip_result(np.arange(500), raw, rng.normal(size=(500, 32)).astype(np.float16), None,
+                                          {**LIKELY_FLIPPED_INFO.thresholds}, {})
+    assert stats["status"] == "at_chance" and "at chance" in stats["verdict"]
+    assert findings == [] and stats["estimated_flip_rate"] is None
+    assert np.nanmax(scores["likely_flipped_score"]) < 0.7  # calibrated: no confident noise
+
+
+def test_too_few_rows_give_no_scores() -> None:
+    from pairaudit.stages.flip_verdict import flip_result
+
+    feats, _ = _planted(50, 0.1, seed=4, strength=3.0)
+    raw = {"chars": feats["inverted"], "words": feats["weak"], "lines": feats["noise_a"], "ends_punct": feats["noise_b"]}
+    findings, scores, stats = flip_result(np.arange(50), raw, None, None, {**LIKELY_FLIPPED_INFO.thresholds}, {})
+    assert stats["status"] == "not_enough_rows" and "not enough rows to judge labels" in stats["verdict"]
+    assert findings == [] and np.isnan(scores["likely_flipped_score"]).all()
+
+
+def test_auroc_proxy_matches_sklearn() -> None:
+    from sklearn.metrics import roc_auc_score
+
+    from pairaudit.stages.flip_stats import auroc_proxy
+
+    d = np.random.default_rng(5).normal(0.3, 1, size=300).round(1)  # with ties
+    assert auroc_proxy(d) == pytest.approx(roc_auc_score(np.r_[np.ones(300), np.zeros(300)], np.r_[d, -d]))
 
 
 GOOD = ["The capital of France is Paris, which is also its largest city.", "Red is a primary colour."]
@@ -77,44 +124,43 @@ PROMPTS = ["What is the capital of France?", "Name a primary colour."]
 def real_run(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
     pytest.importorskip("torch")
     pairs = []
-    for k in range(2):  # each planted flip (gibberish chosen) next to its unflipped twin
+    for k in range(2):  # each gibberish-chosen pair next to its twin
         pairs.append(Pair(2 * k, "standard", PROMPTS[k], GOOD[k], BAD[k]))
         pairs.append(Pair(2 * k + 1, "standard", PROMPTS[k], BAD[k], GOOD[k]))
     cfg = ScanConfig(device="cpu")  # default reference: the bundled SmolLM2-135M-Instruct GGUF
     logs: list[str] = []
-    ctx = Context(cfg, tmp_path_factory.mktemp("cache"), logs.append,
-                  params={"likely_flipped": {"use_classifier": False, "threshold": 0.5}})
-    stage = FlipStage(ctx, {"likely_flipped", "dpo_overflow_risk"})
+    ctx = Context(cfg, tmp_path_factory.mktemp("cache"), logs.append, params={})
+    stage = FlipStage(ctx, {"dpo_overflow_risk"})
     stage.observe(pairs[:2], None)
     stage.observe(pairs[2:], None)
-    return stage, stage.finalize(), ctx, logs
+    return stage, stage.finalize(), ctx, logs, pairs
 
 
-def test_real_reference_scores_gibberish_chosen_as_flipped(real_run) -> None:  # noqa: ANN001
-    stage, res, ctx, logs = real_run
-    s = np.asarray(res.scores["likely_flipped_score"])
+def test_real_reference_logps_and_pooled_states(real_run) -> None:  # noqa: ANN001
+    stage, res, ctx, logs, pairs = real_run
     assert res.rows == [0, 1, 2, 3]
-    assert s[1] > s[0] and s[3] > s[2]
-    assert {f.row for f in res.findings if f.check == "likely_flipped"} == {1, 3}
-    f = next(f for f in res.findings if f.row == 1)
-    assert f.field is None and "reference per-token margin" in f.detail
     lc, lr = np.asarray(res.scores["ref_logp_chosen"]), np.asarray(res.scores["ref_logp_rejected"])
     assert np.all(lc < 0) and np.all(lr < 0)
     assert lc[0] == pytest.approx(lr[1]) and lc[1] == pytest.approx(lr[0])  # same sequences, same cache key
-    assert res.stats["signals_used"] == ["reference"] and res.stats["rows_scored_reference"] == 4
+    # the reference prefers the fluent answer per token
+    mean = np.asarray(res.scores["ref_mean_logp_chosen"]) - np.asarray(res.scores["ref_mean_logp_rejected"])
+    assert mean[0] > 0 > mean[1] and mean[2] > 0 > mean[3]
+    # pooled hidden states come from the same forward and are antisymmetric across twins
+    hid = np.concatenate(stage._hid).astype(np.float32)
+    assert hid.shape == (4, 576) and np.isfinite(hid).all() and np.abs(hid).max() > 0.1
+    np.testing.assert_allclose(hid[0], -hid[1], atol=1e-2)
     assert ctx.models["reference"]["sha256"] and any("tokens" in m for m in logs)
-
-
-def test_real_reference_overflow_and_cache(real_run, tmp_path: Path) -> None:  # noqa: ANN001
-    stage, res, ctx, _ = real_run
+    assert res.stats["dpo_overflow_risk"]["reference"]["rows_scored"] == 4
+def test_real_reference_overflow_and_cache(real_run) -> None:  # noqa: ANN001
+    stage, res, ctx, _, pairs = real_run
     risk = np.asarray(res.scores["dpo_overflow_risk_score"])
     assert np.all((risk >= 0) & (risk <= 1))
     assert np.all(np.isnan(res.scores["policy_logit"]))
-    # rerun over the same cache: nothing computed, identical scores
-    again = FlipStage(ctx, {"likely_flipped", "dpo_overflow_risk"})
-    pairs = [Pair(r, "standard", PROMPTS[r // 2], *((GOOD[r // 2], BAD[r // 2]) if r % 2 == 0
-                                                       else (BAD[r // 2], GOOD[r // 2]))) for r in range(4)]
+    assert res.timings["flips.reference.sequences_computed"] == 4  # 8 sequences, 4 distinct (prompt, answer)
+    # rerun over the same cache: nothing computed, identical scores, hidden states from the cache
+    again = FlipStage(ctx, {"dpo_overflow_risk"})
     again.observe(pairs, None)
     res2 = again.finalize()
-    assert res2.stats["reference_cache"]["sequences_computed"] == 0
-    np.testing.assert_allclose(res2.scores["likely_flipped_score"], res.scores["likely_flipped_score"])
+    assert res2.timings["flips.reference.sequences_computed"] == 0
+    np.testing.assert_allclose(res2.scores["ref_logp_chosen"], res.scores["ref_logp_chosen"])
+    np.testing.assert_array_equal(np.concatenate(again._hid), np.concatenate(stage._hid))

@@ -148,7 +148,7 @@ def test_policy_dpo_logit_by_hand(tiny: dict[str, Path], tmp_path: Path) -> None
     beta = 0.25
     cfg = ScanConfig(tokenizer=str(tiny["ref"]), reference=str(tiny["ref"]), policy=str(tiny["policy"]),
                      beta=beta, max_length=None, max_prompt_length=None, device="cpu", precision="fp32")
-    ctx = Context(cfg, tmp_path, params={"likely_flipped": {"use_classifier": False}})
+    ctx = Context(cfg, tmp_path, params={"likely_flipped": {"use_embedding": False}})
     stage = FlipStage(ctx, {"likely_flipped", "dpo_overflow_risk"})
     stage.observe(PAIRS[:3], None)
     res = stage.finalize()
@@ -162,10 +162,11 @@ def test_policy_dpo_logit_by_hand(tiny: dict[str, Path], tmp_path: Path) -> None
         lp_r, _ = hand_logp(pol_m, pr, cr)
         want = beta * ((lp_c - lr_c) - (lp_r - lr_r))
         assert res.scores["policy_logit"][i] == pytest.approx(want, abs=1e-3)
-        # the policy signal is P(flipped) = sigmoid(-z); with it the combined score moves with z
     z = np.asarray(res.scores["policy_logit"])
-    assert np.all(np.abs(z) > 1e-3)
-    assert "policy" in res.stats["signals_used"] and ctx.models["policy"]["sha256"]
+    assert np.all(np.abs(z) > 1e-3) and ctx.models["policy"]["sha256"]
+    # three rows are far too few for the flip model: it says so and emits no scores
+    assert res.stats["likely_flipped"]["status"] == "not_enough_rows"
+    assert np.isnan(res.scores["likely_flipped_score"]).all()
     risk = np.asarray(res.scores["dpo_overflow_risk_score"])
     assert np.all((risk >= 0) & (risk <= 1))
 
@@ -205,3 +206,23 @@ def test_reward_margins_match_single_sequences(tiny: dict[str, Path], tmp_path: 
     again = RewardScorer(str(folder), cache_dir=tmp_path / "cache", device="cpu", precision="fp32")
     np.testing.assert_allclose(again.margins(PAIRS), got)
     assert again.n_computed == 0 and again._model is None
+
+
+def test_pooled_hidden_state_is_the_completion_mean(tiny: dict[str, Path], tmp_path: Path) -> None:
+    """The pooled state (reward-probe input) is the mean last-layer state over the completion tokens,
+    from the same padded, batched forward that scores log-probs, and it is cached with them."""
+    scorer = LogpScorer(str(tiny["ref"]), cache_dir=tmp_path, device="cpu", precision="fp32", max_length=None,
+                        max_prompt_length=None)
+    res = scorer.score_pairs(PAIRS)
+    model = scorer.model
+    for i, pair in enumerate(PAIRS):
+        for (p, c), got in zip(kept_by_hand(scorer, pair), (res.hidden_chosen[i], res.hidden_rejected[i])):
+            with torch.no_grad():
+                h = model(torch.tensor([p + c]), output_hidden_states=True).hidden_states[-1][0]
+            want = h[len(p):].mean(0).numpy()
+            np.testing.assert_allclose(got.astype(np.float32), want, rtol=2e-2, atol=2e-2)
+    again = LogpScorer(str(tiny["ref"]), cache_dir=tmp_path, device="cpu", precision="fp32", max_length=None,
+                       max_prompt_length=None)
+    res2 = again.score_pairs(PAIRS)
+    assert again.n_computed == 0 and again._model is None  # all from the cache, model never loaded
+    np.testing.assert_array_equal(res2.hidden_chosen, res.hidden_chosen)

@@ -1,22 +1,16 @@
 """Reference (and policy) causal-LM log-probabilities exactly as the DPO loss sees them.
 
 For every pair we compute, under a causal LM, the summed log-probability of the chosen and of the
-rejected completion given the prompt, over the *same* tokens TRL's ``DPOTrainer`` feeds the loss:
-the chat template applied TRL-style, EOS appended to each completion, TRL's truncation
-(``max_prompt_length`` / ``max_completion_length`` / ``max_length`` with ``truncation_mode``) and
-prompt tokens masked out. A completion token at sequence position 0 (prompt fully truncated) has
-no context and, as in TRL (labels shifted by one), is not scored.
+rejected completion given the prompt, over the *same* tokens the trainer feeds the loss: the chat
+template applied TRL-style, EOS appended to each completion, the trainer profile's truncation and
+prompt tokens masked out (``pairaudit.tokenize``). The kernel is ``logp_kernel.sequence_logps``; it
+also returns each completion's mean last-layer hidden state, which ``likely_flipped``'s reward probe
+uses.
 
-Sequences are right-padded and masked with an attention mask built from the real lengths, never
-from ``id != pad`` (SmolLM2 has pad == eos, and every completion ends with EOS). Batches are
-length-sorted and bounded by a padded-token budget. Only the hidden states of scored positions
-go through the LM head (for architectures where the head is a plain linear layer); log-softmax
-and sums are computed in float32 whatever the model's dtype.
-
-Per-sequence results (sum of log-probs, scored tokens, minimum token log-prob) are cached on disk
-under ``cache_dir/reference/<model sha>-<precision>/`` keyed by a hash of the kept prompt and
-completion token ids, so a rerun with other thresholds computes nothing and does not even load
-the model. Shards are written to a temporary file and renamed into place.
+Per-sequence results (sum of log-probs, scored tokens, minimum token log-prob, pooled hidden state)
+are cached on disk under ``cache_dir/reference/<model sha>-<precision>-v2/`` keyed by a hash of the
+kept prompt and completion token ids (``logp_cache``), so a rerun with other thresholds computes
+nothing and does not even load the model.
 
 Heavy imports (torch, transformers) happen inside functions.
 """
@@ -24,9 +18,7 @@ Heavy imports (torch, transformers) happen inside functions.
 from __future__ import annotations
 
 import hashlib
-import os
 import time
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,275 +26,18 @@ from typing import Any
 
 import numpy as np
 
-from pairaudit.errors import ConfigError, ModelError, require
-from pairaudit.models.loading import ModelSpec, hub_error, resolve_model
+from pairaudit.errors import ModelError
+from pairaudit.models.causal_lm import load_causal_lm
+from pairaudit.models.device import cpu_supports_bf16, pick_device, pick_precision, torch_dtype
+from pairaudit.models.loading import resolve_model
+from pairaudit.models.logp_cache import LogpCache, seq_key
+from pairaudit.models.logp_kernel import Seq, make_batches, sequence_logps
 from pairaudit.types import Pair
 
-PRECISIONS = ("auto", "fp32", "bf16", "fp16")
-KEY_BYTES = 16
-# architectures whose logits are exactly ``lm_head(last_hidden_state)`` (no softcapping/scaling):
-# for them only the scored positions go through the head. Others get the full forward.
-PLAIN_HEAD_TYPES = frozenset({"llama", "mistral", "qwen2", "qwen3", "qwen2_moe", "qwen3_moe", "phi3", "olmo",
-                              "olmo2", "smollm3", "mixtral", "starcoder2", "stablelm"})
-
-Seq = tuple[list[int], list[int]]  # (kept prompt ids, kept completion ids)
-
-
-# ------------------------------------------------------------------------------------------------
-# device / precision
-# ------------------------------------------------------------------------------------------------
-def cpu_supports_bf16() -> bool:
-    """True when oneDNN has native bf16 kernels (AVX-512 BF16 / AMX). Without them PyTorch emulates
-    bf16 and a forward pass is several times *slower* than fp32 (measured here: AVX2-only CPU)."""
-    import torch
-
-    try:
-        return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
-    except Exception:  # noqa: BLE001 - private op, absent on some builds
-        return False
-
-
-def pick_device(device: str = "auto") -> str:
-    import torch
-
-    if device in (None, "", "auto"):
-        if torch.cuda.is_available():
-            return "cuda"
-        return "cpu"
-    if device.startswith("cuda") and not torch.cuda.is_available():
-        raise ConfigError(f"--device {device} was requested but CUDA is not available",
-                          fix="use --device cpu (or auto), or install a CUDA build of torch")
-    return device
-
-
-def pick_precision(precision: str, device: str) -> str:
-    """``auto``: bf16 on CUDA with bf16 support (else fp32), bf16 on CPUs with native bf16 kernels,
-    else fp32. fp16 is only used when asked for (summed log-probs lose precision in half types)."""
-    if precision not in PRECISIONS:
-        raise ConfigError(f"unknown precision {precision!r}", expected=" | ".join(PRECISIONS))
-    if precision != "auto":
-        return precision
-    import torch
-
-    if device.startswith("cuda"):
-        return "bf16" if torch.cuda.is_bf16_supported() else "fp32"
-    if device == "cpu":
-        return "bf16" if cpu_supports_bf16() else "fp32"
-    return "fp32"
-
-
-def torch_dtype(precision: str) -> Any:
-    import torch
-
-    return {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[precision]
-
-
-# ------------------------------------------------------------------------------------------------
-# loading
-# ------------------------------------------------------------------------------------------------
-def _dequantized_dir(cache_dir: Path | None, spec: ModelSpec) -> Path | None:
-    if cache_dir is None or not spec.gguf_file or not spec.sha256:
-        return None
-    return Path(cache_dir) / "reference" / "models" / spec.sha256[:32]
-
-
-def load_causal_lm(spec: ModelSpec, *, cache_dir: Path | None = None, device: str = "cpu",
-                   precision: str = "fp32", trust_remote_code: bool = False,
-                   log: Callable[[str], None] | None = None) -> Any:
-    """Load a causal LM (HF folder, hub id or GGUF file) in eval mode on ``device``/``precision``.
-
-    A GGUF file is dequantized by transformers (tens of seconds for 135M parameters); the
-    dequantized weights are saved once under ``cache_dir/reference/models/<sha>`` and reloaded
-    from there (well under a second).
-    """
-    require("torch", "models", "reference-model scoring")
-    from transformers import AutoModelForCausalLM
-
-    dtype = torch_dtype(precision)
-    saved = _dequantized_dir(cache_dir, spec)
-    try:
-        if saved is not None and (saved / "config.json").exists():
-            model = AutoModelForCausalLM.from_pretrained(str(saved), dtype=dtype)
-        else:
-            kwargs = spec.from_pretrained_kwargs()
-            if not spec.gguf_file:
-                kwargs["trust_remote_code"] = trust_remote_code
-            if log and spec.gguf_file:
-                log(f"dequantizing GGUF {spec.display} (once; cached under {saved})")
-            model = AutoModelForCausalLM.from_pretrained(spec.path, **kwargs)
-            if saved is not None:
-                _save_dequantized(model, saved)
-            model = model.to(dtype)
-    except Exception as exc:  # noqa: BLE001 - transformers raises many types
-        if isinstance(exc, ModelError):
-            raise
-        raise hub_error(spec, "model", exc) from exc
-    model.eval()
-    return model.to(device)
-
-
-def _save_dequantized(model: Any, saved: Path) -> None:
-    """Save a GGUF-loaded (already dequantized, fp32) model as safetensors; best effort."""
-    import shutil
-
-    tmp = saved.with_name(saved.name + f".tmp{uuid.uuid4().hex[:8]}")
-    try:
-        model.hf_quantizer = None  # weights are plain tensors; the gguf marker only blocks saving
-        if hasattr(model.config, "quantization_config"):
-            del model.config.quantization_config
-        model.save_pretrained(str(tmp))
-        os.replace(tmp, saved)
-    except Exception:  # noqa: BLE001 - caching is an optimisation only
-        shutil.rmtree(tmp, ignore_errors=True)
-
-
-# ------------------------------------------------------------------------------------------------
-# the log-prob kernel
-# ------------------------------------------------------------------------------------------------
-def make_batches(lengths: list[int], batch_tokens: int, max_batch: int) -> list[list[int]]:
-    """Indices grouped into batches, longest first, with padded size (n * longest) <= batch_tokens."""
-    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
-    batches: list[list[int]] = []
-    cur: list[int] = []
-    for i in order:
-        longest = lengths[cur[0]] if cur else lengths[i]
-        if cur and ((len(cur) + 1) * longest > batch_tokens or len(cur) >= max_batch):
-            batches.append(cur)
-            cur = []
-        cur.append(i)
-    if cur:
-        batches.append(cur)
-    return batches
-
-
-def sequence_logps(model: Any, seqs: list[Seq], *, batch_tokens: int = 4096, max_batch: int = 64,
-                   pad_id: int = 0, head_chunk: int = 1024) -> np.ndarray:
-    """``(n, 3)`` float64: summed completion log-prob, scored tokens, min token log-prob (0 if none).
-
-    Sequence ``prompt + completion`` is right-padded; the completion token at position ``t`` is
-    scored from the logits at ``t - 1`` (t >= 1).
-    """
-    import torch
-
-    out = np.zeros((len(seqs), 3), dtype=np.float64)
-    if not seqs:
-        return out
-    device = next(model.parameters()).device
-    lengths = [len(p) + len(c) for p, c in seqs]
-    plain = getattr(model.config, "model_type", None) in PLAIN_HEAD_TYPES and model.get_output_embeddings() is not None
-    decoder = model.get_decoder() if plain else None
-    head = model.get_output_embeddings() if plain else None
-    for batch in make_batches(lengths, batch_tokens, max_batch):
-        T = max(lengths[i] for i in batch)
-        if T == 0:
-            continue
-        ids = torch.full((len(batch), T), pad_id, dtype=torch.long)
-        mask = torch.zeros((len(batch), T), dtype=torch.long)
-        rows, pos, tgt = [], [], []
-        for b, i in enumerate(batch):
-            p, c = seqs[i]
-            full = p + c
-            if full:
-                ids[b, : len(full)] = torch.tensor(full, dtype=torch.long)
-                mask[b, : len(full)] = 1
-            for t in range(max(len(p), 1), len(full)):
-                rows.append(b)
-                pos.append(t - 1)
-                tgt.append(full[t])
-        if not tgt:
-            continue
-        rows_t = torch.tensor(rows, dtype=torch.long, device=device)
-        pos_t = torch.tensor(pos, dtype=torch.long, device=device)
-        tgt_t = torch.tensor(tgt, dtype=torch.long, device=device)
-        with torch.inference_mode():
-            ids_d, mask_d = ids.to(device), mask.to(device)
-            if plain:
-                hidden = decoder(input_ids=ids_d, attention_mask=mask_d).last_hidden_state
-                sel = hidden[rows_t, pos_t]
-                lp = torch.empty(len(tgt), dtype=torch.float32, device=device)
-                for s in range(0, len(tgt), head_chunk):
-                    logits = head(sel[s: s + head_chunk]).float()
-                    lp[s: s + head_chunk] = logits.log_softmax(-1).gather(1, tgt_t[s: s + head_chunk, None])[:, 0]
-            else:
-                logits = model(input_ids=ids_d, attention_mask=mask_d).logits
-                lp = torch.empty(len(tgt), dtype=torch.float32, device=device)
-                for s in range(0, len(tgt), head_chunk):
-                    chunk = logits[rows_t[s: s + head_chunk], pos_t[s: s + head_chunk]].float()
-                    lp[s: s + head_chunk] = chunk.log_softmax(-1).gather(1, tgt_t[s: s + head_chunk, None])[:, 0]
-        lp_np = lp.double().cpu().numpy()
-        rows_np = np.asarray(rows)
-        sums = np.bincount(rows_np, weights=lp_np, minlength=len(batch))
-        counts = np.bincount(rows_np, minlength=len(batch))
-        mins = np.zeros(len(batch))
-        np.minimum.at(mins, rows_np, lp_np)
-        for b, i in enumerate(batch):
-            out[i] = (sums[b], counts[b], mins[b])
-    return out
-
-
-# ------------------------------------------------------------------------------------------------
-# on-disk cache of per-sequence results
-# ------------------------------------------------------------------------------------------------
-def seq_key(prompt: list[int], completion: list[int]) -> bytes:
-    h = hashlib.blake2b(digest_size=KEY_BYTES)
-    h.update(len(prompt).to_bytes(8, "little"))
-    h.update(np.asarray(list(prompt) + list(completion), dtype=np.int64).tobytes())
-    return h.digest()
-
-
-class LogpCache:
-    """key -> (sum, count, min) store made of immutable ``.npz`` shards (temp file + rename)."""
-
-    def __init__(self, folder: Path | None) -> None:
-        self.folder = folder
-        self._keys = np.empty(0, dtype=f"S{KEY_BYTES}")
-        self._vals = np.empty((0, 3), dtype=np.float64)
-        self._pending: dict[bytes, np.ndarray] = {}
-        if folder is not None and folder.is_dir():
-            keys, vals = [], []
-            for path in sorted(folder.glob("*.npz")):
-                try:
-                    with np.load(path) as z:
-                        k, v = z["keys"], z["vals"]
-                except (OSError, ValueError, KeyError):  # damaged shard: recompute
-                    continue
-                if k.ndim == 2 and k.shape[1] == KEY_BYTES and v.shape == (len(k), 3):
-                    keys.append(np.ascontiguousarray(k).view(f"S{KEY_BYTES}").ravel())
-                    vals.append(v)
-            if keys:
-                allk, allv = np.concatenate(keys), np.concatenate(vals)
-                order = np.argsort(allk, kind="stable")
-                self._keys, self._vals = allk[order], allv[order]
-
-    def __len__(self) -> int:
-        return len(self._keys) + len(self._pending)
-
-    def get(self, keys: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
-        """(hit mask, values) for ``keys``."""
-        vals = np.zeros((len(keys), 3))
-        hit = np.zeros(len(keys), dtype=bool)
-        if len(self._keys) and keys:
-            q = np.array(keys, dtype=f"S{KEY_BYTES}")
-            pos = np.minimum(np.searchsorted(self._keys, q), len(self._keys) - 1)
-            hit = self._keys[pos] == q
-            vals[hit] = self._vals[pos[hit]]
-        for i, k in enumerate(keys):
-            if not hit[i] and k in self._pending:
-                vals[i], hit[i] = self._pending[k], True
-        return hit, vals
-
-    def put(self, keys: list[bytes], vals: np.ndarray) -> None:
-        for k, v in zip(keys, vals):
-            self._pending[k] = np.asarray(v, dtype=np.float64)
-        if self.folder is None or not keys:
-            return
-        self.folder.mkdir(parents=True, exist_ok=True)
-        path = self.folder / f"{os.getpid()}-{uuid.uuid4().hex}.npz"
-        tmp = path.with_name(path.name + ".tmp")
-        karr = np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(len(keys), KEY_BYTES)
-        with open(tmp, "wb") as fh:
-            np.savez(fh, keys=karr, vals=np.asarray(vals, dtype=np.float64))
-        os.replace(tmp, path)
+# re-exported: the public names of the reference-model layer
+__all__ = ["LogpCache", "LogpScorer", "PairLogps", "Seq", "cpu_supports_bf16", "dpo_logits", "make_batches",
+           "pick_device", "pick_precision", "pretokenized_parts", "seq_key", "sequence_logps", "torch_dtype"]
+CACHE_VERSION = "v2"  # v2: shards also hold the pooled hidden state
 
 
 # ------------------------------------------------------------------------------------------------
@@ -319,6 +54,9 @@ class PairLogps:
     min_chosen: np.ndarray
     min_rejected: np.ndarray
     skipped: dict[int, str] = field(default_factory=dict)  # index -> reason
+    # mean last-layer hidden state of each completion, float16 (n, hidden); NaN rows where unscored
+    hidden_chosen: np.ndarray | None = None
+    hidden_rejected: np.ndarray | None = None
 
     @classmethod
     def empty(cls, n: int) -> PairLogps:
@@ -413,9 +151,12 @@ class LogpScorer:
         self.tokens_computed = 0
         self.seconds = 0.0
         self.tokens_per_s: float | None = None  # measured
+        # seconds per phase: tokenize, batching, forward, log_softmax, pooling, cache
+        self.timings: dict[str, float] = {}
         ident = self.spec.sha256 or hashlib.sha256(self.spec.display.encode()).hexdigest()
-        self.model_key = f"{ident[:32]}-{self.precision}"
-        self.cache = LogpCache(self.cache_dir / "reference" / self.model_key if self.cache_dir else None)
+        self.model_key = f"{ident[:32]}-{self.precision}-{CACHE_VERSION}"
+        self.cache = LogpCache(self.cache_dir / "reference" / self.model_key if self.cache_dir else None,
+                               hidden=True)
 
     # -- model ---------------------------------------------------------------------------------
     @property
@@ -453,6 +194,7 @@ class LogpScorer:
         """
         from pairaudit.tokenize import kept_sequence
 
+        t0 = time.perf_counter()
         mode = self.dtok.truncation_mode
         out: list[tuple[Seq, Seq] | None] = [None] * len(pairs)
         skipped: dict[int, str] = {}
@@ -488,23 +230,30 @@ class LogpScorer:
                     continue
                 out[i] = (kept_sequence(enc.prompt_ids, enc.chosen_ids, enc.chosen_kept, mode),
                           kept_sequence(enc.prompt_ids, enc.rejected_ids, enc.rejected_kept, mode))
+        self._time("tokenize", t0)
         return out, skipped
+
+    def _time(self, phase: str, t0: float) -> None:
+        self.timings[phase] = self.timings.get(phase, 0.0) + time.perf_counter() - t0
 
     # -- scoring -------------------------------------------------------------------------------
     def pending(self, seqs: list[Seq]) -> tuple[int, int]:
         """(sequences, tokens) among ``seqs`` that are not cached yet (what scoring will compute)."""
         keys = [seq_key(p, c) for p, c in seqs]
-        hit, _ = self.cache.get(keys)
+        hit, _, _ = self.cache.get(keys)
         miss = {k: len(seqs[i][0]) + len(seqs[i][1]) for i, k in enumerate(keys) if not hit[i]}
         return len(miss), sum(miss.values())
 
     def estimate_seconds(self, n_tokens: int) -> float | None:
         return n_tokens / self.tokens_per_s if self.tokens_per_s else None
 
-    def score_seqs(self, seqs: list[Seq]) -> np.ndarray:
-        """``(n, 3)``: sum log-prob, scored tokens, min token log-prob; cached by content hash."""
+    def score_seqs(self, seqs: list[Seq]) -> tuple[np.ndarray, np.ndarray | None]:
+        """``(vals, hidden)``: vals ``(n, 3)`` = sum log-prob, scored tokens, min token log-prob; hidden
+        ``(n, d)`` float16 pooled completion states (None when nothing was scored); cached by content."""
+        t0 = time.perf_counter()
         keys = [seq_key(p, c) for p, c in seqs]
-        hit, vals = self.cache.get(keys)
+        hit, vals, hid = self.cache.get(keys)
+        self._time("cache", t0)
         self.n_cached += int(hit.sum())
         miss = [i for i in range(len(seqs)) if not hit[i]]
         # identical sequences inside one call are computed once
@@ -516,8 +265,8 @@ class LogpScorer:
             model = self.model
             t0 = time.perf_counter()
             pad = self.dtok.pad_id if self.dtok.pad_id is not None else (self.dtok.eos_id or 0)
-            res = sequence_logps(model, [seqs[i] for i in todo], batch_tokens=self.batch_tokens,
-                                 max_batch=self.max_batch, pad_id=pad)
+            res, pooled = sequence_logps(model, [seqs[i] for i in todo], batch_tokens=self.batch_tokens,
+                                         max_batch=self.max_batch, pad_id=pad, pool=True, timings=self.timings)
             dt = time.perf_counter() - t0
             ntok = sum(len(seqs[i][0]) + len(seqs[i][1]) for i in todo)
             self.seconds += dt
@@ -525,11 +274,16 @@ class LogpScorer:
             self.n_computed += len(todo)
             if self.seconds > 0:
                 self.tokens_per_s = self.tokens_computed / self.seconds
-            self.cache.put([keys[i] for i in todo], res)
-            by_key = {keys[i]: res[j] for j, i in enumerate(todo)}
+            t0 = time.perf_counter()
+            self.cache.put([keys[i] for i in todo], res, pooled)
+            self._time("cache", t0)
+            if hid is None or hid.shape[1] != pooled.shape[1]:
+                hid = np.zeros((len(seqs), pooled.shape[1]), np.float16)
+            by_key = {keys[i]: j for j, i in enumerate(todo)}
             for i in miss:
-                vals[i] = by_key[keys[i]]
-        return vals
+                vals[i] = res[by_key[keys[i]]]
+                hid[i] = pooled[by_key[keys[i]]]
+        return vals, hid
 
     def score_pairs(self, pairs: list[Pair], encoded: list[Any] | None = None, *, pretokenized_ok: bool = True,
                     seqs: list[tuple[Seq, Seq] | None] | None = None) -> PairLogps:
@@ -543,20 +297,25 @@ class LogpScorer:
         flat: list[Seq] = []
         for i in idx:
             flat.extend(seqs[i])  # type: ignore[arg-type]
-        vals = self.score_seqs(flat)
+        vals, hid = self.score_seqs(flat)
         for j, i in enumerate(idx):
             c, r = vals[2 * j], vals[2 * j + 1]
             res.logp_chosen[i], res.tokens_chosen[i], res.min_chosen[i] = c
             res.logp_rejected[i], res.tokens_rejected[i], res.min_rejected[i] = r
+        if hid is not None and idx:
+            res.hidden_chosen = np.full((len(pairs), hid.shape[1]), np.nan, np.float16)
+            res.hidden_rejected = res.hidden_chosen.copy()
+            res.hidden_chosen[idx] = hid[0::2]
+            res.hidden_rejected[idx] = hid[1::2]
         return res
 
     def measure_speed(self, n_tokens: int = 256) -> float:
         """Time one forward of ``n_tokens`` tokens (after a tiny warm-up) -> tokens/s estimate."""
         rng = np.random.default_rng(0)
         ids = rng.integers(0, self.dtok.vocab_size, size=n_tokens).tolist()
-        sequence_logps(self.model, [([ids[0]], ids[1:16])], pad_id=0)
+        sequence_logps(self.model, [([ids[0]], ids[1:16])], pad_id=0, pool=True)
         t0 = time.perf_counter()
-        sequence_logps(self.model, [([ids[0]], ids[1:])], pad_id=0)
+        sequence_logps(self.model, [([ids[0]], ids[1:])], pad_id=0, pool=True)
         rate = n_tokens / max(time.perf_counter() - t0, 1e-9)
         if self.tokens_per_s is None:
             self.tokens_per_s = rate

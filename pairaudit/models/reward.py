@@ -19,8 +19,10 @@ from typing import Any
 import numpy as np
 
 from pairaudit.errors import ModelError, require
+from pairaudit.models.device import pick_device, pick_precision, torch_dtype
 from pairaudit.models.loading import hub_error, resolve_model
-from pairaudit.models.reference import LogpCache, make_batches, pick_device, pick_precision, torch_dtype
+from pairaudit.models.logp_cache import LogpCache
+from pairaudit.models.logp_kernel import make_batches
 from pairaudit.types import Pair
 
 
@@ -100,7 +102,7 @@ class RewardScorer:
         enc = tok(texts, add_special_tokens=not getattr(tok, "chat_template", None), truncation=True,
                   max_length=self.max_length)["input_ids"]
         keys = [hashlib.blake2b(np.asarray(e, np.int64).tobytes(), digest_size=16).digest() for e in enc]
-        hit, vals = self.cache.get(keys)
+        hit, vals, _ = self.cache.get(keys)
         self.n_cached += int(hit.sum())
         todo = [i for i in range(len(texts)) if not hit[i]]
         if todo:

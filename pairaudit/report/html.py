@@ -9,7 +9,6 @@ plots: without it the page is rendered without plots and says so).
 from __future__ import annotations
 
 import json
-import math
 import os
 import tempfile
 from pathlib import Path
@@ -55,6 +54,7 @@ def render_report(out_dir: str | Path, *, max_examples: int = 5) -> Path:
 
 def build_html(folder: OutputFolder, *, max_examples: int = 5) -> str:
     from pairaudit.report import plots
+    from pairaudit.report.flip_section import flip_lines
     from pairaudit.report.template import CSP, CSS, environment
 
     report = folder.report
@@ -101,6 +101,7 @@ def build_html(folder: OutputFolder, *, max_examples: int = 5) -> str:
         "config": _pretty(report.get("config") or {}),
         "profile": profile_rows(folder),
         "assumptions": assumption_rows(report),
+        "flip_lines": flip_lines(report),
         "plots": plots_or_none,
         "trainer_note": trainer_note,
         "rows_per_page": ROWS_PER_PAGE,
@@ -345,24 +346,4 @@ def profile_rows(folder: OutputFolder) -> list[tuple[str, str]]:
     if len(margin):
         rows.append(("reference margin", f"median {np.median(margin):.2f}; rejected preferred by the reference "
                                          f"model in {_pct(float(np.mean(np.asarray(margin) < 0)))}"))
-    flip = _finite(s, "likely_flipped_score")
-    if len(flip):
-        est = _find_flip_rate(folder.report.get("stats") or {})
-        text = f"mean score {np.mean(flip):.3f}; score ≥ 0.5 in {_pct(float(np.mean(np.asarray(flip) >= 0.5)))}"
-        rows.append(("likely flipped", text))
-        rows.append(("estimated flip rate", _pct(est) if est is not None else f"≈ {_pct(float(np.mean(flip)))} "
-                                                                               "(mean likely_flipped_score)"))
     return rows
-
-
-def _find_flip_rate(stats: Any) -> float | None:
-    """The first numeric ``*flip_rate*`` value in report.json stats (the likely_flipped stage's estimate)."""
-    if isinstance(stats, dict):
-        for k in sorted(stats):
-            v = stats[k]
-            if "flip_rate" in str(k) and isinstance(v, (int, float)) and math.isfinite(v):
-                return float(v)
-            found = _find_flip_rate(v)
-            if found is not None:
-                return found
-    return None

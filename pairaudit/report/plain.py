@@ -6,6 +6,7 @@ import html
 import json
 from pathlib import Path
 
+from pairaudit.report.flip_section import flip_lines
 from pairaudit.report.summary import assumption_lines
 
 
@@ -24,7 +25,7 @@ def render_plain(out_dir: Path) -> Path:
         f"({html.escape(str(report['source']['format']))})</p>"
         f"<p>input {t['input']} &middot; kept {t['kept']} &middot; dropped {t['dropped']} &middot; "
         f"flagged {t['flagged']}</p>"
-        + "".join(f"<p>{html.escape(line)}</p>" for line in assumption_lines(report)) +
+        + "".join(f"<p>{html.escape(line)}</p>" for line in assumption_lines(report) + flip_lines(report)) +
         "<table border='1'><tr><th>check</th><th>status</th><th>action</th><th>findings</th><th>rows</th>"
         f"<th>description</th></tr>{rows}</table>"
         "<p>Install <code>pairaudit[report]</code> for plots and examples.</p></body></html>\n")

@@ -10,6 +10,7 @@ def print_summary(audit: Any) -> None:
     from rich.markup import escape
     from rich.table import Table
 
+    from pairaudit.report.flip_section import flip_lines
     from pairaudit.report.terminal import terminal_safe
 
     def safe(text: object) -> str:  # paths and problems can carry dataset text: no markup, no escapes
@@ -29,7 +30,7 @@ def print_summary(audit: Any) -> None:
     console.print(table)
     console.print(f"input {t['input']:,} = kept {t['kept']:,} + dropped {t['dropped']:,}   "
                   f"(flagged and kept: {t['flagged']:,}; malformed: {t['malformed']:,})")
-    for line in assumption_lines(rep):
+    for line in assumption_lines(rep) + flip_lines(rep):
         console.print(terminal_safe(line), markup=False, highlight=False)
     console.print(f"outputs in {safe(audit.out_dir)}/: clean, dropped, findings.parquet, scores.parquet, "
                   "report.json, report.html")

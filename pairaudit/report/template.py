@@ -25,6 +25,7 @@ CSS = """
 .pa-card b{display:block;font-size:22px}
 .pa-card.drop b{color:#b42318}.pa-card.flag b{color:#b54708}.pa-card.keep b{color:#027a48}
 .pa-alert{border:2px solid #b42318;background:#fef3f2;border-radius:8px;padding:8px 14px;margin:.8em 0}
+.pa-note{border:1px solid #98a2b3;background:#f9fafb;border-radius:8px;padding:8px 14px;margin:.8em 0}
 .pa-status-skipped,.pa-status-failed{background:#fef3f2;color:#b42318;font-weight:600}
 .pa-act-drop{color:#b42318;font-weight:600}.pa-act-flag{color:#b54708;font-weight:600}
 .pa-plots{display:flex;flex-wrap:wrap;gap:14px}
@@ -131,6 +132,10 @@ nav{display:flex;flex-wrap:wrap;gap:4px 12px;margin:.5em 0}nav a{white-space:now
 {% if assumptions %}
 <table id="assumptions"><caption style="text-align:left;font-weight:600">Assumptions (every token count and limit depends on these)</caption>
 {% for k, v in assumptions %}<tr><th>{{ k }}</th><td>{{ v }}</td></tr>{% endfor %}</table>
+{% endif %}
+{% if flip_lines %}
+<div id="label-evidence" class="pa-note"><b>Label evidence (likely_flipped)</b>
+<ul>{% for line in flip_lines %}<li>{{ line }}</li>{% endfor %}</ul></div>
 {% endif %}
 {% if not_run or problems %}
 <div class="pa-alert">{% if not_run %}<b>{{ not_run|length }} check{{ "s" if not_run|length != 1 }} did not run</b> — the cleaned output was not checked for these:

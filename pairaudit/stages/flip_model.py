@@ -1,0 +1,129 @@
+"""One cross-fitted model over every flip signal: P(the given label is right) for each pair.
+
+Every feature of a pair is *antisymmetric*: swapping chosen and rejected negates it (a difference
+"chosen minus rejected"). A logistic regression without intercept is trained on every pair in both
+orientations (label 1 as given, label 0 swapped), so it learns from the dataset itself which
+direction of each feature marks the preferred response (a reference model that prefers the shorter,
+rejected answer gets a negative weight instead of dragging the score the wrong way) and
+``p(x) = 1 - p(-x)`` holds exactly. A feature a row lacks (no reference score past
+``--reference-max-rows``, no reward model) is 0 for that row: it contributes nothing, and the row is
+scored by the others.
+
+High-dimensional signals (the embedding difference, the reference model's pooled hidden-state
+difference: the "reward probe") first go through their own cross-fitted linear model; its
+out-of-fold log-odds become one feature of the final model (stacking). Every prediction is
+out-of-fold (k folds, both orientations of a pair in the same fold): a pair is scored by models
+that never saw it. The out-of-fold log-odds are calibrated by one temperature fitted against the
+given labels, so a model at chance gives p ~ 0.5 instead of confident noise.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from pairaudit.errors import require
+
+
+def _folds(n: int, folds: int, seed: int) -> tuple[np.ndarray, int]:
+    k = max(2, int(min(folds, n // 10)))
+    return np.random.default_rng(seed).permutation(n) % k, k
+
+
+def _fit(x: np.ndarray, c: float) -> tuple[Any, Any]:
+    """Antisymmetric logistic regression on both orientations of ``x``; returns (scaler, model)."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.preprocessing import StandardScaler
+
+    both = np.vstack([x, -x])
+    scaler = StandardScaler(with_mean=False).fit(both)  # no centring: keeps x -> -x antisymmetric
+    y = np.r_[np.ones(len(x)), np.zeros(len(x))]
+    model = LogisticRegression(C=c, fit_intercept=False, max_iter=2000).fit(scaler.transform(both), y)
+    return scaler, model
+
+
+def oof_logodds(x: np.ndarray, *, folds: int = 5, c: float = 0.1, seed: int = 0) -> np.ndarray:
+    """Out-of-fold log-odds that each row's given orientation is right (one linear model per fold)."""
+    require("sklearn", "flips", "the likely_flipped model")
+    x = np.asarray(x, dtype=np.float32)
+    fold, k = _folds(len(x), folds, seed)
+    d = np.zeros(len(x))
+    for f in range(k):
+        tr, te = fold != f, fold == f
+        if not te.any():
+            continue
+        scaler, model = _fit(x[tr], c)
+        d[te] = model.decision_function(scaler.transform(x[te]))
+    return d
+
+
+def temperature(d: np.ndarray) -> float:
+    """One non-negative scale ``a`` so that ``sigmoid(a * d)`` is calibrated against the given labels."""
+    from sklearn.linear_model import LogisticRegression
+
+    n = len(d)
+    if n == 0 or not np.any(d):
+        return 0.0
+    cal = LogisticRegression(C=1e4, fit_intercept=False, max_iter=1000)
+    cal.fit(np.r_[d, -d][:, None], np.r_[np.ones(n), np.zeros(n)])
+    return max(float(cal.coef_[0, 0]), 0.0)
+
+
+@dataclass
+class FlipFit:
+    """Result of :func:`fit_flip_model` for ``n`` rows."""
+
+    p_correct: np.ndarray  # calibrated out-of-fold P(given label right); NaN where not scored
+    logodds: np.ndarray  # out-of-fold log-odds before calibration
+    contributions: np.ndarray  # (n, features): each feature's share of the log-odds (scaled x * weight)
+    names: list[str]
+    weights: dict[str, float]  # mean standardised weight per feature over the folds (sign = direction)
+    folds: int
+    temperature: float
+    rows_per_feature: dict[str, int] = field(default_factory=dict)
+
+
+def fit_flip_model(features: dict[str, np.ndarray], *, folds: int = 5, c: float = 1.0, seed: int = 0) -> FlipFit:
+    """Cross-fitted antisymmetric logistic regression over named per-row features (NaN = absent)."""
+    require("sklearn", "flips", "the likely_flipped model")
+    names = [k for k, v in features.items() if np.isfinite(v).any() and np.nanstd(v) > 0]
+    n = len(next(iter(features.values())))
+    x = np.column_stack([np.nan_to_num(np.asarray(features[k], np.float64), nan=0.0) for k in names]) \
+        if names else np.zeros((n, 0))
+    rows_per = {k: int(np.isfinite(features[k]).sum()) for k in features}
+    if not names:
+        return FlipFit(np.full(n, 0.5), np.zeros(n), np.zeros((n, 0)), [], {}, 0, 0.0, rows_per)
+    fold, k = _folds(n, folds, seed)
+    d = np.zeros(n)
+    contrib = np.zeros_like(x)
+    coefs = []
+    for f in range(k):
+        tr, te = fold != f, fold == f
+        if not te.any():
+            continue
+        scaler, model = _fit(x[tr], c)
+        xs = scaler.transform(x[te])
+        w = model.coef_[0]
+        contrib[te] = xs * w
+        d[te] = xs @ w
+        coefs.append(w)
+    a = temperature(d)
+    p = 1.0 / (1.0 + np.exp(-np.clip(a * d, -50, 50)))
+    weights = {name: round(float(w), 4) for name, w in zip(names, np.mean(coefs, axis=0))}
+    return FlipFit(p, d, contrib, names, weights, k, a, rows_per)
+
+
+def drivers(fit: FlipFit, i: int, raw: dict[str, np.ndarray], labels: dict[str, str], top: int = 3) -> str:
+    """The features that pushed row ``i`` toward "flipped" most, with their raw values."""
+    if not fit.names:
+        return ""
+    c = fit.contributions[i]
+    order = [j for j in np.argsort(c, kind="stable") if c[j] < 0][:top]
+    parts = []
+    for j in order:
+        name = fit.names[j]
+        v = raw[name][i] if name in raw else float("nan")
+        parts.append(f"{labels.get(name, name)} {v:+.3g} (pushes {-c[j] * fit.temperature:.2f} log-odds)")
+    return "; ".join(parts)

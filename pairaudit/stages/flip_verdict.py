@@ -1,0 +1,72 @@
+"""From collected per-row flip features to scores, findings and the verdict (``likely_flipped``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from pairaudit.stages.flip_model import drivers, fit_flip_model, oof_logodds
+from pairaudit.stages.flip_stats import judge
+from pairaudit.types import Finding
+
+# which raw features make up each signal (for "rows scored per signal")
+SIGNAL_FEATURES = {"embedding": ("embedding",), "length": ("chars", "words", "lines", "ends_punct"),
+                   "reference": ("ref_sum", "ref_mean", "ref_min", "ref_tokens"), "probe": ("probe",),
+                   "reward": ("reward",), "policy": ("policy",)}
+
+
+def _stacked_feature(x: np.ndarray | None, ok_rows: np.ndarray, min_rows: int, folds: int) -> np.ndarray | None:
+    """Out-of-fold log-odds of a linear model on a high-dimensional antisymmetric feature (NaN elsewhere)."""
+    if x is None or x.shape[1] == 0:
+        return None
+    ok = ok_rows & np.isfinite(x).all(axis=1)
+    if ok.sum() < min_rows:
+        return None
+    out = np.full(len(x), np.nan)
+    out[ok] = oof_logodds(x[ok].astype(np.float32), folds=folds, c=0.1)
+    return out
+
+
+def flip_result(rows: np.ndarray, raw: dict[str, np.ndarray], emb: np.ndarray | None, hid: np.ndarray | None,
+                params: dict[str, Any], labels: dict[str, str]) -> tuple[list[Finding], dict[str, Any], dict[str, Any]]:
+    """(findings, score columns, stats) of ``likely_flipped`` for the ``rows`` the stage saw."""
+    n = len(rows)
+    min_rows, folds = int(params["min_rows"]), int(params["folds"])
+    text_ok = np.isfinite(raw["chars"])
+    feats = dict(raw)
+    for name, x in (("embedding", emb), ("probe", hid)):
+        f = _stacked_feature(x, text_ok if name == "embedding" else np.ones(n, bool), min_rows, folds)
+        feats[name] = f if f is not None else np.full(n, np.nan)
+    feats = {k: v for k, v in feats.items() if np.isfinite(v).any()}
+    scorable = np.zeros(n, bool)
+    for v in feats.values():
+        scorable |= np.isfinite(v)
+    signals = {s: int(np.isfinite(np.column_stack([feats[f] for f in fs if f in feats])).any(axis=1).sum())
+               if any(f in feats for f in fs) else 0 for s, fs in SIGNAL_FEATURES.items()}
+    score = np.full(n, np.nan)
+    scores: dict[str, Any] = {"likely_flipped_score": score,
+                              "flip_embedding_logodds": feats.get("embedding", np.full(n, np.nan)),
+                              "flip_probe_logodds": feats.get("probe", np.full(n, np.nan))}
+    idx = np.nonzero(scorable)[0]
+    if len(idx) < min_rows:
+        stats = judge(np.empty(len(idx)), np.empty(len(idx)), min_rows=min_rows)
+        stats["rows_per_signal"] = signals
+        return [], scores, stats
+    fit = fit_flip_model({k: v[idx] for k, v in feats.items()}, folds=folds)
+    stats = judge(fit.p_correct, fit.logodds, min_rows=min_rows, z_min=float(params["z_min"]),
+                  min_auroc=float(params["min_auroc_for_rate"]))
+    score[idx] = 1.0 - fit.p_correct
+    stats.update(rows_per_signal=signals, weights=fit.weights, folds=fit.folds, temperature=round(fit.temperature, 4))
+    findings: list[Finding] = []
+    thr = float(params["threshold"])
+    if stats["status"] == "informative":
+        sub_raw = {k: v[idx] for k, v in feats.items()}
+        for j in np.nonzero(score[idx] >= thr)[0]:
+            i = idx[j]
+            why = drivers(fit, int(j), sub_raw, labels)
+            findings.append(Finding(int(rows[i]), "likely_flipped", None, float(score[i]),
+                                    detail=f"likely_flipped_score {score[i]:.2f} >= {thr:g}"
+                                           + (f"; driven by {why}" if why else "")))
+    stats["flagged"] = len(findings)
+    return findings, scores, stats
