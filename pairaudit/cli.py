@@ -201,7 +201,8 @@ def scan(
     precision: Annotated[str, typer.Option(metavar="PRECISION", help="auto, fp32, bf16 or fp16 (auto: bf16 on "
                          "CUDA and bf16-capable CPUs).")] = "auto",
     reference: Annotated[str | None, typer.Option(metavar="PATH|ID", help="Reference causal LM (folder, id or "
-                         ".gguf); enables likely_flipped. 'default' = the bundled SmolLM2.")] = None,
+                         ".gguf) whose log-probs and hidden states join likely_flipped (on CPU only when given; on "
+                         "CUDA the bundled SmolLM2 joins by default). 'default' = the bundled SmolLM2.")] = None,
     reward_model: Annotated[str | None, typer.Option(metavar="PATH|ID", help="Sequence-classification reward "
                             "model.")] = None,
     policy: Annotated[str | None, typer.Option(metavar="PATH", help="Policy checkpoint: real DPO logits for "

@@ -15,7 +15,7 @@ def flip_lines(report: dict[str, Any]) -> list[str]:
     """``label evidence: ...`` lines, or [] when likely_flipped did not run."""
     st = (report.get("stats") or {}).get("likely_flipped")
     check = (report.get("checks") or {}).get("likely_flipped") or {}
-    if not isinstance(st, dict) or check.get("status") in (None, "off"):
+    if not isinstance(st, dict) or check.get("status") != "ran":
         return []
     lines = [f"label evidence (likely_flipped): {st.get('verdict', 'unknown')}"]
     per = st.get("rows_per_signal") or {}
