@@ -9,10 +9,10 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from conftest import EXAMPLE, write_jsonl
 from typer.testing import CliRunner
 
 from pairaudit.cli import app
-from tests.conftest import EXAMPLE, write_jsonl
 
 pytest.importorskip("sklearn")
 pytest.importorskip("model2vec")

@@ -5,7 +5,6 @@ section. The real training runs are in test_trace_train.py."""
 
 from __future__ import annotations
 
-import itertools
 import json
 import subprocess
 import sys
@@ -15,6 +14,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 from conftest import HH, SHARED, write_jsonl
+from trace_helpers import read_records, trace_settings
 
 from pairaudit.errors import ConfigError
 from pairaudit.trace import explain, history, order, record, rows, settings
@@ -22,26 +22,10 @@ from pairaudit.trace import explain, history, order, record, rows, settings
 UF = SHARED / "ultrafeedback-1k" / "train_clean.jsonl"
 
 
-def _slice(path: Path, n: int, drop_metadata: bool = True) -> list[dict]:
-    out = []
-    for line in itertools.islice(open(path, encoding="utf-8"), n):
-        rec = json.loads(line)
-        if drop_metadata:
-            rec.pop("metadata", None)
-        out.append(rec)
-    return out
-
-
-def _settings(**values: object) -> settings.TraceSettings:
-    s = settings.TraceSettings()
-    s.update(values, "test")
-    return s
-
-
 # -- TRL's preprocessing ------------------------------------------------------------------------------
 def test_extract_prompt_matches_trl_on_real_hh_rows() -> None:
     trl_data_utils = pytest.importorskip("trl.data_utils")
-    recs = _slice(HH, 400)
+    recs = read_records(HH, 400)
     recs += [{"chosen": "same text", "rejected": "same text"}, {"chosen": "Hi there", "rejected": "Hi there!"},
              {"chosen": "Q: a b", "rejected": "Q: a c"}, {"chosen": "x", "rejected": "y"}]
     from pairaudit.trainers import trl_extract_prompt
@@ -74,11 +58,11 @@ def test_trl_row_filter_and_lengths_match_trl(tmp_path: Path, kind: str, max_len
     from pairaudit.tokenize import load_tokenizer
 
     tok, _ = load_tokenizer(None)
-    recs = _slice(HH, 120) if kind == "hh" else _slice(UF, 120)
+    recs = read_records(HH, 120) if kind == "hh" else read_records(UF, 120)
     if kind == "uf_chat":
         recs = _conversational(recs)
     path = write_jsonl(tmp_path / "d.jsonl", recs)
-    s = _settings(trainer="trl-dpo", max_length=max_length, truncation_mode=mode)
+    s = trace_settings(trainer="trl-dpo", max_length=max_length, truncation_mode=mode)
     mine = rows.token_lengths(path, s, tokenizer_obj=tok)
     theirs = _trl_prepare(recs, tok, max_length, mode)
     assert mine.rows[mine.kept].tolist() == sorted(theirs)
@@ -97,22 +81,22 @@ def test_filter_boundary_prompt_of_exactly_max_length_is_dropped(tmp_path: Path)
     from pairaudit.tokenize import load_tokenizer
 
     tok, _ = load_tokenizer(None)
-    recs = _slice(UF, 60)
+    recs = read_records(UF, 60)
     path = write_jsonl(tmp_path / "d.jsonl", recs)
-    lens = rows.token_lengths(path, _settings(trainer="trl-dpo", max_length=None), tokenizer_obj=tok)
+    lens = rows.token_lengths(path, trace_settings(trainer="trl-dpo", max_length=None), tokenizer_obj=tok)
     ml = int(lens.prompt[0])  # a max_length equal to row 0's prompt length: TRL drops row 0 (>=), keeps shorter
     theirs = _trl_prepare(recs, tok, ml, "keep_start")
     assert 0 not in theirs
-    s = _settings(trainer="trl-dpo", max_length=ml)
+    s = trace_settings(trainer="trl-dpo", max_length=ml)
     assert rows.trainer_rows(path, s, tokenizer_obj=tok).tolist() == sorted(theirs)
-    assert rows.trainer_rows(path, _settings(trainer="trl-dpo", max_length=ml + 1), tokenizer_obj=tok)[0] == 0
+    assert rows.trainer_rows(path, trace_settings(trainer="trl-dpo", max_length=ml + 1), tokenizer_obj=tok)[0] == 0
 
 
 def test_transformers_trainer_rows_are_physical_lines(tmp_path: Path) -> None:
-    recs = _slice(UF, 5)
+    recs = read_records(UF, 5)
     path = tmp_path / "d.jsonl"
     path.write_text("\n".join([json.dumps(recs[0]), "", json.dumps(recs[1]), "  ", json.dumps(recs[2])]) + "\n")
-    assert rows.trainer_rows(path, _settings(trainer="transformers")).tolist() == [0, 2, 4]
+    assert rows.trainer_rows(path, trace_settings(trainer="transformers")).tolist() == [0, 2, 4]
 
 
 @pytest.mark.parametrize("p,c,ml,mode,expected", [
@@ -127,7 +111,7 @@ def test_order_sequential_two_processes_by_hand() -> None:
     """10 rows, batch 2, 2 processes, GA 2, sequential: batches [0,1] [2,3] [4,5] [6,7] [8,9] dealt to processes in
     turn; even_batches pads the odd batch out with the first rows; each process has 3 micro-batches, so an epoch
     is 2 optimizer steps, the second one a partial accumulation window of 1 micro-batch."""
-    s = _settings(train_sampling_strategy="sequential", train_batch_size=2, world_size=2,
+    s = trace_settings(train_sampling_strategy="sequential", train_batch_size=2, world_size=2,
                   gradient_accumulation_steps=2, num_train_epochs=1)
     table, sched = order.reconstruct(s, 10)
     assert sched.to_json() == {"steps_in_epoch": 3, "update_steps_per_epoch": 2, "max_steps": 2, "num_epochs": 1}
@@ -135,7 +119,7 @@ def test_order_sequential_two_processes_by_hand() -> None:
     s.set("dataloader_drop_last", True, "test")
     table, _ = order.reconstruct(s, 10)
     assert table.per_step() == {1: [[[0, 1], [4, 5]], [[2, 3], [6, 7]]]}
-    s = _settings(train_sampling_strategy="sequential", train_batch_size=4, world_size=2, split_batches=True,
+    s = trace_settings(train_sampling_strategy="sequential", train_batch_size=4, world_size=2, split_batches=True,
                   num_train_epochs=1)
     table, _ = order.reconstruct(s, 8)
     assert table.per_step() == {1: [[[0, 1]], [[2, 3]]], 2: [[[4, 5]], [[6, 7]]]}
@@ -145,7 +129,7 @@ def test_order_sequential_two_processes_by_hand() -> None:
 def test_order_random_is_torch_randperm_reseeded_each_epoch(data_seed: int | None) -> None:
     torch = pytest.importorskip("torch")
     n, bs, seed = 23, 4, 7
-    s = _settings(train_batch_size=bs, seed=seed, data_seed=data_seed, num_train_epochs=3, gradient_accumulation_steps=3)
+    s = trace_settings(train_batch_size=bs, seed=seed, data_seed=data_seed, num_train_epochs=3, gradient_accumulation_steps=3)
     table, sched = order.reconstruct(s, n)
     base = data_seed if data_seed is not None else seed
     expected = []
@@ -159,7 +143,7 @@ def test_order_random_is_torch_randperm_reseeded_each_epoch(data_seed: int | Non
 
 
 def test_order_resume_skips_the_batches_already_trained() -> None:
-    s = _settings(train_batch_size=3, seed=5, num_train_epochs=2, gradient_accumulation_steps=2)
+    s = trace_settings(train_batch_size=3, seed=5, num_train_epochs=2, gradient_accumulation_steps=2)
     full, _ = order.reconstruct(s, 40)
     for g in (3, 7, 9):
         s.set("resumed_at", [g], "test")
@@ -175,7 +159,7 @@ def test_order_resume_skips_the_batches_already_trained() -> None:
                                            ("use_seedable_sampler", False, "global torch RNG")])
 def test_order_refuses_what_it_cannot_reproduce(key: str, value: object, why: str) -> None:
     with pytest.raises(ConfigError, match=why):
-        order.reconstruct(_settings(**{key: value}), 10)
+        order.reconstruct(trace_settings(**{key: value}), 10)
 
 
 # -- log_history -----------------------------------------------------------------------------------------
@@ -346,7 +330,7 @@ def test_trace_of_a_clean_run_says_there_is_nothing_to_trace(tmp_path: Path) -> 
     run = tmp_path / "run" / "checkpoint-40"
     run.mkdir(parents=True)
     (run / "trainer_state.json").write_text(json.dumps({"global_step": 40, "log_history": _log(40)}))
-    data = write_jsonl(tmp_path / "d.jsonl", _slice(UF, 3))
+    data = write_jsonl(tmp_path / "d.jsonl", read_records(UF, 3))
     res = trace(tmp_path / "run", data, log=lambda m: None)
     assert not res.found and res.doc["status"] == "no_failure" and "ends at step 40" in res.doc["summary"]
     assert json.loads((tmp_path / "run" / "pairaudit-trace" / "trace.json").read_text())["status"] == "no_failure"

@@ -13,7 +13,6 @@ recording callback (the ground truth of which rows each step saw).
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
 import os
@@ -30,9 +29,9 @@ pytest.importorskip("transformers")
 pytest.importorskip("trl")
 
 from conftest import HH, SHARED, write_jsonl  # noqa: E402
-from trace_helpers import save_init, tokenizer, train_dpo, train_sft  # noqa: E402
+from trace_helpers import read_records, save_init, tokenizer, trace_settings, train_dpo, train_sft  # noqa: E402
 
-from pairaudit.trace import order, record, rows, settings  # noqa: E402
+from pairaudit.trace import order, record, rows  # noqa: E402
 from pairaudit.trace.run import trace  # noqa: E402
 
 UF = SHARED / "ultrafeedback-1k" / "train_clean.jsonl"
@@ -45,21 +44,6 @@ PLANT_STEP = 6
 @pytest.fixture(scope="module", autouse=True)
 def _one_thread() -> None:
     torch.set_num_threads(1)
-
-
-def _records(path: Path, n: int) -> list[dict[str, Any]]:
-    out = []
-    for line in itertools.islice(open(path, encoding="utf-8"), n):
-        rec = json.loads(line)
-        rec.pop("metadata", None)
-        out.append(rec)
-    return out
-
-
-def _settings(**values: Any) -> settings.TraceSettings:
-    s = settings.TraceSettings()
-    s.update(values, "test")
-    return s
 
 
 def _assert_same(recorded: record.StepTable, rebuilt: record.StepTable) -> None:
@@ -87,7 +71,7 @@ def _trap(tok: Any, recs: list[dict[str, Any]]) -> tuple[int, str]:
 @pytest.fixture(scope="module")
 def sft_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     root = tmp_path_factory.mktemp("sft")
-    data = write_jsonl(root / "hh60.jsonl", _records(HH, 60))
+    data = write_jsonl(root / "hh60.jsonl", read_records(HH, 60))
     run = root / "run"
     train_sft(run, data, crash_at=13)  # checkpoint-10 is saved, the crash loses steps 11-13
     assert (run / "checkpoint-10").is_dir() and not (run / "checkpoint-20").exists()
@@ -105,7 +89,7 @@ def test_trainer_record_equals_reconstruction_after_resume(sft_run: tuple[Path, 
     for st in (11, 12, 13):
         first, second = raw[(raw["step"] == st) & (raw["session"] == 0)], raw[(raw["step"] == st) & (raw["session"] == 1)]
         assert len(first) == 4 and (first[COLS] == second[COLS]).all()
-    s = _settings(trainer="transformers", train_batch_size=2, gradient_accumulation_steps=2, num_train_epochs=2,
+    s = trace_settings(trainer="transformers", train_batch_size=2, gradient_accumulation_steps=2, num_train_epochs=2,
                   seed=1234, resumed_at=[10])
     source_rows = rows.trainer_rows(data, s)
     rebuilt, sched = order.reconstruct(s, len(source_rows))
@@ -127,11 +111,11 @@ def test_trainer_record_equals_reconstruction_after_resume(sft_run: tuple[Path, 
 @pytest.fixture(scope="module")
 def dpo_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     root = tmp_path_factory.mktemp("dpo")
-    recs = _records(UF, 220)
+    recs = read_records(UF, 220)
     tok = tokenizer()
     trap, word = _trap(tok, recs)
     data = write_jsonl(root / "uf220.jsonl", recs)
-    s = _settings(trainer="trl-dpo", max_length=DPO_ML, train_batch_size=2, gradient_accumulation_steps=2,
+    s = trace_settings(trainer="trl-dpo", max_length=DPO_ML, train_batch_size=2, gradient_accumulation_steps=2,
                   num_train_epochs=2, seed=4321)
     kept = rows.trainer_rows(data, s)
     plan = order.reconstruct(s, len(kept))[0].with_rows(kept).per_step()
@@ -214,10 +198,10 @@ def test_trace_uses_the_record_for_the_exact_step_and_row(dpo_run: dict[str, Any
 
 
 def test_callback_stops_at_the_first_nonfinite_step(tmp_path: Path) -> None:
-    recs = _records(HH, 40)
+    recs = read_records(HH, 40)
     tok = tokenizer()
     trap, word = _trap(tok, [{"chosen": r["chosen"]} for r in recs])
-    s = _settings(trainer="transformers", train_batch_size=2, gradient_accumulation_steps=2, num_train_epochs=2,
+    s = trace_settings(trainer="transformers", train_batch_size=2, gradient_accumulation_steps=2, num_train_epochs=2,
                   seed=1234)
     plan = order.reconstruct(s, len(recs))[0].per_step()
     planted = plan[4][0][0][1]
@@ -238,7 +222,7 @@ def test_callback_stops_at_the_first_nonfinite_step(tmp_path: Path) -> None:
 
 
 def test_two_process_run_is_reproduced(tmp_path: Path) -> None:
-    data = write_jsonl(tmp_path / "hh50.jsonl", _records(HH, 50))
+    data = write_jsonl(tmp_path / "hh50.jsonl", read_records(HH, 50))
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
            str(ROOT / "tests" / "trace_helpers.py"), "sft", str(tmp_path / "run"), str(data)]
@@ -246,7 +230,7 @@ def test_two_process_run_is_reproduced(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr[-3000:]
     table, meta = record.read_record(tmp_path / "run" / record.RECORD_DIR)
     assert meta["settings"]["world_size"] == 2 and set(table.data["rank"].tolist()) == {0, 1}
-    s = _settings(trainer="transformers", train_batch_size=3, gradient_accumulation_steps=2, num_train_epochs=2,
+    s = trace_settings(trainer="transformers", train_batch_size=3, gradient_accumulation_steps=2, num_train_epochs=2,
                   seed=1234, world_size=2)
     source_rows = rows.trainer_rows(data, s)
     rebuilt, sched = order.reconstruct(s, len(source_rows))

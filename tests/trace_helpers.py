@@ -85,12 +85,39 @@ def train_sft(out: Path, data: Path, *, resume: str | None = None, crash_at: int
             model.get_input_embeddings().weight[trap_token] = float("inf")
     trainer = Trainer(model=model, args=sft_args(out, **args_kw), train_dataset=ds,
                       data_collator=DataCollatorForLanguageModeling(tok, mlm=False), callbacks=callbacks)
+    return train_until_crash(trainer, resume)
+
+
+def train_until_crash(trainer: Any, resume: str | None = None) -> Any:
+    """``trainer.train()``; the crash planted by ``crash_callback`` ends it like a dead run, anything else raises."""
     try:
         trainer.train(resume_from_checkpoint=resume)
     except RuntimeError as exc:
         if "simulated crash" not in str(exc):
             raise
     return trainer
+
+
+def read_records(path: Path, n: int, drop_metadata: bool = True) -> list[dict[str, Any]]:
+    """The first ``n`` JSONL records of ``path`` (``metadata`` removed: it leaks planted faults)."""
+    import itertools
+    import json
+
+    out = []
+    for line in itertools.islice(open(path, encoding="utf-8"), n):
+        rec = json.loads(line)
+        if drop_metadata:
+            rec.pop("metadata", None)
+        out.append(rec)
+    return out
+
+
+def trace_settings(**values: Any) -> Any:
+    from pairaudit.trace import settings
+
+    s = settings.TraceSettings()
+    s.update(values, "test")
+    return s
 
 
 def save_init(out: Path, *, tie: bool = True, trap_token: int | None = None) -> Path:
@@ -132,12 +159,7 @@ def train_dpo(out: Path, data: Path, init: Path, *, max_length: int, resume: str
                          processing_class=tok, callbacks=[crash_callback(crash_at)] if crash_at else None)
     if record:
         add_pairaudit_callback(trainer, data=str(data), **(callback_kwargs or {}))
-    try:
-        trainer.train(resume_from_checkpoint=resume)
-    except RuntimeError as exc:
-        if "simulated crash" not in str(exc):
-            raise
-    return trainer
+    return train_until_crash(trainer, resume)
 
 
 if __name__ == "__main__":  # torchrun entry point
