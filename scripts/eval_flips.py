@@ -134,6 +134,8 @@ def evaluate(raw: dict, emb, hid, truth: np.ndarray, with_ref: bool) -> dict:  #
         rows["reference log-prob features (learned)"] = s
         s, _ = run((), h=hid)
         rows["reward probe on hidden states (learned)"] = s
+        s, _ = run(LEN + REF, e=emb)
+        rows["combined with reference, without the probe"] = s
         s, st_full = run(LEN + REF, e=emb, h=hid)
         rows["COMBINED with reference: all signals"] = s
         out["_verdict_with_reference"] = {k: st_full.get(k) for k in ("status", "verdict", "estimated_flip_rate",

@@ -24,7 +24,7 @@ def _stacked_feature(x: np.ndarray | None, ok_rows: np.ndarray, min_rows: int, f
     if ok.sum() < min_rows:
         return None
     out = np.full(len(x), np.nan)
-    out[ok] = oof_logodds(x[ok].astype(np.float32), folds=folds, c=0.1)
+    out[ok] = oof_logodds(x[ok].astype(np.float32), folds=folds)
     return out
 
 
