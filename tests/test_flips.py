@@ -164,3 +164,16 @@ def test_real_reference_overflow_and_cache(real_run) -> None:  # noqa: ANN001
     assert res2.timings["flips.reference.sequences_computed"] == 0
     np.testing.assert_allclose(res2.scores["ref_logp_chosen"], res.scores["ref_logp_chosen"])
     np.testing.assert_array_equal(np.concatenate(again._hid), np.concatenate(stage._hid))
+
+
+def test_reference_joins_by_default_only_where_it_is_cheap(monkeypatch: pytest.MonkeyPatch) -> None:
+    torch = pytest.importorskip("torch")
+    from pairaudit.stages.flips import wants_reference
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)  # this machine has no GPU to show it
+    assert wants_reference(ScanConfig(), {"likely_flipped"})
+    assert not wants_reference(ScanConfig(device="cpu"), {"likely_flipped"})
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert not wants_reference(ScanConfig(), {"likely_flipped"})
+    assert wants_reference(ScanConfig(reference="default"), {"likely_flipped"})
+    assert wants_reference(ScanConfig(), {"likely_flipped", "dpo_overflow_risk"})
