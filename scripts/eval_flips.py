@@ -116,7 +116,9 @@ def evaluate(raw: dict, emb, hid, truth: np.ndarray, with_ref: bool) -> dict:  #
         sub = {**nan, **{k: raw[k] for k in keys}}
         sub["chars"] = raw["chars"] if "chars" in keys or e is not None else np.where(np.isfinite(raw["chars"]), 0.0,
                                                                                           np.nan)
-        _, scores, stats = flip_result(np.arange(n), sub, e, h, params, {})
+        findings, scores, stats = flip_result(np.arange(n), sub, e, h, params, {})
+        flagged = [f.row for f in findings]
+        stats["flagged_true_flips"] = int(truth[flagged].sum()) if flagged else 0
         return scores["likely_flipped_score"], stats
 
     out: dict = {}
@@ -139,11 +141,13 @@ def evaluate(raw: dict, emb, hid, truth: np.ndarray, with_ref: bool) -> dict:  #
         s, st_full = run(LEN + REF, e=emb, h=hid)
         rows["COMBINED with reference: all signals"] = s
         out["_verdict_with_reference"] = {k: st_full.get(k) for k in ("status", "verdict", "estimated_flip_rate",
-                                                                      "flip_rate_interval", "weights", "flagged")}
+                                                                      "flip_rate_interval", "weights", "flagged",
+                                                                      "flagged_true_flips")}
     for k, v in rows.items():
         out[k] = metrics(v, truth)
     out["_verdict_default"] = {k: st_default.get(k) for k in ("status", "verdict", "estimated_flip_rate",
-                                                              "flip_rate_interval", "weights", "flagged")}
+                                                              "flip_rate_interval", "weights", "flagged",
+                                                              "flagged_true_flips")}
     out["_true_flip_rate"] = round(float(truth.mean()), 4)
     return out
 
