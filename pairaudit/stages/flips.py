@@ -276,7 +276,7 @@ class FlipStage(Stage):
     def _reference_stats(self, n: int) -> dict[str, Any]:
         ref_rows = self._ref_rows
         if self.ref is None:
-            why = ("not run: on CPU the reference model joins with --reference (it is on by default only on CUDA)"
+            why = ("not run: on CPU it joins with --reference default (by default it runs only on CUDA)"
                    if "likely_flipped" in self.enabled else "not run")
             return {"rows_scored": 0, "rows": why}
         return {"rows_scored": int(self._n_ref), "rows_seen": int(n), "skipped": self._skipped,
