@@ -25,23 +25,12 @@ import numpy as np
 def auroc_proxy(logodds: np.ndarray) -> float:
     """AUROC of the out-of-fold log-odds against the given labels, both orientations of each pair
     (given = positive, swapped = negative): 0.5 = the labels are unpredictable from the features."""
+    from sklearn.metrics import roc_auc_score
+
     d = np.asarray(logodds, np.float64)
-    n = len(d)
-    if n == 0:
+    if len(d) == 0:
         return 0.5
-    # positives d_i, negatives -d_j: P(d_i > -d_j) + 0.5 P(tie) via ranks of the pooled scores
-    pooled = np.r_[d, -d]
-    order = np.argsort(pooled, kind="mergesort")
-    ranks = np.empty(2 * n)
-    ranks[order] = np.arange(1, 2 * n + 1)
-    # average ranks of ties
-    vals = pooled[order]
-    start = 0
-    for k in range(1, 2 * n + 1):
-        if k == 2 * n or vals[k] != vals[start]:
-            ranks[order[start:k]] = (start + 1 + k) / 2.0
-            start = k
-    return float((ranks[:n].sum() - n * (n + 1) / 2.0) / (n * n))
+    return float(roc_auc_score(np.r_[np.ones(len(d)), np.zeros(len(d))], np.r_[d, -d]))
 
 
 def flip_rate_cl(p_correct: np.ndarray, *, boot: int = 200, seed: int = 0) -> tuple[float, float, float]:
