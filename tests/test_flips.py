@@ -3,6 +3,8 @@ flip-rate interval), precision limits, and the real default reference model (bun
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -177,3 +179,11 @@ def test_reference_joins_by_default_only_where_it_is_cheap(monkeypatch: pytest.M
     assert not wants_reference(ScanConfig(), {"likely_flipped"})
     assert wants_reference(ScanConfig(reference="default"), {"likely_flipped"})
     assert wants_reference(ScanConfig(), {"likely_flipped", "dpo_overflow_risk"})
+
+
+def test_hub_embedder_leaves_the_length_signal_with_a_note(tmp_path: Path) -> None:
+    pytest.importorskip("model2vec")
+    ctx = Context(ScanConfig(embedder="org/not-a-local-folder", device="cpu"), tmp_path, params={})
+    stage = FlipStage(ctx, {"likely_flipped"})
+    assert stage.static is None
+    assert any("embedding features skipped" in n and "hub id" in n for n in stage._notes)

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from pairaudit.errors import ModelError, require
+from pairaudit.errors import ConfigError, ModelError, require
 
 PCA_DIMS = 256
 DISTILL_VERSION = "m2v1"  # bump when the distillation settings change (new cache folder)
@@ -47,6 +47,19 @@ class StaticEmbedder:
         self.batch_size = batch_size
         self._model: Any = None
         self.distilled_now = False  # True when this instance had to distil (run-specific; not in report.json)
+
+    @classmethod
+    def for_embedder(cls, emb: Any, cache_dir: Path | None, *, purpose: str, fix: str,
+                     log: Callable[[str], None] | None = None) -> StaticEmbedder:
+        """The static model distilled from ``emb`` (a loaded-lazily ``Embedder``), which must be a local
+        folder with a known hash; logs when the first use will distil it."""
+        if not emb.local or emb.sha256 is None:
+            raise ConfigError(f"{purpose} distils a static model from a local embedder folder; {emb.model_id} is "
+                              "a hub id", fix=fix)
+        static = cls(emb.path, emb.sha256, emb.model_id, cache_dir=cache_dir)
+        if log is not None and (static.folder is None or not (static.folder / "model.safetensors").exists()):
+            log("distilling the static embedding model from the embedder (once; ~20 s on 2 cores)")
+        return static
 
     @property
     def folder(self) -> Path | None:

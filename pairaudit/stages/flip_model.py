@@ -19,7 +19,8 @@ given labels, so a model at chance gives p ~ 0.5 instead of confident noise.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -48,15 +49,20 @@ C_GRID = (1e-4, 1e-3, 1e-2, 1e-1, 1.0)
 C_SEARCH_ROWS = 20_000  # the regularisation is chosen on at most this many rows (a seeded sample)
 
 
-def _oof(x: np.ndarray, folds: int, c: float, seed: int) -> np.ndarray:
+def _cross_fit(x: np.ndarray, folds: int, c: float, seed: int) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Per fold: (held-out mask, standardised held-out rows, weights of the model fitted on the rest)."""
     fold, k = _folds(len(x), folds, seed)
-    d = np.zeros(len(x))
     for f in range(k):
         tr, te = fold != f, fold == f
-        if not te.any():
-            continue
-        scaler, model = _fit(x[tr], c)
-        d[te] = model.decision_function(scaler.transform(x[te]))
+        if te.any():
+            scaler, model = _fit(x[tr], c)
+            yield te, scaler.transform(x[te]), model.coef_[0]
+
+
+def _oof(x: np.ndarray, folds: int, c: float, seed: int) -> np.ndarray:
+    d = np.zeros(len(x))
+    for te, xs, w in _cross_fit(x, folds, c, seed):
+        d[te] = xs @ w
     return d
 
 
@@ -110,7 +116,6 @@ class FlipFit:
     weights: dict[str, float]  # mean standardised weight per feature over the folds (sign = direction)
     folds: int
     temperature: float
-    rows_per_feature: dict[str, int] = field(default_factory=dict)
 
 
 def fit_flip_model(features: dict[str, np.ndarray], *, folds: int = 5, c: float = 1.0, seed: int = 0) -> FlipFit:
@@ -120,27 +125,18 @@ def fit_flip_model(features: dict[str, np.ndarray], *, folds: int = 5, c: float 
     n = len(next(iter(features.values())))
     x = np.column_stack([np.nan_to_num(np.asarray(features[k], np.float64), nan=0.0) for k in names]) \
         if names else np.zeros((n, 0))
-    rows_per = {k: int(np.isfinite(features[k]).sum()) for k in features}
     if not names:
-        return FlipFit(np.full(n, 0.5), np.zeros(n), np.zeros((n, 0)), [], {}, 0, 0.0, rows_per)
-    fold, k = _folds(n, folds, seed)
-    d = np.zeros(n)
+        return FlipFit(np.full(n, 0.5), np.zeros(n), np.zeros((n, 0)), [], {}, 0, 0.0)
     contrib = np.zeros_like(x)
     coefs = []
-    for f in range(k):
-        tr, te = fold != f, fold == f
-        if not te.any():
-            continue
-        scaler, model = _fit(x[tr], c)
-        xs = scaler.transform(x[te])
-        w = model.coef_[0]
+    for te, xs, w in _cross_fit(x, folds, c, seed):
         contrib[te] = xs * w
-        d[te] = xs @ w
         coefs.append(w)
+    d = contrib.sum(axis=1)
     a = temperature(d)
     p = 1.0 / (1.0 + np.exp(-np.clip(a * d, -50, 50)))
     weights = {name: round(float(w), 4) for name, w in zip(names, np.mean(coefs, axis=0))}
-    return FlipFit(p, d, contrib, names, weights, k, a, rows_per)
+    return FlipFit(p, d, contrib, names, weights, len(coefs), a)
 
 
 def drivers(fit: FlipFit, i: int, raw: dict[str, np.ndarray], labels: dict[str, str], top: int = 3) -> str:

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from pairaudit.checks.base import CheckInfo, Stage
-from pairaudit.errors import MissingDependency, require
+from pairaudit.errors import ConfigError, MissingDependency, require
 from pairaudit.stages.overflow import DPO_OVERFLOW_INFO, overflow_risk
 from pairaudit.types import Finding, Pair, StageResult
 
@@ -97,8 +97,8 @@ class FlipStage(Stage):
         flips_on = "likely_flipped" in enabled
         if flips_on:
             require("sklearn", "flips", "likely_flipped (the cross-fitted flip model)")
-        if wants_reference(cfg, enabled) and (self.p_flip.get("use_reference", True) or not flips_on
-                                              or cfg.policy or "dpo_overflow_risk" in enabled):
+        if cfg.policy or "dpo_overflow_risk" in enabled or (self.p_flip["use_reference"]
+                                                            and wants_reference(cfg, enabled)):
             self._load_reference(cfg)
         if cfg.reward_model and flips_on:
             from pairaudit.models.reward import RewardScorer
@@ -112,11 +112,13 @@ class FlipStage(Stage):
                 from pairaudit.models.static_embedder import StaticEmbedder
 
                 require("model2vec", "embed", "the likely_flipped embedding features")
-                emb = Embedder(cfg.embedder, device="cpu", cache_dir=ctx.cache_dir)
-                self.static = StaticEmbedder(emb.path, emb.sha256, emb.model_id, cache_dir=ctx.cache_dir)
-            except MissingDependency as exc:
-                self._notes.append(f"embedding features skipped: {exc.what}")
-                ctx.log(f"likely_flipped: embedding features skipped ({exc.what})")
+                self.static = StaticEmbedder.for_embedder(
+                    Embedder(cfg.embedder, device="cpu", cache_dir=ctx.cache_dir), ctx.cache_dir,
+                    purpose="likely_flipped", fix="pass --embedder PATH (a local folder)", log=ctx.log)
+            except (MissingDependency, ConfigError) as exc:
+                what = exc.what if isinstance(exc, MissingDependency) else str(exc).splitlines()[0]
+                self._notes.append(f"embedding features skipped: {what}")
+                ctx.log(f"likely_flipped: embedding features skipped ({what})")
 
     def _load_reference(self, cfg: Any) -> None:
         require("torch", "models", "likely_flipped / dpo_overflow_risk (reference-model scoring)")

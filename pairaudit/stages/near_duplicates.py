@@ -145,13 +145,9 @@ class NearDuplicateStage(Stage):
         if self._static is None:
             from pairaudit.models.static_embedder import StaticEmbedder
 
-            emb = self.embedder
-            if not emb.local or emb.sha256 is None:
-                raise ConfigError(f"embed_mode {self.mode!r} distils a static model from a local embedder folder; "
-                                  f"{emb.model_id} is a hub id", fix="pass --embedder PATH, or embed_mode=transformer")
-            self._static = StaticEmbedder(emb.path, emb.sha256, emb.model_id, cache_dir=self.ctx.cache_dir)
-            if self._static.folder is None or not (self._static.folder / "model.safetensors").exists():
-                self.ctx.log("distilling the static embedding model from the embedder (once; ~20 s on 2 cores)")
+            self._static = StaticEmbedder.for_embedder(
+                self.embedder, self.ctx.cache_dir, purpose=f"embed_mode {self.mode!r}",
+                fix="pass --embedder PATH, or embed_mode=transformer", log=self.ctx.log)
         return self._static
 
     def observe(self, pairs: list[Pair], encoded: list[EncodedPair] | None) -> None:
