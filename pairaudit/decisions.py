@@ -15,6 +15,8 @@ from pairaudit.errors import InputError
 
 DECISIONS = ("keep", "drop", "flip")
 FILENAME = "decisions.jsonl"
+KEYS = ("row", "decision", "note", "pair_hash")
+EXAMPLE = '{"row": 12, "decision": "keep|drop|flip", "note": "..."}'
 
 
 @dataclass(frozen=True)
@@ -26,23 +28,38 @@ class Decision:
 
 
 def load_decisions(path: str | os.PathLike[str]) -> dict[int, Decision]:
+    from pairaudit import schema
+    from pairaudit.errors import ConfigError
+
     p = Path(path)
     out: dict[int, Decision] = {}
-    if not p.exists():
+    if not os.path.lexists(p):
         return out
-    with open(p, encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                d = json.loads(line)
-                dec = Decision(int(d["row"]), str(d["decision"]), str(d.get("note", "")), d.get("pair_hash"))
-            except (ValueError, KeyError, TypeError) as exc:
-                raise InputError(f"{p} line {n} is not a decision: {exc}",
-                                 expected='{"row": 12, "decision": "keep|drop|flip", "note": "..."}') from exc
-            if dec.decision not in DECISIONS:
-                raise InputError(f"{p} line {n}: decision {dec.decision!r}", expected=" | ".join(DECISIONS))
-            out[dec.row] = dec
+    if p.is_dir():
+        raise InputError(f"decisions file {p} is a folder", fix="pass the decisions.jsonl file itself")
+    try:
+        with open(p, encoding="utf-8") as fh:
+            for n, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                where = f"{p} line {n}"
+                try:
+                    d = schema.mapping(json.loads(line), where)
+                    schema.check_keys(d, KEYS, where)
+                    if "row" not in d or "decision" not in d:
+                        raise ConfigError(f"{where} has no {'row' if 'row' not in d else 'decision'}")
+                    note, pair_hash = d.get("note", ""), d.get("pair_hash")
+                    dec = Decision(schema.integer(d["row"], f"{where}: row", lo=0),
+                                   schema.string(d["decision"], f"{where}: decision", DECISIONS),
+                                   note if isinstance(note, str) else schema.string(note, f"{where}: note"),
+                                   None if pair_hash is None else schema.string(pair_hash, f"{where}: pair_hash"))
+                except ValueError as exc:
+                    raise InputError(f"{where} is not JSON: {exc}", expected=EXAMPLE) from exc
+                except ConfigError as exc:
+                    raise InputError(exc.what, expected=exc.expected or EXAMPLE, fix=exc.fix) from exc
+                out[dec.row] = dec
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"decisions file {p} cannot be read: {exc}", expected="a UTF-8 JSONL file") from exc
     return out
 
 
