@@ -9,27 +9,26 @@ import json
 import random
 from pathlib import Path
 
+import planting
 import polars as pl
 import pytest
-
-import planting
 
 pytest.importorskip("model2vec")
 pytest.importorskip("sklearn")
 
 
-def _planted(path: Path, n: int = 240, seed: int = 5) -> Path:
+def _planted(path: Path, n: int = 200, seed: int = 5) -> Path:
     rng = random.Random(seed)
     rows = planting.hh_rows(n)
-    for o in rng.sample(range(n), 24):
+    for o in rng.sample(range(n), 16):
         p, c, r = rows[o]
         rows.append((planting.reword_prompt(p, rng), planting.paraphrase(c, rng), planting.paraphrase(r, rng)))
-    for j, o in enumerate(rng.sample(range(n), 12)):
+    for j, o in enumerate(rng.sample(range(n), 8)):
         rows.append(tuple(planting.light_edit(t, planting.LIGHT_KINDS[(j + f) % 5], rng)
                           for f, t in enumerate(rows[o])))
-    for o in rng.sample(range(n), 6):
+    for o in rng.sample(range(n), 4):
         rows.append(rows[o])
-    for o in rng.sample(range(n), 6):
+    for o in rng.sample(range(n), 4):
         p, c, r = rows[o]
         rows.append((p, r, c))
     with path.open("w", encoding="utf-8") as fh:
@@ -79,7 +78,7 @@ def test_spill_columns_round_trip(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     cols["t"] += blobs[1:]
     v, t = spill.column("v", cols["v"]), spill.column("t", cols["t"])
     assert isinstance(v, np.memmap) and np.array_equal(v, np.concatenate(parts))
-    assert [t[i] for i in range(len(t))] == [b"ab", b"", b"\x00c", b"xyz"] and t.nbytes == 6
+    assert [t[i] for i in range(len(t))] == [b"ab", b"", b"\x00c", b"xyz"] and t.nbytes == 7
     folder = spill.folder
     spill.close()
     assert folder is not None and not folder.exists()

@@ -52,6 +52,7 @@ class JointSplitter:
         self.added = added
         self._heads = {t[:k] for t in added for k in range(1, len(t))}  # proper prefixes of added tokens
         self._longest = max((len(t) for t in added), default=0)
+        self._ends = {h[-1] for h in self._heads}  # a head's last character
 
     @classmethod
     def for_backend(cls, backend: Any) -> JointSplitter | None:
@@ -77,6 +78,8 @@ class JointSplitter:
 
     def _spans(self, head: str, tail: str) -> bool:
         """An added token starts in ``head`` and ends in ``tail``."""
+        if not head or head[-1] not in self._ends:
+            return False
         for k in range(1, min(len(head), self._longest - 1) + 1):
             h = head[-k:]
             if h in self._heads and any(t.startswith(h) and tail.startswith(t[k:]) for t in self.added):
