@@ -9,7 +9,6 @@ gives the same pair back.
 from __future__ import annotations
 
 import difflib
-
 import os
 from typing import Any
 
