@@ -25,6 +25,8 @@ from typing import Any
 import numpy as np
 
 from pairaudit.errors import InputError
+from pairaudit.schema import finite_or_none
+from pairaudit.trace.settings import MAX_STEPS
 
 SKIP_KEYS = {"step", "epoch", "learning_rate", "num_tokens", "num_input_tokens_seen", "total_flos"}
 JUMP_METRICS = ("loss", "grad_norm")
@@ -85,9 +87,17 @@ def find_state(run_dir: Path) -> tuple[dict[str, Any] | None, Path | None]:
             continue
         try:
             state = json.loads(path.read_text(encoding="utf-8"))  # accepts NaN / Infinity literals
-        except (OSError, ValueError) as exc:
-            raise InputError(f"{path} is not readable JSON: {exc}", fix="pass --log with a valid trainer_state.json") from exc
-        key = int(state.get("global_step") or 0), len(state.get("log_history") or [])
+        except (OSError, ValueError, RecursionError) as exc:
+            raise InputError(f"{path} is not readable JSON: {str(exc)[:200]}",
+                             fix="pass --log with a valid trainer_state.json") from exc
+        if not isinstance(state, dict) or not isinstance(state.get("log_history", []), list):
+            what = type(state).__name__ if not isinstance(state, dict) else "log_history " + type(
+                state["log_history"]).__name__
+            raise InputError(f"{path} is not a trainer_state.json: it holds a {what}",
+                             expected='an object with "global_step" and a "log_history" list',
+                             fix="pass --log with a valid trainer_state.json")
+        step = state.get("global_step")
+        key = (step if isinstance(step, int) and not isinstance(step, bool) else 0), len(state.get("log_history") or [])
         if best is None or key > (best[0], len(best[2].get("log_history") or [])):
             best = (key[0], path, state)
     return (best[2], best[1]) if best else (None, None)
@@ -96,20 +106,24 @@ def find_state(run_dir: Path) -> tuple[dict[str, Any] | None, Path | None]:
 def training_entries(log_history: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Per-logging-step training entries (evaluation entries and the final summary left out), one per step."""
     out: dict[int, dict[str, Any]] = {}
-    for e in log_history:
+    for n, e in enumerate(log_history):
         if not isinstance(e, dict) or "step" not in e:
             continue
         if any(str(k).startswith(("eval_", "test_")) for k in e) or "train_runtime" in e:
             continue
-        vals = {k: v for k, v in e.items() if k not in SKIP_KEYS and _is_number(v)}
+        # a value some loggers write as a string ("NaN", "Infinity") counts as the number it names
+        vals = {k: x for k, v in e.items() if k not in SKIP_KEYS and (x := finite_or_none(v)) is not None}
         if not vals:
             continue
-        out.setdefault(int(e["step"]), {"step": int(e["step"]), "epoch": e.get("epoch")}).update(vals)
+        step = e["step"]
+        if isinstance(step, float) and step.is_integer():
+            step = int(step)
+        if isinstance(step, bool) or not isinstance(step, int) or not 0 <= step <= MAX_STEPS:
+            raise InputError(f"log_history[{n}].step = {str(step)[:40]!r} is not a step number",
+                             expected=f"a whole number in [0, {MAX_STEPS:,}]",
+                             fix="pass --log with the trainer_state.json the trainer wrote")
+        out.setdefault(step, {"step": step, "epoch": e.get("epoch")}).update(vals)
     return [out[s] for s in sorted(out)]
-
-
-def _is_number(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
 def analyse(log_history: list[dict[str, Any]], *, state_path: Path | None = None, jump_z: float = 10.0,

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from pairaudit.errors import ConfigError
+from pairaudit.schema import did_you_mean, integer, number
 
 # name -> (default, changes the order, what it is)
 SPEC: dict[str, tuple[Any, bool, str]] = {
@@ -64,7 +65,7 @@ class TraceSettings:
 
     def set(self, key: str, value: Any, source: str) -> None:
         if key not in SPEC:
-            raise ConfigError(f"unknown trace setting {key!r} (from {source})",
+            raise ConfigError(f"unknown trace setting {key!r} (from {source}){did_you_mean(key, SPEC)}",
                               expected=", ".join(sorted(SPEC)))
         self.values[key] = _coerce(key, value)
         self.sources[key] = source
@@ -74,7 +75,7 @@ class TraceSettings:
             if k in SPEC:
                 self.set(k, v, source)
             elif not only_known:
-                raise ConfigError(f"unknown trace setting {k!r} in {source}", expected=", ".join(sorted(SPEC)))
+                raise ConfigError(f"unknown trace setting {k!r} in {source}{did_you_mean(k, SPEC)}", expected=", ".join(sorted(SPEC)))
 
     @property
     def assumed(self) -> list[str]:
@@ -84,6 +85,10 @@ class TraceSettings:
     def to_json(self) -> dict[str, Any]:
         return {"values": {k: self.values[k] for k in SPEC}, "sources": dict(sorted(self.sources.items())),
                 "assumed": self.assumed, "notes": list(self.notes)}
+
+
+# optimizer steps a trace reproduces at most (the data order is rebuilt step by step)
+MAX_STEPS = 100_000_000
 
 
 def _copy(v: Any) -> Any:
@@ -111,10 +116,17 @@ def _coerce(key: str, value: Any) -> Any:
                 return low in ("true", "1", "yes")
             return None if value is None else bool(value)
         if key in ("num_train_epochs", "beta"):
-            return float(value)
+            return None if value is None and key == "beta" else number(value, f"trace setting {key}")
         if isinstance(default, int) or key in ("data_seed", "max_length"):
-            return None if value is None else int(value)
-    except (TypeError, ValueError) as exc:
+            if value is None:
+                return None
+            if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+                value = int(value)
+            if isinstance(value, float) and value.is_integer():
+                value = int(value)
+            hi = MAX_STEPS if key == "max_steps" else 2 ** 64 if "seed" in key else 10 ** 9
+            return integer(value, f"trace setting {key}", lo=-1 if key == "max_steps" else None, hi=hi)
+    except (TypeError, ValueError, OverflowError) as exc:
         raise ConfigError(f"trace setting {key}={value!r} has the wrong type",
                           expected=f"like the default {default!r} ({SPEC[key][2]})") from exc
     return value
@@ -204,8 +216,11 @@ def resolve(run_dir: Path, *, meta: dict[str, Any] | None, state: dict[str, Any]
                       if (d / n).exists()), None)
     if json_path is not None:
         try:
-            from_training_args(json.loads(json_path.read_text(encoding="utf-8")), str(json_path), s)
-        except (ValueError, ConfigError) as exc:
+            args = json.loads(json_path.read_text(encoding="utf-8"))
+            if not isinstance(args, dict):
+                raise ValueError(f"it holds a JSON {type(args).__name__}, not an object of TrainingArguments")
+            from_training_args(args, str(json_path), s)
+        except (ValueError, RecursionError, ConfigError) as exc:
             s.notes.append(f"{json_path} ignored: {exc}")
     if state is not None:
         from_trainer_state(state, str(state_path), s)
