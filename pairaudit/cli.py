@@ -6,6 +6,7 @@ import contextlib
 import json
 import re
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated
 
@@ -317,6 +318,19 @@ def list_checks(
         typer.echo(line)
 
 
+@contextlib.contextmanager
+def _damaged_report(out: Path) -> Iterator[None]:
+    """A report.json that passed the schema but holds wrong values deeper down is still exit 2, naming it."""
+    from pairaudit.errors import InputError
+
+    try:
+        yield
+    except (AttributeError, TypeError, KeyError, ValueError, IndexError) as exc:
+        raise InputError(f"{out / 'report.json'} cannot be read back ({type(exc).__name__}: {str(exc)[:200]}): "
+                         "it was changed or damaged", fix="re-run `pairaudit scan SOURCE --out DIR` to rewrite it"
+                         ) from exc
+
+
 @app.command()
 def report(out: Annotated[Path, typer.Argument(help="An output folder written by `pairaudit scan`.")]) -> None:
     """Re-render OUT/report.html from the output folder."""
@@ -325,7 +339,8 @@ def report(out: Annotated[Path, typer.Argument(help="An output folder written by
     if not (out / "report.json").exists():
         _fail(ConfigError(f"{out} holds no report.json", fix="run `pairaudit scan SOURCE --out DIR` first"))
     try:
-        typer.echo(str(render_report(out)))
+        with _damaged_report(out):
+            typer.echo(str(render_report(out)))
     except PairauditError as exc:
         _fail(exc)
 
@@ -339,7 +354,8 @@ def show(out: Annotated[Path, typer.Argument(help="An output folder.")],
     from pairaudit.report import show_row
 
     try:
-        show_row(out, row, Console())
+        with _damaged_report(out):
+            show_row(out, row, Console())
     except PairauditError as exc:
         _fail(exc)
 

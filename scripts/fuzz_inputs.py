@@ -64,8 +64,8 @@ def cases(work: Path, rng: random.Random, n_mutants: int) -> list[tuple[str, Cal
     wrong = [j({"prompt": v, "chosen": v, "rejected": "r"}) for v in (1, 2.5, True, None, [1], {"a": 1}, [])]
     add("wrong types", lambda: lines_file(work / "types.jsonl", [*g, *wrong]))
     add("non-object lines", lambda: lines_file(work / "nonobj.jsonl", [*g, "[1, 2]", '"text"', "42", "null"]))
-    add("empty file", lambda: lines_file(work / "empty.jsonl", []))
-    add("blank lines only", lambda: lines_file(work / "blank.jsonl", ["", "   ", "\t"]))
+    add("empty file", lambda: lines_file(work / "empty.jsonl", []), code=5)  # nothing usable: exit 5 (issue 23)
+    add("blank lines only", lambda: lines_file(work / "blank.jsonl", ["", "   ", "\t"]), code=5)
     add("very long line", lambda: lines_file(work / "long.jsonl", [*g, j({"prompt": "p", "chosen": "word " * 400_000, "rejected": "r"})]))
     add("broken messages", lambda: lines_file(work / "conv.jsonl", [
         j({"prompt": [{"role": "user", "content": "hi"}], "chosen": [{"role": "assistant", "content": "yo"}],
@@ -187,21 +187,113 @@ def verify(out: Path, records: int) -> str | None:
     return None
 
 
+def row_check(out: Path, src: Path) -> str | None:
+    """Every JSONL record (non-blank line) has exactly one row in scores.parquet, kept or dropped."""
+    import polars as pl
+
+    want = [i for i, line in enumerate(src.read_bytes().split(b"\n")) if line.strip()]
+    rows = pl.read_parquet(out / "scores.parquet")["row"].to_list()
+    if sorted(rows) != want:
+        lost = sorted(set(want) - set(rows))[:5]
+        return f"rows lost or doubled: {len(rows)} rows for {len(want)} records (missing {lost})"
+    return None
+
+
+def run_case(runner, app, case, victim: Path, snapshot: dict) -> tuple[str | None, int]:  # noqa: ANN001
+    from fuzz_surfaces import tree
+
+    res = runner.invoke(app, case.argv)
+    problem = None
+    if res.exception is not None and not isinstance(res.exception, SystemExit):
+        problem = f"traceback: {type(res.exception).__name__}: {str(res.exception)[:150]}"
+    elif "Traceback" in res.output:
+        problem = "traceback in the output"
+    elif res.exit_code not in case.allowed:
+        problem = f"exit {res.exit_code}, allowed {sorted(case.allowed)}: {res.output.strip()[-200:]}"
+    elif case.out is not None and case.records >= 0 and res.exit_code in (0, 3, 4, 5) \
+            and (case.out / "report.json").exists():
+        try:
+            problem = verify(case.out, case.records)
+        except (ValueError, KeyError, OSError) as exc:
+            problem = f"outputs do not read back: {type(exc).__name__}: {exc}"
+    for name, data in case.protected.items():
+        p = case.out / name
+        if problem is None and (not p.is_file() or p.read_bytes() != data):
+            problem = f"a user file in --out was changed: {name}"
+    if problem is None and tree(victim) != snapshot:
+        problem = "a file outside --out (the sibling victim folder) was changed"
+    return problem, res.exit_code
+
+
+def surface_cases(work: Path, rng: random.Random, runner, app, scale: float):  # noqa: ANN001, ANN201
+    """Issue 23: config files, decisions, report.json, trace run folders, output folders, roles."""
+    import shutil
+
+    import fuzz_surfaces as fs
+
+    src, _ = lines_file(work / "five.jsonl", [j(x) for x in GOOD])
+    n = lambda k: max(1, int(k * scale))  # noqa: E731
+    cases = []
+    for c in fs.config_cases(work, src, rng, n(60)) + fs.decisions_cases(work, src, rng, n(50)):
+        c.out = work / f"o-{len(cases)}"
+        c.argv += ["--out", str(c.out), "-q", "--only", CHEAP]
+        cases.append((c, None))
+    scanned = work / "scanned"
+    runner.invoke(app, ["scan", str(src), "--out", str(scanned), "-q", "--only", CHEAP])
+    for c, text in fs.report_cases(work, scanned, rng, n(40)):
+        c.out = work / f"o-{len(cases)}"
+        c.argv = [c.argv[0], str(c.out), *c.argv[2:]] if len(c.argv) > 1 else [c.argv[0], str(c.out)]
+
+        def prepare(c=c, text=text) -> None:  # noqa: ANN001
+            shutil.copytree(scanned, c.out, symlinks=True)
+            (c.out / "report.json").resolve().write_text(text, encoding="utf-8")
+        cases.append((c, prepare))
+    data, _ = lines_file(work / "trace-data.jsonl", [j({**GOOD[i % 5], "prompt": f"q {i}?"}) for i in range(40)])
+    for c in fs.trace_cases(work, data, rng, n(8)):
+        c.out = work / f"o-{len(cases)}"
+        c.argv += ["--out", str(c.out)]
+        cases.append((c, None))
+    for k in range(n(24)):
+        what = fs.PLANTS[k % len(fs.PLANTS)]
+        c = fs.Case("output folder", f"out: {what}", [], {0, 2}, 5, work / f"o-{len(cases)}")
+        c.argv = ["scan", str(src), "--out", str(c.out), "-q", "--only", CHEAP, "--max-length", "99"]
+
+        def prepare(c=c, what=what) -> None:  # noqa: ANN001
+            runner.invoke(app, ["scan", str(src), "--out", str(c.out), "-q", "--only", CHEAP])
+            c.protected = fs.plant(c.out, work / "victim", what, rng)
+        cases.append((c, prepare))
+    return cases
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--mutants", type=int, default=300)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--surfaces", type=float, default=1.0, help="scale of the issue-23 surface cases (0: none)")
+    ap.add_argument("--roles", type=int, default=150, help="conversational rows with random roles")
     args = ap.parse_args()
+    import fuzz_surfaces as fs
     from typer.testing import CliRunner
 
     from pairaudit.cli import app
 
     runner = CliRunner()
-    failures = 0
+    failures = total = 0
+    per_surface: dict[str, list[int]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
+        victim = work / "victim"  # a sibling of every --out: nothing in it may change
+        (victim / "sub").mkdir(parents=True)
+        (victim / "precious.txt").write_text("do not delete\n")
+        (victim / "sub" / "clean.jsonl").write_text("mine\n")
+        snapshot = fs.tree(victim)
+        rng = random.Random(args.seed)
         print(f"{'case':44} {'exit':>4} {'want':>4} {'input':>6} {'kept':>6} {'drop':>6} {'s':>5}  result")
-        for k, (name, make, extra, want) in enumerate(cases(work, random.Random(args.seed), args.mutants)):
+        all_cases = cases(work, rng, args.mutants)
+        if args.roles:
+            all_cases.append((f"random roles (seeded, {args.roles})",
+                              lambda: lines_file(work / "roles.jsonl", fs.role_rows(rng, args.roles)), [], 0))
+        for k, (name, make, extra, want) in enumerate(all_cases):
             src, records = make()
             out = work / f"out-{k}"
             if extra == ["--out-is-parent"]:
@@ -224,10 +316,34 @@ def main() -> int:
             t = {}
             if (out / "report.json").exists():
                 t = json.loads((out / "report.json").read_text(encoding="utf-8"))["totals"]
-            failures += problem is not None
+            if problem is None and records >= 0 and src.is_file() and src.suffix == ".jsonl" and res.exit_code in (0, 5):
+                problem = row_check(out, src)
+            if problem is None and fs.tree(victim) != snapshot:
+                problem = "a file outside --out (the sibling victim folder) was changed"
+            rows = t.get("input", 1) if name.startswith("random") else 1  # each mutated row is a case
+            failures += (problem is not None) * rows
+            total += rows
+            per_surface.setdefault("rows" if name.startswith("random") else "inputs", [0, 0])
+            per_surface["rows" if name.startswith("random") else "inputs"][0] += rows
+            per_surface["rows" if name.startswith("random") else "inputs"][1] += (problem is not None) * rows
             print(f"{name[:44]:44} {res.exit_code:>4} {want:>4} {t.get('input', '-'):>6} {t.get('kept', '-'):>6} "
                   f"{t.get('dropped', '-'):>6} {dt:5.1f}  {problem or 'ok'}")
-    print(f"\n{failures} failing case(s)")
+        if args.surfaces:
+            for case, prepare in surface_cases(work, rng, runner, app, args.surfaces):
+                if prepare is not None:
+                    prepare()
+                t0 = time.perf_counter()
+                problem, code = run_case(runner, app, case, victim, snapshot)
+                stats = per_surface.setdefault(case.surface, [0, 0])
+                stats[0] += 1
+                stats[1] += problem is not None
+                failures += problem is not None
+                total += 1
+                if problem is not None or case.name.endswith((" 0", " 0 (report)", " 0 (show)", " 0 (apply)")):
+                    print(f"{case.name[:44]:44} {code:>4} {'/'.join(map(str, sorted(case.allowed))):>9} "
+                          f"{time.perf_counter() - t0:5.1f}  {problem or 'ok'}")
+    print("\n" + ", ".join(f"{k}: {v[0]} cases, {v[1]} failing" for k, v in per_surface.items()))
+    print(f"seed {args.seed}: {total} cases, {failures} failing case(s)")
     return 1 if failures else 0
 
 
