@@ -12,19 +12,19 @@ the call (restored afterwards).
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pairaudit.config import Progress, ScanConfig, load_config_file, no_progress
+from pairaudit.config import Progress, ScanConfig, load_config_file, no_progress, validate_config
 from pairaudit.engines import get_engine
 from pairaudit.errors import InputError
 from pairaudit.pipeline import Audit, Scanner
 from pairaudit.policy import apply_config_file
 from pairaudit.report import render_report
 from pairaudit.report.progress import PlainProgress, ProgressDisplay, quiet_libraries
+from pairaudit.schema import read_report_json
 
 logger = logging.getLogger("pairaudit")
 progress_logger = logging.getLogger("pairaudit.progress")
@@ -91,8 +91,15 @@ def apply_decisions(out_dir: str | Path, *, source: Any = None, progress: Progre
     report_path = out / "report.json"
     if not report_path.exists():
         raise InputError(f"{out} holds no report.json", fix="run `pairaudit scan SOURCE --out DIR` first")
-    report = json.loads(report_path.read_text(encoding="utf-8"))
-    cfg = _as_requested(ScanConfig(**report["config"]), report)
+    report = read_report_json(report_path)
+    known = set(vars(ScanConfig()))
+    unknown = sorted(set(report["config"]) - known)
+    if unknown:
+        raise InputError(f"{report_path}: config holds unknown option(s) {', '.join(map(repr, unknown))} (written by "
+                         "another pairaudit version, or damaged)", fix="re-run `pairaudit scan SOURCE --out DIR`")
+    cfg = ScanConfig(**report["config"])
+    validate_config(cfg)
+    cfg = _as_requested(cfg, report)
     files = [out / FILENAME] + ([Path(cfg.decisions)] if cfg.decisions else [])
     pending = any(load_decisions(f) for f in files if f.exists())
     if not pending and not (report.get("decisions") or {}).get("total"):

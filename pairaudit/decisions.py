@@ -18,6 +18,8 @@ from pairaudit.errors import InputError
 DECISIONS = ("keep", "drop", "flip")
 UNDO = "undo"
 FILENAME = "decisions.jsonl"
+KEYS = ("row", "decision", "note", "pair_hash", "reviewer", "time")
+EXAMPLE = '{"row": 12, "decision": "keep|drop|flip", "note": "..."}'
 
 
 @dataclass(frozen=True)
@@ -37,25 +39,43 @@ def now() -> str:
 
 
 def read_log(path: str | os.PathLike[str]) -> list[Decision]:
-    """Every line of a decisions file in order, undo lines included ({} lines skipped)."""
+    """Every line of a decisions file in order, undo lines included (blank lines skipped); each line is
+    validated (types, known keys, rows >= 0)."""
+    from pairaudit import schema
+    from pairaudit.errors import ConfigError
+
     p = Path(path)
     out: list[Decision] = []
-    if not p.exists():
+    if not os.path.lexists(p):
         return out
-    with open(p, encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                d = json.loads(line)
-                dec = Decision(int(d["row"]), str(d["decision"]), str(d.get("note") or ""), d.get("pair_hash"),
-                               str(d.get("reviewer") or ""), str(d.get("time") or ""))
-            except (ValueError, KeyError, TypeError) as exc:
-                raise InputError(f"{p} line {n} is not a decision: {exc}",
-                                 expected='{"row": 12, "decision": "keep|drop|flip", "note": "..."}') from exc
-            if dec.decision not in (*DECISIONS, UNDO):
-                raise InputError(f"{p} line {n}: decision {dec.decision!r}", expected=" | ".join((*DECISIONS, UNDO)))
-            out.append(dec)
+    if p.is_dir():
+        raise InputError(f"decisions file {p} is a folder", fix="pass the decisions.jsonl file itself")
+    try:
+        with open(p, encoding="utf-8") as fh:
+            for n, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                where = f"{p} line {n}"
+                try:
+                    d = schema.mapping(json.loads(line), where)
+                    schema.check_keys(d, KEYS, where)
+                    if "row" not in d or "decision" not in d:
+                        raise ConfigError(f"{where} has no {'row' if 'row' not in d else 'decision'}")
+                    note, pair_hash = d.get("note", ""), d.get("pair_hash")
+                    text = {k: d.get(k) or "" for k in ("reviewer", "time")}
+                    dec = Decision(schema.integer(d["row"], f"{where}: row", lo=0),
+                                   schema.string(d["decision"], f"{where}: decision", (*DECISIONS, UNDO)),
+                                   note if isinstance(note, str) else schema.string(note, f"{where}: note"),
+                                   None if pair_hash is None else schema.string(pair_hash, f"{where}: pair_hash"),
+                                   *(v if isinstance(v, str) else schema.string(v, f"{where}: {k}")
+                                     for k, v in text.items()))
+                except ValueError as exc:
+                    raise InputError(f"{where} is not JSON: {exc}", expected=EXAMPLE) from exc
+                except ConfigError as exc:
+                    raise InputError(exc.what, expected=exc.expected or EXAMPLE, fix=exc.fix) from exc
+                out.append(dec)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"decisions file {p} cannot be read: {exc}", expected="a UTF-8 JSONL file") from exc
     return out
 
 

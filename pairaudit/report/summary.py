@@ -44,7 +44,7 @@ def print_summary(audit: Any) -> None:
     console.print(f"outputs in {safe(audit.out_dir)}/: clean, dropped, findings.parquet, scores.parquet, "
                   "report.json, report.html")
     if rep.get("status") != "ok":
-        console.print("[bold red]incomplete:[/bold red] " + safe("; ".join(rep.get("problems", []))))
+        console.print(f"[bold red]{safe(rep.get('status'))}:[/bold red] " + safe("; ".join(rep.get("problems", []))))
 
 
 def summary_groups(checks: dict[str, Any]) -> dict[str, list[tuple[str, dict[str, Any]]]]:
