@@ -30,6 +30,7 @@ def _scan(src: Path, out: Path, *extra: str):  # noqa: ANN202
     ("trainer = 7", "trainer"),
     ('[checks.identical_pair]\nenabled = "false"', "true or false"),
     ("[checks.nosuch]\naction = 'drop'", "nosuch"),
+    ("[checks.nosuch]\nenabled = true", "nosuch"),
     ("[checks.identical_pairs]\naction = 'drop'", "did you mean 'identical_pair'"),
     ("[checks.length_outlier]\nmax_zz = 2", "did you mean 'max_z'"),
     ("max_lenght = 64", "did you mean 'max_length'"),
