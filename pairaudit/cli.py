@@ -18,7 +18,8 @@ app = typer.Typer(
     name="pairaudit",
     help="Audit and clean preference datasets (prompt / chosen / rejected) before DPO, RLHF, ORPO or KTO "
          "training. Exit codes: 0 ok, 2 usage or input error, 3 a --fail-on limit was exceeded, "
-         "4 a check or model failed (outputs are still written and the report says which).",
+         "4 a check or model failed (outputs are still written and the report says which), 5 `trace` could not "
+         "name the failing step's rows reliably (trace.json says what to pass).",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -406,6 +407,8 @@ def trace_cmd(
         from pairaudit.trace.render import print_trace
 
         print_trace(res.doc, Console(), res.out_dir)
+    if res.doc.get("status") == "unreliable":
+        raise typer.Exit(5)
 
 
 if __name__ == "__main__":  # pragma: no cover

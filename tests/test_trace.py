@@ -1,6 +1,6 @@
 """``pairaudit trace`` without training: TRL's row filter against TRL's own preprocessing on real rows, the
 data order against hand-computed batches and torch's own permutation, log_history analysis, settings and
-their sources (no pickle without --trust-pickle), the record format, explanation ranking and the report
+their sources (training_args.bin read without running code), the record format, explanation ranking and the report
 section. The real training runs are in test_trace_train.py."""
 
 from __future__ import annotations
@@ -232,7 +232,7 @@ class _Boom:
         return (Path.write_text, (Path(_Boom.target), "pwned"))
 
 
-def test_training_args_bin_is_never_unpickled_without_trust_pickle(tmp_path: Path) -> None:
+def test_training_args_bin_payload_never_runs(tmp_path: Path) -> None:
     torch = pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")
     _Boom.target = str(tmp_path / "pwned.txt")
@@ -241,12 +241,12 @@ def test_training_args_bin_is_never_unpickled_without_trust_pickle(tmp_path: Pat
                          trust_pickle=False)
     assert not (tmp_path / "pwned.txt").exists()
     assert any("--trust-pickle" in n for n in s.notes)
-    # a genuine one, read only on request
+    # a genuine one is read by the restricted reader (more in test_trace_args.py)
     args = transformers.TrainingArguments(str(tmp_path / "o"), seed=77, gradient_accumulation_steps=3, report_to=[],
                                           use_cpu=True)
     torch.save(args, str(tmp_path / "training_args.bin"))
     s = settings.resolve(tmp_path, meta=None, state=None, state_path=None, settings_file=None, assignments={},
-                         trust_pickle=True)
+                         trust_pickle=False)
     assert (s.seed, s.gradient_accumulation_steps) == (77, 3) and "training_args.bin" in s.sources["seed"]
 
 
