@@ -15,9 +15,11 @@ and what the trace found about the failing window's rows:
   gradient accumulation in fp16 -> ``bf16=True`` (where the hardware has it);
 - **amplifier**: DPO ``beta`` and the largest |logit| of the window -> the beta that keeps it below ~8;
   ``max_grad_norm`` off or large -> ``max_grad_norm=1.0``;
-- **broken_weights**: a checkpoint whose weights (``model.safetensors``, read with safetensors) are non-finite;
-  taken before the failure showed it is the cause (the run went on from broken weights), after it a
-  consequence -> restart from the last checkpoint with finite weights (named).
+- **broken_weights**: a checkpoint whose weights (``*.safetensors``, read with safetensors) hold non-finite
+  values the starting model (``--reference``) did not; taken before the failure showed it is the cause (the run
+  went on from broken weights), after it a consequence -> restart from the last checkpoint with finite weights
+  (named). Only the checkpoints around the failure are read: the first after it, and from the last before it
+  back to the last finite one.
 
 A cause is ``supported`` (score > 0, evidence for it), ``ruled_out`` (evidence against it and none for it) or
 ``unsupported`` (nothing in the run speaks to it: said so, not guessed). Causes are ranked by score; the fixes
@@ -41,11 +43,11 @@ def _finite(v: Any) -> bool:
 
 
 def _nice_down(x: float) -> float:
-    """The largest of 1, 2, 5 x 10^k not above ``x`` (a value a person would type)."""
+    """The largest of 1, 2, 3, 5 x 10^k not above ``x`` (a value a person would type)."""
     if x <= 0:
         return x
     k = math.floor(math.log10(x))
-    for m in (5, 2, 1):
+    for m in (5, 3, 2, 1):
         if m * 10.0 ** k <= x * (1 + 1e-9):
             return float(f"{m * 10.0 ** k:.3g}")
     return float(f"{10.0 ** k:.3g}")
@@ -55,7 +57,7 @@ def _cause(name: str) -> dict[str, Any]:
     return {"cause": name, "score": 0.0, "for": [], "against": [], "fixes": [], "verdict": "unsupported"}
 
 
-def checkpoints_health(run_dir: Path, reference: str | None = None) -> list[dict[str, Any]]:
+def checkpoints_health(run_dir: Path, reference: str | None = None, first: int | None = None) -> list[dict[str, Any]]:
     """Per ``checkpoint-N``: whether its weights are finite (safetensors) and its fp16 loss scale (scaler.pt).
 
     Non-finite values the starting model (``reference``, when it is a local folder) already had in the same
@@ -68,18 +70,31 @@ def checkpoints_health(run_dir: Path, reference: str | None = None) -> list[dict
     out = []
     for p in sorted(run_dir.glob("checkpoint-*"), key=_ckpt_step):
         step = _ckpt_step(p)
-        if step < 0 or not p.is_dir():
-            continue
-        item: dict[str, Any] = {"step": step, "path": str(p)}
-        files = sorted(p.glob("*.safetensors"))
-        if files:
-            counts = _nonfinite_counts(files)
-            bad = sorted(k for k, n in counts.items() if n > base.get(k, 0))
-            item.update(weights_finite=not bad, nonfinite_tensors=bad[:5], n_nonfinite=len(bad), n_tensors=len(counts))
-        scale = _scaler_scale(p / "scaler.pt")
-        if scale is not None:
-            item["loss_scale"] = scale
-        out.append(item)
+        if step >= 0 and p.is_dir():
+            item: dict[str, Any] = {"step": step, "path": str(p)}
+            scale = _scaler_scale(p / "scaler.pt")
+            if scale is not None:
+                item["loss_scale"] = scale
+            out.append(item)
+
+    def check(item: dict[str, Any]) -> bool:
+        files = sorted(Path(item["path"]).glob("*.safetensors"))
+        if not files:
+            return True
+        counts = _nonfinite_counts(files)
+        bad = sorted(k for k, n in counts.items() if n > base.get(k, 0))
+        item.update(weights_finite=not bad, nonfinite_tensors=bad[:5], n_nonfinite=len(bad), n_tensors=len(counts))
+        return not bad
+
+    # read only what the diagnosis needs (checkpoints of a large model are big): the first checkpoint after
+    # the failure, and from the last one before it back to the last one with finite weights
+    before = [k for k in out if first is None or k["step"] <= first]
+    after = [k for k in out if first is not None and k["step"] > first]
+    if after:
+        check(after[0])
+    for item in reversed(before):
+        if check(item):
+            break
     return out
 
 
@@ -135,15 +150,15 @@ def diagnose(*, run_dir: Path, state: dict[str, Any] | None, args: dict[str, Any
                                                   "nothing to diagnose", "causes": [], "fixes": []}
     first, last = window
     log = _log((state or {}).get("log_history") or [])
-    ckpts = checkpoints_health(run_dir, reference)
+    ckpts = checkpoints_health(run_dir, reference, first)
     ctx = {"first": first, "last": last, "log": log, "args": args, "ckpts": ckpts, "doc": trace_doc,
            "max_steps": (state or {}).get("max_steps") or args.get("max_steps")}
     causes = [_data(ctx, data, out_dir), _learning_rate(ctx), _precision(ctx), _amplifier(ctx), _weights(ctx)]
     if not args:
         for c in causes:
             if c["cause"] in ("learning_rate", "precision", "amplifier"):
-                c["against"].append("the run's arguments were not read (no training_args.bin / .json, or refused): "
-                                    "warmup, fp16 and beta unknown")
+                c["note"] = ("the run's arguments were not read (no training_args.bin / .json, or refused): "
+                             "warmup, fp16, beta and clipping unknown")
     for c in causes:
         c["score"] = round(min(c["score"], 1.0), 2)
         c["verdict"] = "supported" if c["score"] > 0 else "ruled_out" if c["against"] else "unsupported"
@@ -169,6 +184,10 @@ def _data(ctx: dict[str, Any], data: str, out_dir: Path) -> dict[str, Any]:
     rows = [r for r in doc.get("rows") or [] if r.get("window") == "failing"]
     culprits, suspects = doc.get("culprits") or [], doc.get("suspects") or []
     nonfinite = [r["row"] for r in rows if r["row"] in culprits and r.get("evidence") == 4]
+    if nonfinite and 2 * len(nonfinite) > len(rows):
+        c["against"].append(f"{len(nonfinite)} of the window's {len(rows)} rows are non-finite under "
+                            f"{(doc.get('policy') or {}).get('policy')}: the model, not a few rows")
+        return c
     if nonfinite:
         c["score"] = 0.9
         c["for"].append(f"row(s) {', '.join(map(str, nonfinite))} of the failing window give a non-finite "
@@ -275,7 +294,7 @@ def _precision(ctx: dict[str, Any]) -> dict[str, Any]:
         c["score"] += 0.3
         c["for"].append("fp16=True: activations and the loss in half precision (largest value 65504)")
     mx = ((doc.get("comparison") or {}).get("failing") or {}).get("max_abs_logit")
-    if _finite(mx) and (fp16 or bf16):
+    if _finite(mx) and fp16:  # (in bf16 the exponent range is fp32's: a large logit is the amplifier's)
         if mx >= LN_FP16_MAX:
             c["score"] += 0.3
             c["for"].append(f"the failing window's largest |DPO logit| is {mx:.2f} >= ln(65504) = {LN_FP16_MAX:.2f}")
