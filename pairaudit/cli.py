@@ -373,7 +373,8 @@ def trace_cmd(
                         "gradient_accumulation_steps, world_size, max_length, ...).")] = None,
     set_: Annotated[list[str] | None, typer.Option("--set", help="One trainer setting KEY=VALUE, e.g. "
                     "--set gradient_accumulation_steps=4 --set resumed_at=300.")] = None,
-    trust_pickle: Annotated[bool, typer.Option(help="Read training_args.bin (a pickle: loading it can run code).")]
+    trust_pickle: Annotated[bool, typer.Option(help="Fully unpickle a training_args.bin that the safe reader refuses "
+                                                 "(a pickle: loading it can run code). Not needed for ordinary runs.")]
     = False,
     no_record: Annotated[bool, typer.Option("--no-record", help="Ignore pairaudit-record/ and reconstruct the order.")]
     = False,
@@ -390,7 +391,9 @@ def trace_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="Print trace.json instead of the terminal view.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q")] = False,
 ) -> None:
-    """Map the first non-finite (or jumping) step of a transformers / TRL run to its source rows and explain them."""
+    """Map the first non-finite (or jumping) step of a transformers / TRL run to its source rows, explain them and
+    diagnose the run (data, learning rate, precision, beta / clipping, broken weights) with the fixes in order.
+    Exit 5 when the rows cannot be named reliably (the first line says what to pass)."""
     from pairaudit.trace.run import trace
     from pairaudit.trace.settings import parse_assignments
 

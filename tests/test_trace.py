@@ -333,4 +333,18 @@ def test_trace_of_a_clean_run_says_there_is_nothing_to_trace(tmp_path: Path) -> 
     data = write_jsonl(tmp_path / "d.jsonl", read_records(UF, 3))
     res = trace(tmp_path / "run", data, log=lambda m: None)
     assert not res.found and res.doc["status"] == "no_failure" and "ends at step 40" in res.doc["summary"]
-    assert json.loads((tmp_path / "run" / "pairaudit-trace" / "trace.json").read_text())["status"] == "no_failure"
+    on_disk = json.loads((tmp_path / "run" / "pairaudit-trace" / "trace.json").read_text())
+    assert on_disk["status"] == "no_failure" and on_disk["diagnosis"]["status"] == "no_failure"
+    assert on_disk["diagnosis"]["summary"].startswith("no failure") and on_disk["diagnosis"]["fixes"] == []
+
+
+def test_pretokenized_rows_get_their_token_counts(tmp_path: Path) -> None:
+    data = write_jsonl(tmp_path / "ids.jsonl", [
+        {"prompt_input_ids": [1, 2, 3], "chosen_input_ids": [4, 5], "rejected_input_ids": [6, 7, 8, 9]},
+        {"prompt_input_ids": list(range(10, 50)), "chosen_input_ids": [4], "rejected_input_ids": [6]}])
+    s = trace_settings(trainer="trl-dpo", max_length=32)
+    lengths = rows.token_lengths(data, s)
+    assert lengths.lookup(0) == {"prompt": 3, "chosen": 2, "rejected": 4, "kept_by_trainer": True, "prompt_kept": 3,
+                                 "chosen_kept": 2, "rejected_kept": 4, "truncated": False}
+    assert (lengths.lookup(1)["prompt"], lengths.lookup(1)["kept_by_trainer"]) == (40, False)  # prompt >= max_length
+    assert rows.trainer_rows(data, s, lengths=lengths).tolist() == [0]

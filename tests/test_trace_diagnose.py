@@ -124,3 +124,22 @@ def test_no_failure_is_no_failure(tmp_path: Path) -> None:
 @pytest.mark.parametrize("x,expected", [(0.057, 0.05), (0.1, 0.1), (0.00048, 0.0003), (3.2e-5, 3e-5), (0.19, 0.1)])
 def test_nice_down(x: float, expected: float) -> None:
     assert _nice_down(x) == expected
+
+
+def test_diagnosis_in_the_report_section_and_terminal_is_escaped(tmp_path: Path) -> None:
+    from rich.console import Console
+
+    from pairaudit.report.trace_section import trace_section
+    from pairaudit.trace.render import diagnosis_lines, print_diagnosis
+
+    state = _run(tmp_path, args={**BASE, "fp16": True}, log=_log(400, 50, fail=400))
+    diag = _diag(tmp_path, state, (351, 400), max_logit=14.0)
+    diag["causes"][0]["for"].append("<script>x</script>")
+    html = trace_section({"status": "unreliable", "summary": "unreliable: pass --set seed=...", "diagnosis": diag})
+    assert "<h3>Diagnosis</h3>" in html and "&lt;script&gt;" in html and "<script>" not in html
+    assert "<li><code>beta=0.05 (was 0.1: keeps that logit at 7.0)</code></li>" in html
+    lines = diagnosis_lines(diag)
+    assert lines[0].startswith("diagnosis: most likely cause: precision") and "  1. precision: supported" in lines[1]
+    console = Console(record=True, width=200)
+    print_diagnosis(diag, console)
+    assert "fixes, in the order to try them:" in console.export_text()

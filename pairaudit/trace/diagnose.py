@@ -23,7 +23,7 @@ and what the trace found about the failing window's rows:
 
 A cause is ``supported`` (score > 0, evidence for it), ``ruled_out`` (evidence against it and none for it) or
 ``unsupported`` (nothing in the run speaks to it: said so, not guessed). Causes are ranked by score; the fixes
-of the supported causes follow that order.
+of the supported causes with a score of at least ``MIN_FIX_SCORE`` follow that order.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from typing import Any
 from pairaudit.trace.explain import LN_FP16_MAX
 
 SAFE_LOGIT = 8.0  # target |beta * margin| after a beta change: well inside fp16's exp range
+MIN_FIX_SCORE = 0.2  # weaker evidence is shown, but its fixes are not in the list to try
 CAUSES = ("data", "learning_rate", "precision", "amplifier", "broken_weights")
 
 
@@ -165,10 +166,11 @@ def diagnose(*, run_dir: Path, state: dict[str, Any] | None, args: dict[str, Any
     causes.sort(key=lambda c: (-c["score"], CAUSES.index(c["cause"])))
     fixes: list[str] = []
     for c in causes:
-        if c["verdict"] == "supported":
+        if c["verdict"] == "supported" and c["score"] >= MIN_FIX_SCORE:
             fixes += [f for f in c["fixes"] if f.split(" (")[0] not in {x.split(" (")[0] for x in fixes}]
     top = causes[0] if causes[0]["verdict"] == "supported" else None
-    summary = (f"most likely cause: {top['cause'].replace('_', ' ')} ({top['for'][0]}); first fix: {fixes[0]}"
+    summary = (f"most likely cause: {top['cause'].replace('_', ' ')} ({top['for'][0]}); first fix: "
+               f"{fixes[0].split('   #')[0]}"
                if top and fixes else "no cause is supported by the run's files: "
                + "; ".join(f"{c['cause']}: {c['verdict']}" for c in causes))
     return {"status": "failure", "window": [first, last], "arguments_from": args_source, "checkpoints": ckpts,

@@ -163,10 +163,11 @@ def print_trace(doc: dict[str, Any], console: Any, out_dir: Path) -> None:
     order = doc.get("order") or {}
     console.print(f"order: {escape(str(order.get('source')))}; {order.get('trainer_rows')} rows in the trainer dataset "
                   f"({escape(str((st.get('values') or {}).get('trainer')))})")
-    if st.get("assumed"):
+    assumed = (doc.get("reliability") or {}).get("assumed", st.get("assumed"))
+    if assumed:
         vals = st.get("values") or {}
         console.print("[yellow]settings that change the order and were not found (defaults assumed):[/yellow] "
-                      + escape(", ".join(f"{k}={vals.get(k)!r}" for k in st["assumed"])))
+                      + escape(", ".join(f"{k}={vals.get(k)!r}" for k in assumed)))
     for note in list(st.get("notes") or []) + list(order.get("checks") or []):
         console.print(f"[yellow]note:[/yellow] {escape(note)}")
     pol = doc.get("policy") or {}
