@@ -18,8 +18,9 @@ app = typer.Typer(
     name="pairaudit",
     help="Audit and clean preference datasets (prompt / chosen / rejected) before DPO, RLHF, ORPO or KTO "
          "training. Exit codes: 0 ok, 2 usage or input error, 3 a --fail-on limit was exceeded, "
-         "4 a check or model failed (outputs are still written and the report says which), 5 `trace` could not "
-         "name the failing step's rows reliably (trace.json says what to pass).",
+         "4 a check or model failed (outputs are still written and the report says which), 5 nothing usable: no "
+         "record could be read or every record was dropped (--allow-empty for 0), 6 `trace` could not name the "
+         "failing step's rows reliably (trace.json says what to pass).",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -216,6 +217,8 @@ def scan(
                          "(OUT/decisions.jsonl is always applied).")] = None,
     fail_on: Annotated[list[str] | None, typer.Option(metavar="CHECK>RATE", help="Exit 3 when a check's row rate "
                        "exceeds a limit, e.g. 'duplicate_pair>0.05' or 'likely_flipped>10%'.")] = None,
+    allow_empty: Annotated[bool, typer.Option("--allow-empty", metavar="", help="Exit 0 even when no record could "
+                           "be read or every record was dropped (status \"empty\", exit 5 otherwise).")] = False,
     batch_size: Annotated[int, typer.Option(metavar="N", help="Rows per streaming batch.")] = 1000,
     engine: Annotated[str, typer.Option(metavar="ENGINE", help="local, or ray: the same stages on Ray Data.")]
     = "local",
@@ -273,7 +276,11 @@ def scan(
         from pairaudit.report.summary import print_summary
 
         print_summary(audit)
+    from pairaudit.pipeline import EXIT_EMPTY
+
     code = audit.exit_code
+    if allow_empty and code == EXIT_EMPTY:
+        code = 0
     for problem in audit.messages:
         _echo(f"warning: {problem}")
     for check, limit in limits:
@@ -393,7 +400,7 @@ def trace_cmd(
 ) -> None:
     """Map the first non-finite (or jumping) step of a transformers / TRL run to its source rows, explain them and
     diagnose the run (data, learning rate, precision, beta / clipping, broken weights) with the fixes in order.
-    Exit 5 when the rows cannot be named reliably (the first line says what to pass)."""
+    Exit 6 when the rows cannot be named reliably (the first line says what to pass)."""
     from pairaudit.trace.run import trace
     from pairaudit.trace.settings import parse_assignments
 
@@ -414,7 +421,7 @@ def trace_cmd(
 
         print_trace(res.doc, Console(), res.out_dir)
     if res.doc.get("status") == "unreliable":
-        raise typer.Exit(5)
+        raise typer.Exit(6)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -4,7 +4,7 @@ no --trust-pickle, the settings read from ``training_args.bin`` without running 
 - a run with gradient accumulation 2, seed 777, ``max_length`` 40, crashed at step 5 and resumed from
   checkpoint-4, with one row planted to go non-finite at step 7: trace names exactly the rows the trainer used
   at that step (the recording callback is the ground truth) and that row as the culprit; the diagnosis says
-  data, with the cleaned-dataset command; without the arguments the trace is unreliable (exit 5), never found;
+  data, with the cleaned-dataset command; without the arguments the trace is unreliable (exit 6), never found;
 - a run whose checkpoint-8 holds non-finite weights, resumed from it: the diagnosis says broken weights and
   names checkpoint-4;
 - a run whose learning rate is too high for it once warmup ends: the diagnosis says learning rate.
@@ -104,7 +104,7 @@ def test_without_the_run_arguments_the_trace_is_unreliable(resumed: dict[str, An
     shutil.copytree(resumed["run"], bare, ignore=shutil.ignore_patterns("training_args.bin", record.RECORD_DIR,
                                                                          "*.safetensors", "optimizer.pt"))
     res = CliRunner().invoke(app, ["trace", str(bare), "--data", str(resumed["data"]), "--out", str(tmp_path / "t")])
-    assert res.exit_code == 5, res.output
+    assert res.exit_code == 6, res.output
     first = " ".join(res.output.split("\n\n")[0].split())
     assert "unreliable" in first and "--set seed=..." in first and "--set gradient_accumulation_steps=..." in first
     assert "add_pairaudit_callback" in first
