@@ -7,7 +7,8 @@ no --trust-pickle, the settings read from ``training_args.bin`` without running 
   data, with the cleaned-dataset command; without the arguments the trace is unreliable (exit 6), never found;
 - a run whose checkpoint-8 holds non-finite weights, resumed from it: the diagnosis says broken weights and
   names checkpoint-4;
-- a run whose learning rate is too high for it once warmup ends: the diagnosis says learning rate.
+- a run whose learning rate is too high for it once warmup ends (SGD, 6 warmup steps): the diagnosis says
+  learning rate, with a lower rate and a longer warmup.
 """
 
 from __future__ import annotations
@@ -139,3 +140,22 @@ def test_checkpoint_with_broken_weights_is_diagnosed(tmp_path: Path) -> None:
     assert diag["causes"][0]["for"][0].startswith("checkpoint-8 holds non-finite weights (1 of ")
     assert diag["fixes"][0].startswith(f"resume_from_checkpoint={run / 'checkpoint-4'}")
     assert next(c for c in diag["causes"] if c["cause"] == "data")["verdict"] != "supported"
+
+
+def test_learning_rate_too_high_once_warmup_ends_is_diagnosed(tmp_path: Path) -> None:
+    data = write_jsonl(tmp_path / "hh60.jsonl", read_records(HH, 60))
+    init = save_init(tmp_path / "init", tie=False)
+    run = tmp_path / "run"
+    # plain SGD ramped over 6 steps to a rate this tiny model cannot take: stable during warmup, the loss jumps
+    # by orders of magnitude at the step warmup ends
+    train_dpo(run, data, init, record=False, max_length=ML, max_steps=12, warmup_steps=6, learning_rate=250.0,
+              lr_scheduler_type="constant_with_warmup", optim="sgd", **{**ARGS, "save_steps": 12})
+    res = trace(run, data, reference=str(init), skip=["near_duplicate_pair"], out=tmp_path / "t", log=lambda m: None)
+    doc, diag = res.doc, res.doc["diagnosis"]
+    assert doc["event"]["kind"] == "jump" and doc["event"]["last_step"] == 6
+    lr = diag["causes"][0]
+    assert diag["top"] == "learning_rate" and lr["for"][0].startswith("the failure (step 6) comes right at the end of "
+                                                                       "warmup (warmup ends at step 6)")
+    assert diag["fixes"][0].startswith("learning_rate=100 (the peak was 250")
+    assert "warmup_steps=12 (was 6)" in diag["fixes"]
+    assert {c["cause"]: c["verdict"] for c in diag["causes"]}["broken_weights"] == "ruled_out"

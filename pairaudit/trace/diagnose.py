@@ -238,15 +238,18 @@ def _learning_rate(ctx: dict[str, Any]) -> dict[str, Any]:
     first, last, log, args = ctx["first"], ctx["last"], ctx["log"], ctx["args"]
     lrs = _series(log, "learning_rate", last + 1)
     warm = _warmup_end(args, ctx["max_steps"])
-    peak = max((v for _, v in lrs), default=args.get("learning_rate") if _finite(args.get("learning_rate")) else None)
+    # the schedule's peak: the configured rate (the logged values may stop short of it) or the largest logged
+    peak = max([v for _, v in lrs] + ([float(args["learning_rate"])] if _finite(args.get("learning_rate")) else []),
+               default=None)
+    span = f"step {last}" if first == last else f"steps {first}-{last}"
     if warm:
         near = warm <= last + 1 and first <= warm + max(5, warm // 2, last - first + 1)
         if near:
             c["score"] += 0.6
-            c["for"].append(f"the failure (steps {first}-{last}) comes right at the end of warmup (warmup ends at step "
+            c["for"].append(f"the failure ({span}) comes right at the end of warmup (warmup ends at step "
                             f"{warm})" + (f", at the peak learning rate {peak:g}" if peak else ""))
         else:
-            c["against"].append(f"the failure (steps {first}-{last}) is not at the end of warmup (step {warm})")
+            c["against"].append(f"the failure ({span}) is not at the end of warmup (step {warm})")
     elif warm == 0 and first <= 20:
         c["score"] += 0.1
         c["for"].append(f"no warmup, and the run failed early (step {last})")
