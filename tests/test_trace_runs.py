@@ -106,8 +106,8 @@ def test_without_the_run_arguments_the_trace_is_unreliable(resumed: dict[str, An
                                                                          "*.safetensors", "optimizer.pt"))
     res = CliRunner().invoke(app, ["trace", str(bare), "--data", str(resumed["data"]), "--out", str(tmp_path / "t")])
     assert res.exit_code == 6, res.output
-    first = " ".join(res.output.split("\n\n")[0].split())
-    assert "unreliable" in first and "--set seed=..." in first and "--set gradient_accumulation_steps=..." in first
+    first = " ".join(res.output.split("\npairaudit trace ")[0].split())  # the summary, before the header line
+    assert first.startswith("unreliable: the rows of step 7 (") and "--set seed=..." in first and "--set gradient_accumulation_steps=..." in first
     assert "add_pairaudit_callback" in first
     doc = json.loads((tmp_path / "t" / "trace.json").read_text())
     assert doc["status"] == "unreliable" and doc["culprits"] == [] and doc["rows"] == []

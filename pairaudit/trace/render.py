@@ -39,8 +39,11 @@ def build_doc(*, status: str, common: dict[str, Any], event: Any = None, window:
         rel = doc.get("reliability") or {}
         doc.update({"event": event.to_json(), "order": order_info or {}, "culprits": [], "suspects": [], "rows": [],
                     "window": {"first_step": window[0], "last_step": window[1]}})
-        doc["summary"] = (f"unreliable: the rows of steps {window[0]}-{window[1]} ({event.detail}) cannot be named "
-                          f"with confidence: {rel.get('fix')}; why: " + "; ".join(rel.get("problems") or []))
+        span = f"step {window[1]}" if window[0] == window[1] else f"steps {window[0]}-{window[1]}"
+        doc["summary"] = (f"unreliable: the rows of {span} ({event.detail}) cannot be named "
+                          f"with confidence: {rel.get('fix')}; why: " + "; ".join((rel.get("problems") or [])[:2])
+                          + (f" (and {len(rel['problems']) - 2} more in trace.json)" if len(rel.get("problems") or []) > 2
+                             else ""))
         return doc
     if status != "found" or event is None or window is None or steps is None or info is None:
         last = doc.get("last_logged_step")
@@ -149,12 +152,13 @@ def print_trace(doc: dict[str, Any], console: Any, out_dir: Path) -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    console.print(f"[bold]pairaudit trace[/bold] {escape(doc['run_dir'])}  data {escape(doc['data'])}")
-    st = doc.get("settings") or {}
-    if doc["status"] == "unreliable":
+    if doc["status"] == "unreliable":  # what to pass comes first
         console.print(f"[bold yellow]{escape(doc['summary'])}[/bold yellow]")
+        console.print(f"[bold]pairaudit trace[/bold] {escape(doc['run_dir'])}  data {escape(doc['data'])}")
         print_diagnosis(doc.get("diagnosis") or {}, console)
         return
+    console.print(f"[bold]pairaudit trace[/bold] {escape(doc['run_dir'])}  data {escape(doc['data'])}")
+    st = doc.get("settings") or {}
     if doc["status"] != "found":
         console.print(escape(doc["summary"]))
         print_diagnosis(doc.get("diagnosis") or {}, console)

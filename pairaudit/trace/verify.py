@@ -62,8 +62,13 @@ def unverified(s: TraceSettings, *, inside_epoch: int, reconstructed: bool) -> l
     return out
 
 
+FIRST = ("seed", "gradient_accumulation_steps", "max_length", "world_size", "data_seed", "train_batch_size")
+
+
 def what_to_pass(s: TraceSettings, keys: list[str]) -> str:
-    parts = " ".join(f"--set {k}=..." for k in keys)
+    keys = sorted(keys, key=lambda k: (FIRST.index(k) if k in FIRST else len(FIRST), k))
+    parts = " ".join(f"--set {k}=..." for k in keys[:5]) + (f" (and {len(keys) - 5} more: see "
+                                                             "reliability.assumed in trace.json)" if len(keys) > 5 else "")
     return (f"pass the run's values with {parts} " if parts else "check the settings listed in trace.json, pass the "
             "right ones with --set KEY=VALUE ") + RECORD_HINT
 
