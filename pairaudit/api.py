@@ -22,7 +22,7 @@ from pairaudit.config import Progress, ScanConfig, load_config_file, no_progress
 from pairaudit.engines import get_engine
 from pairaudit.errors import InputError
 from pairaudit.pipeline import Audit, Scanner
-from pairaudit.policy import apply_config_file
+from pairaudit.plan import apply_config_file
 from pairaudit.report import render_report
 from pairaudit.report.progress import PlainProgress, ProgressDisplay, quiet_libraries
 

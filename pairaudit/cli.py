@@ -61,21 +61,21 @@ def _parse_fail_on(values: list[str] | None) -> list[tuple[str, float]]:
 def _check_fail_on(limits: list[tuple[str, float]], cfg: object) -> None:
     """Before scanning: every --fail-on gate names a check that will run (a gate on a check that does not
     run would always pass)."""
-    from pairaudit.policy import build_policy
+    from pairaudit.plan import build_plan
 
-    policy = build_policy(cfg)  # type: ignore[arg-type]
+    plan = build_plan(cfg)  # type: ignore[arg-type]
     for check, _ in limits:
-        if check not in policy.infos:
-            raise ConfigError(f"--fail-on names unknown check {check!r}", expected=", ".join(policy.infos),
+        if check not in plan.infos:
+            raise ConfigError(f"--fail-on names unknown check {check!r}", expected=", ".join(plan.infos),
                               fix="run `pairaudit checks` to list them")
-        if check not in policy.enabled:
+        if check not in plan.enabled:
             raise ConfigError(f"--fail-on {check} gates a check that does not run in this scan, so it would "
                               "always pass", fix=f"enable it (e.g. --only ...,{check}) or drop the gate")
 
 
 def _limit(value: str | None, option: str) -> int | str | None:
     """A length option: not given = "auto" (the trainer's default), "none" = no limit, else a positive int."""
-    from pairaudit.trainers import AUTO, parse_limit
+    from pairaudit.trainer.profiles import AUTO, parse_limit
 
     return AUTO if value is None else parse_limit(value, option)
 
@@ -247,7 +247,7 @@ def scan(
             ray_address=ray_address, ray_workers=ray_workers)
         if config:
             from pairaudit.config import load_config_file
-            from pairaudit.policy import apply_config_file
+            from pairaudit.plan import apply_config_file
 
             cfg = apply_config_file(cfg, load_config_file(config))
         _check_fail_on(limits, cfg)

@@ -1,4 +1,4 @@
-"""The scan pipeline: read -> normalise -> tokenize -> per-pair checks -> stages -> policy -> outputs.
+"""The scan pipeline: read -> normalise -> tokenize -> per-pair checks -> stages -> check plan (actions) -> outputs.
 
 Memory: the streaming part holds one batch; stages keep compact per-row data; per-row metrics go
 to part files on disk and are joined at the end.
@@ -15,23 +15,31 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from pairaudit import __version__, trainers
+from pairaudit import __version__
 from pairaudit.audit import Audit
 from pairaudit.batch import BatchProcessor, BatchResult
 from pairaudit.checks.base import Stage
 from pairaudit.checks.registry import SHARED_CHECKS, stage_classes
 from pairaudit.config import Context, Progress, ScanConfig, default_cache_dir, validate_config
+from pairaudit.datatypes import Finding
 from pairaudit.decisions import FILENAME as DECISIONS_FILE
 from pairaudit.decisions import load_decisions, resolve
 from pairaudit.errors import ConfigError, InputError, MissingDependency
 from pairaudit.io.formats import parse_columns
 from pairaudit.io.readers import Record, Source, open_source
-from pairaudit.io.writers import write_outputs
 from pairaudit.models.loading import check_model_arg
-from pairaudit.outputs import OutputDir, findings_table, guard_source, output_names, write_json, write_parquet
-from pairaudit.policy import Policy, build_policy
-from pairaudit.trainers import TrainerSettings
-from pairaudit.types import Finding
+from pairaudit.outputs.folder import (
+    OutputDir,
+    findings_table,
+    guard_source,
+    output_names,
+    write_json,
+    write_parquet,
+)
+from pairaudit.outputs.records import write_outputs
+from pairaudit.plan import CheckPlan, build_plan
+from pairaudit.trainer import profiles
+from pairaudit.trainer.profiles import TrainerSettings
 
 #: an engine runs the streaming part of a scan: every batch through ``scanner.processor`` and the
 #: stages' observe, merged with ``scanner.absorb``; it may return statistics for report.json
@@ -43,7 +51,7 @@ EXIT_OK, EXIT_INPUT, EXIT_FAIL_ON, EXIT_CHECK_FAILED = 0, 2, 3, 4
 class Scanner:
     def __init__(self, cfg: ScanConfig, log: Callable[[str], None], progress: Progress | None = None) -> None:
         # the trainer profile makes every limit concrete before anything reads the config
-        self.trainer: TrainerSettings = trainers.resolve(cfg)
+        self.trainer: TrainerSettings = profiles.resolve(cfg)
         cfg = self.trainer.apply(cfg)
         validate_config(cfg)
         check_runtime(cfg)
@@ -51,9 +59,9 @@ class Scanner:
         self.log = log
         for note in self.trainer.notes:
             log(note)
-        self.policy: Policy = build_policy(cfg)
+        self.plan: CheckPlan = build_plan(cfg)
         self.columns = parse_columns(cfg.columns)
-        self.ctx = Context(cfg, default_cache_dir(), log, params=self.policy.params)
+        self.ctx = Context(cfg, default_cache_dir(), log, params=self.plan.params)
         if progress is not None:
             self.ctx.progress = progress
         self.timings: dict[str, float] = defaultdict(float)
@@ -64,7 +72,7 @@ class Scanner:
         self.n_input = 0
         self.formats: dict[str, int] = defaultdict(int)  # rows per format (files can mix them)
         self.stages: list[Stage] = []
-        self.processor = BatchProcessor(cfg, self.policy, self.columns, cfg.format, self.ctx.cache_dir,
+        self.processor = BatchProcessor(cfg, self.plan, self.columns, cfg.format, self.ctx.cache_dir,
                                         self.trainer)
         self.stats: dict[str, Any] = {}
 
@@ -75,21 +83,21 @@ class Scanner:
     # -- setup --------------------------------------------------------------------------------
     def _make_stages(self) -> None:
         for cls in stage_classes():
-            names = {i.name for i in cls.infos} & self.policy.enabled
+            names = {i.name for i in cls.infos} & self.plan.enabled
             if not names - SHARED_CHECKS.get(cls.__name__, frozenset()):
                 continue
             # a stage that cannot apply to this source (e.g. split_leakage on one split) is off, not failed
             reason = cls.not_applicable(self.ctx) if hasattr(cls, "not_applicable") else None
             if reason:
-                if names & self.policy.explicit:
-                    raise ConfigError(f"{', '.join(sorted(names & self.policy.explicit))} cannot run: {reason}")
+                if names & self.plan.explicit:
+                    raise ConfigError(f"{', '.join(sorted(names & self.plan.explicit))} cannot run: {reason}")
                 for n in names:
                     self.status.setdefault(n, {"status": "off", "reason": reason})
                 continue
             try:
                 self.stages.append(cls(self.ctx, names))
             except MissingDependency as exc:
-                if names & self.policy.explicit:
+                if names & self.plan.explicit:
                     raise
                 for n in names:
                     self.status.setdefault(n, {"status": "skipped", "reason": str(exc).replace("\n  ", "; ")})
@@ -220,7 +228,7 @@ class Scanner:
             ts = time.perf_counter()
             self.ctx.progress("finalize", k, len(stages))
             if hasattr(stage, "set_findings"):  # stages that read earlier stages' findings (split_leakage)
-                ran = {n for n in self.policy.enabled if self.status.get(n, {}).get("status", "ran") == "ran"
+                ran = {n for n in self.plan.enabled if self.status.get(n, {}).get("status", "ran") == "ran"
                        and any(n in s.enabled for s in self.stages)}
                 stage.set_findings(self.findings, ran)
             try:
@@ -230,10 +238,10 @@ class Scanner:
                 continue
             finally:
                 self.timings[f"stage:{type(stage).__name__}"] += time.perf_counter() - ts
-            shared = SHARED_CHECKS.get(type(stage).__name__, frozenset()) & self.policy.enabled
+            shared = SHARED_CHECKS.get(type(stage).__name__, frozenset()) & self.plan.enabled
             for f in res.findings:
                 if f.check in stage.enabled or f.check in shared:
-                    f.action = self.policy.action(f.check)
+                    f.action = self.plan.action(f.check)
                     self.findings.append(f)
             if res.rows is not None and res.scores:
                 out.append((np.asarray(res.rows, dtype=np.int64), res.scores))
@@ -344,19 +352,19 @@ class Scanner:
         damage = source.describe().get("damage")
         if damage:
             problems.append(f"input damaged: {damage}; the rows before it were scanned, the rest is missing")
-        for name, info in self.policy.infos.items():
+        for name, info in self.plan.infos.items():
             st = self.status.get(name)
             if st is None:
-                st = {"status": "ran" if name in self.policy.enabled else "off", "reason": ""}
+                st = {"status": "ran" if name in self.plan.enabled else "off", "reason": ""}
             if name in self.check_errors:
                 st = {"status": "failed", "reason": f"{self.error_counts[name]} row(s) raised: "
                                                     + "; ".join(self.check_errors[name])}
-            if st["status"] == "failed" or (st["status"] == "skipped" and name in self.policy.explicit):
+            if st["status"] == "failed" or (st["status"] == "skipped" and name in self.plan.explicit):
                 problems.append(f"{name} {st['status']}: {st['reason']}")
             n_rows = len(per_check_rows.get(name, ()))
             checks[name] = {
                 "description": info.description, "kind": info.kind, "default_action": info.default_action,
-                "action": self.policy.actions[name], "thresholds": self.policy.params[name], **st,
+                "action": self.plan.actions[name], "thresholds": self.plan.params[name], **st,
                 "findings": per_check_findings.get(name, 0), "rows": n_rows,
                 "rate": round(n_rows / self.n_input, 6) if self.n_input else 0.0,
             }
@@ -387,7 +395,7 @@ class Scanner:
     def _assumptions(self) -> dict[str, Any]:
         """The tokenizer and trainer semantics every length figure depends on (report.json ``assumptions``)."""
         from pairaudit.models.loading import resolve_model
-        from pairaudit.tokenize import assumptions
+        from pairaudit.trainer.tokenizer import assumptions
 
         tok = self.processor.tok
         if tok is not None:

@@ -41,7 +41,7 @@ from pairaudit.errors import ConfigError, InputError
 if TYPE_CHECKING:
     import polars as pl
 
-    from pairaudit.report.data import OutputFolder
+    from pairaudit.outputs.reader import OutputFolder
 
 DECISIONS_FILE = FILENAME
 __all__ = ["DECISIONS", "Decision", "PairView", "Review", "ReviewQueue", "load_decisions", "open_review"]
@@ -53,7 +53,7 @@ class Review:
     def __init__(self, out_dir: str | Path, source: Any = None) -> None:
         """``source``: the in-memory object a scan read (a Dataset, DataFrame, list...), needed by
         :meth:`apply` for such scans; paths are taken from report.json."""
-        from pairaudit.report.data import OutputFolder
+        from pairaudit.outputs.reader import OutputFolder
 
         self.out_dir = Path(out_dir)
         self.source = source
@@ -66,7 +66,7 @@ class Review:
 
     def reload(self) -> Review:
         """Re-read the output folder (after a rescan or apply)."""
-        from pairaudit.report.data import OutputFolder
+        from pairaudit.outputs.reader import OutputFolder
 
         self._folder = OutputFolder.open(self.out_dir)
         return self

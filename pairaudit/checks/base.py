@@ -9,11 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from pairaudit.types import Finding, Pair, StageResult
+from pairaudit.datatypes import Finding, Pair, StageResult
 
 if TYPE_CHECKING:
     from pairaudit.config import Context
-    from pairaudit.tokenize import DPOTokenizer, EncodedPair
+    from pairaudit.trainer.tokenizer import DPOTokenizer, EncodedPair
 
 
 @dataclass(frozen=True)

@@ -33,8 +33,8 @@ PAIR_CHECKS: tuple[type[PairCheck], ...] = (
 STAGE_PATHS: tuple[str, ...] = (
     "pairaudit.stages.exact:ExactStage",
     "pairaudit.stages.lengths:LengthStage",
-    "pairaudit.stages.near_duplicates:NearDuplicateStage",
-    "pairaudit.stages.flips:FlipStage",
+    "pairaudit.stages.near_duplicates.stage:NearDuplicateStage",
+    "pairaudit.stages.flips.stage:FlipStage",
     "pairaudit.stages.leakage:SplitLeakageStage",  # after near duplicates: it reads their findings
 )
 

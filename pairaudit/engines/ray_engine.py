@@ -40,12 +40,12 @@ class ShardWorker:
         from pairaudit.checks.registry import load_stage
         from pairaudit.config import Context, ScanConfig
         from pairaudit.io.formats import parse_columns
-        from pairaudit.policy import build_policy
+        from pairaudit.plan import build_plan
 
         self.cfg = ScanConfig(**cfg)
-        policy = build_policy(self.cfg)
-        self.ctx = Context(self.cfg, Path(cache_dir), lambda m: None, params=policy.params)
-        self.processor = BatchProcessor(self.cfg, policy, parse_columns(self.cfg.columns), fmt, Path(cache_dir))
+        plan = build_plan(self.cfg)
+        self.ctx = Context(self.cfg, Path(cache_dir), lambda m: None, params=plan.params)
+        self.processor = BatchProcessor(self.cfg, plan, parse_columns(self.cfg.columns), fmt, Path(cache_dir))
         self.stages = []
         for path, enabled in stage_names:
             cls = load_stage(path)

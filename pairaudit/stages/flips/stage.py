@@ -25,9 +25,9 @@ from typing import Any
 import numpy as np
 
 from pairaudit.checks.base import CheckInfo, Stage
+from pairaudit.datatypes import Finding, Pair, StageResult
 from pairaudit.errors import ConfigError, MissingDependency, require
-from pairaudit.stages.overflow import DPO_OVERFLOW_INFO, overflow_risk
-from pairaudit.types import Finding, Pair, StageResult
+from pairaudit.stages.flips.overflow import DPO_OVERFLOW_INFO, overflow_risk
 
 LIKELY_FLIPPED_INFO = CheckInfo(
     "likely_flipped",
@@ -191,7 +191,7 @@ class FlipStage(Stage):
         return hid
 
     def _observe_text(self, pairs: list[Pair]) -> None:
-        from pairaudit.stages.flip_features import length_features
+        from pairaudit.stages.flips.features import length_features
 
         idx = [i for i, p in enumerate(pairs) if not p.pretokenized]
         c = [pairs[i].chosen or "" for i in idx]
@@ -223,7 +223,7 @@ class FlipStage(Stage):
 
     # -- finalize ------------------------------------------------------------------------------
     def finalize(self) -> StageResult:
-        from pairaudit.stages.flip_verdict import flip_result
+        from pairaudit.stages.flips.verdict import flip_result
 
         t0 = time.perf_counter()
         res = StageResult()

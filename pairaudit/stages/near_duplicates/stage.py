@@ -35,17 +35,17 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pairaudit.checks.base import CheckInfo, Stage
+from pairaudit.datatypes import Finding, Pair, StageResult
 from pairaudit.errors import ConfigError, MissingDependency
-from pairaudit.stages.nd_match import SKETCH_BYTES, char_ratio, match_pairs, normalise, sketch  # noqa: F401
-from pairaudit.stages.nd_search import center, field_mean, rowdot
-from pairaudit.stages.nd_verify import find_groups
-from pairaudit.types import Finding, Pair, StageResult
+from pairaudit.stages.near_duplicates.match import SKETCH_BYTES, char_ratio, match_pairs, normalise, sketch  # noqa: F401
+from pairaudit.stages.near_duplicates.search import center, field_mean, rowdot
+from pairaudit.stages.near_duplicates.verify import find_groups
 
 if TYPE_CHECKING:
     from pairaudit.config import Context
     from pairaudit.models.embedder import Embedder
     from pairaudit.models.static_embedder import StaticEmbedder
-    from pairaudit.tokenize import EncodedPair
+    from pairaudit.trainer.tokenizer import EncodedPair
 
 MODES = ("hybrid", "static", "transformer")
 DEFAULT_MODE = "hybrid"
