@@ -11,14 +11,13 @@ from typing import Annotated
 
 import typer
 
-from pairaudit import __version__
+from pairaudit import __version__, exit_codes
 from pairaudit.errors import ConfigError, PairauditError
 
 app = typer.Typer(
     name="pairaudit",
     help="Audit and clean preference datasets (prompt / chosen / rejected) before DPO, RLHF, ORPO or KTO "
-         "training. Exit codes: 0 ok, 2 usage or input error, 3 a --fail-on limit was exceeded, "
-         "4 a check or model failed (outputs are still written and the report says which).",
+         "training. " + exit_codes.HELP,
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -267,22 +266,16 @@ def scan(
             typer.echo(f"interrupted after the new outputs were committed to {out}", err=True)
         else:
             typer.echo("interrupted: no outputs were changed", err=True)
-        raise typer.Exit(130) from None
+        raise typer.Exit(exit_codes.INTERRUPTED) from None
     if not quiet:
         from pairaudit.report.summary import print_summary
 
         print_summary(audit)
-    code = audit.exit_code
     for problem in audit.messages:
         _echo(f"warning: {problem}")
-    for check, limit in limits:
-        info = audit.report["checks"][check]
-        if info["status"] != "ran":
-            _echo(f"fail-on: {check} {info['status']} ({info['reason']}): the gate cannot pass without it")
-            code = 4
-        elif info["rate"] > limit:
-            typer.echo(f"fail-on: {check} rate {info['rate']:.4f} > {limit}", err=True)
-            code = max(code, 3) if code != 4 else code
+    code, messages = exit_codes.fail_on_code(audit.exit_code, audit.report, limits)
+    for message in messages:
+        _echo(message)
     raise typer.Exit(code)
 
 
@@ -293,7 +286,7 @@ def list_checks(
     as_json: Annotated[bool, typer.Option("--json", metavar="", help="Everything, as JSON.")] = False,
 ) -> None:
     """List the checks: one line each (name, kind, default action, on by default, summary)."""
-    from pairaudit.checks.registry import all_checks, merged_thresholds
+    from pairaudit.catalog import all_checks, merged_thresholds
     from pairaudit.report.checklist import check_lines, verbose_blocks
 
     infos = all_checks()

@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from pairaudit.catalog import all_checks, merged_thresholds, validate_names
 from pairaudit.checks.base import CheckInfo
-from pairaudit.checks.registry import all_checks, merged_thresholds, validate_names
 from pairaudit.config import ACTIONS, ScanConfig
 from pairaudit.errors import ConfigError
 from pairaudit.io.formats import parse_columns

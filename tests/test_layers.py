@@ -13,10 +13,11 @@ PKG = Path(__file__).resolve().parent.parent / "pairaudit"
 
 # lowest first; a module may import its own layer and the ones below it
 LAYERS: list[tuple[str, ...]] = [
-    ("pairaudit", "pairaudit.errors", "pairaudit.datatypes", "pairaudit.config", "pairaudit.hashing"),
+    ("pairaudit", "pairaudit.exit_codes", "pairaudit.errors", "pairaudit.datatypes", "pairaudit.config",
+     "pairaudit.hashing"),
     ("pairaudit.io", "pairaudit.outputs"),
-    ("pairaudit.models", "pairaudit.trainer", "pairaudit.checks", "pairaudit.stages", "pairaudit.plan",
-     "pairaudit.decisions"),
+    ("pairaudit.models", "pairaudit.trainer", "pairaudit.checks", "pairaudit.stages"),
+    ("pairaudit.catalog", "pairaudit.plan", "pairaudit.decisions"),
     ("pairaudit.batch", "pairaudit.pipeline"),
     ("pairaudit.engines", "pairaudit.report"),
     ("pairaudit.api", "pairaudit.review", "pairaudit.trace"),

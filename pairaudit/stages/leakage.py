@@ -24,9 +24,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pairaudit.checks.base import CheckInfo, Stage
+from pairaudit.checks.base import CheckInfo
 from pairaudit.datatypes import Finding, Pair, StageResult
 from pairaudit.hashing import side_digests
+from pairaudit.stages.base import Stage
 
 if TYPE_CHECKING:
     from pairaudit.config import Context

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from pairaudit.checks.base import CheckInfo, Stage
+from pairaudit.checks.base import CheckInfo
 from pairaudit.datatypes import Finding, Pair, StageResult
+from pairaudit.stages.base import Stage
 from pairaudit.trainer.tokenizer import EncodedPair
 
 LENGTH_OUTLIER_INFO = CheckInfo(

@@ -8,8 +8,8 @@ Per row the stage collects antisymmetric features (chosen minus rejected), from 
   hidden-state difference (the in-dataset reward probe);
 - with ``--reward-model``: the reward margin; with ``--policy``: the DPO logit.
 
-``flip_model.fit_flip_model`` learns their signs and weights from the dataset itself, cross-fitted;
-``flip_stats.judge`` says what the result supports (not enough rows / at chance / a flip rate with an
+``model.fit_flip_model`` learns their signs and weights from the dataset itself, cross-fitted;
+``stats.judge`` says what the result supports (not enough rows / at chance / a flip rate with an
 interval or "unknown"). ``likely_flipped_score = 1 - p_correct``; rows are flagged at ``threshold``
 only when the evidence is better than chance. See docs/flips.md for measured quality.
 
@@ -24,9 +24,10 @@ from typing import Any
 
 import numpy as np
 
-from pairaudit.checks.base import CheckInfo, Stage
+from pairaudit.checks.base import CheckInfo
 from pairaudit.datatypes import Finding, Pair, StageResult
 from pairaudit.errors import ConfigError, MissingDependency, require
+from pairaudit.stages.base import Stage
 from pairaudit.stages.flips.overflow import DPO_OVERFLOW_INFO, overflow_risk
 
 LIKELY_FLIPPED_INFO = CheckInfo(

@@ -1,7 +1,7 @@
 """``near_duplicate_pair`` and near ``contradictory_pair``: embeddings + FAISS search, verification, groups.
 
-- :mod:`.stage`: the stage (observe: embed each side; finalize: search, verify, group);
-- :mod:`.search`: the neighbour search over the summed side vectors (FAISS or exact);
-- :mod:`.match`: the per-side verdicts (copy / paraphrase) and the findings;
-- :mod:`.verify`: candidate pairs -> verified groups; :mod:`.unionfind`: the groups.
+- :mod:`.stage`: the stage (observe: embed each side; finalize: the decision below);
+- :mod:`.search`: neighbour search over the side vectors; :mod:`.match`: the field-by-field rule and
+  the findings; :mod:`.verify`: search -> verification -> groups on compact arrays;
+  :mod:`.unionfind`: the groups.
 """
