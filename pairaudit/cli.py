@@ -214,6 +214,8 @@ def scan(
                          "(OUT/decisions.jsonl is always applied).")] = None,
     fail_on: Annotated[list[str] | None, typer.Option(metavar="CHECK>RATE", help="Exit 3 when a check's row rate "
                        "exceeds a limit, e.g. 'duplicate_pair>0.05' or 'likely_flipped>10%'.")] = None,
+    allow_empty: Annotated[bool, typer.Option("--allow-empty", metavar="", help="Exit 0 even when no record could "
+                           "be read or every record was dropped (status \"empty\", exit 5 otherwise).")] = False,
     batch_size: Annotated[int, typer.Option(metavar="N", help="Rows per streaming batch.")] = 1000,
     engine: Annotated[str, typer.Option(metavar="ENGINE", help="local, or ray: the same stages on Ray Data.")]
     = "local",
@@ -273,7 +275,8 @@ def scan(
         print_summary(audit)
     for problem in audit.messages:
         _echo(f"warning: {problem}")
-    code, messages = exit_codes.fail_on_code(audit.exit_code, audit.report, limits)
+    code = exit_codes.OK if allow_empty and audit.exit_code == exit_codes.EMPTY else audit.exit_code
+    code, messages = exit_codes.fail_on_code(code, audit.report, limits)
     for message in messages:
         _echo(message)
     raise typer.Exit(code)

@@ -8,16 +8,20 @@ OK = 0  #: the scan ran every check it was asked to run
 INPUT = 2  #: a usage, config or input error (also: the input could not be read to its end)
 FAIL_ON = 3  #: a ``--fail-on CHECK>RATE`` limit was exceeded
 CHECK_FAILED = 4  #: a check or model failed (outputs are still written and the report says which)
+EMPTY = 5  #: nothing usable: no record could be read or every record was dropped (``--allow-empty``: 0)
 INTERRUPTED = 130  #: Ctrl-C
 
 HELP = (f"Exit codes: {OK} ok, {INPUT} usage or input error, {FAIL_ON} a --fail-on limit was exceeded, "
-        f"{CHECK_FAILED} a check or model failed (outputs are still written and the report says which).")
+        f"{CHECK_FAILED} a check or model failed (outputs are still written and the report says which), "
+        f"{EMPTY} nothing usable: no record could be read or every record was dropped (--allow-empty for 0).")
 
 
 def scan_code(report: dict[str, Any]) -> int:
     """The exit code of a finished scan, from its report.json."""
     if report["source"].get("damage"):
         return INPUT  # the input itself could not be read to its end
+    if report["status"] == "empty" and len(report["problems"]) == 1:
+        return EMPTY  # nothing usable came through (and nothing failed): never "ok"
     return OK if report["status"] == "ok" else CHECK_FAILED
 
 

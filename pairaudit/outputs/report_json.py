@@ -56,9 +56,13 @@ def build_report(scan: Scanner, source: Source, findings: list[Finding], drops: 
     if totals["kept"] + totals["dropped"] != totals["input"]:
         raise RuntimeError(f"internal error: kept {totals['kept']} + dropped {totals['dropped']} != "
                            f"input {totals['input']}")
+    if not totals["kept"]:  # nothing usable came through: a distinct status, never "ok"
+        problems.append("no record could be read from the source" if not totals["input"] else
+                        f"every record was dropped ({totals['dropped']:,} of {totals['input']:,}; "
+                        f"{totals['malformed']:,} malformed): the cleaned output is empty")
     return {
         "pairaudit_version": __version__,
-        "status": "ok" if not problems else "incomplete",
+        "status": "empty" if not totals["kept"] else "ok" if not problems else "incomplete",
         "problems": problems,
         "source": {**source.describe(), "format": scan.fmt, "columns": scan.columns,
                    **({"formats": dict(sorted(scan.formats.items()))} if len(scan.formats) > 1 else {})},
