@@ -5,7 +5,8 @@
     python scripts/compare_outputs.py OUT --baseline BASE --no-scan   # compare two existing folders
 
 Extra scan options go after ``--`` (e.g. ``-- --only identical_pair``). The scan runs this checkout's
-``pairaudit.cli`` in a subprocess. Every file written to the output folder is compared (timings.json
+``pairaudit.cli`` in a subprocess on a copy of the example at a fixed temp path (report.json records
+the source path, so a baseline made from another checkout compares equal). Every file written to the output folder is compared (timings.json
 holds run-specific figures and is skipped); parquet files are also compared as tables (columns, dtypes,
 the rows that differ), JSON files key by key, text files line by line. Exit status 0 when every file is
 byte-identical, 1 otherwise.
@@ -18,8 +19,10 @@ import difflib
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -28,9 +31,19 @@ EXAMPLE = ROOT / "examples" / "hh-rlhf-helpful-base-500.jsonl"
 SKIP = {"timings.json"}  # run-specific by contract
 
 
+def example_copy() -> Path:
+    """The example at a fixed path outside the checkout: report.json records the source path, so two
+    checkouts compare equal only when they scan the same path."""
+    dst = Path(tempfile.gettempdir()) / "pairaudit-compare" / EXAMPLE.name
+    if not dst.exists() or dst.read_bytes() != EXAMPLE.read_bytes():
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(EXAMPLE, dst)
+    return dst
+
+
 def scan(out: Path, extra: list[str]) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
-    cmd = [sys.executable, "-m", "pairaudit.cli", "scan", str(EXAMPLE), "--out", str(out), *extra]
+    cmd = [sys.executable, "-m", "pairaudit.cli", "scan", str(example_copy()), "--out", str(out), *extra]
     print("$", " ".join(cmd), flush=True)
     proc = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True)
     print(f"exit code {proc.returncode}")
