@@ -21,7 +21,7 @@ from typing import Any
 from pairaudit.trace import history, order
 from pairaudit.trace.settings import SPEC, TraceSettings
 
-RECORD_HINT = ("or record the next run with pairaudit.integrations.add_pairaudit_callback(trainer, data=...) "
+RECORD_HINT = ("or record the next run with pairaudit.trace.recorder.add_pairaudit_callback(trainer, data=...) "
                "(then the rows come from the record)")
 
 
