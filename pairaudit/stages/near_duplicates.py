@@ -245,7 +245,7 @@ class NearDuplicateStage(Stage):
         want_con = "contradictory_pair" in self.enabled
         pair_raw = rowdot(C, R, np.arange(n), np.arange(n))  # chosen-vs-rejected, this mode's model
         if mode in ("static", "hybrid"):  # centred copies: on disk when the stage spilled
-            P, C, R = (center(A, field_mean(A), out=spill.scratch(f"{k}_centred", A.shape, np.float16))
+            P, C, R = (spill.reopen(center(A, field_mean(A), out=spill.scratch(f"{k}_centred", A.shape, np.float16)))
                        for k, A in (("P", P), ("C", C), ("R", R)))
         out = find_groups(rows, P, C, R, sk, ln, dup, con, want_dups=want_dups, want_contradictions=want_con,
                           candidates_only=mode == "hybrid", timings=timings)
