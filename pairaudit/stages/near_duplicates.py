@@ -192,6 +192,10 @@ class NearDuplicateStage(Stage):
         return {"rows": self._rows, "P": self._P, "C": self._C, "R": self._R, "sk": self._sk, "ln": self._ln,
                 "phash": self._phash, "texts": self._texts}
 
+    def export_state(self) -> dict[str, Any]:
+        self._spill.restore(self._columns())  # the whole column travels, not only what is still in memory
+        return super().export_state()
+
     def absorb_state(self, part: dict[str, Any]) -> None:
         super().absorb_state(part)
         self._spill.maybe(self._columns())

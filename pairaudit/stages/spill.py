@@ -162,6 +162,18 @@ class Spill:
         arr._mmap.close()  # type: ignore[attr-defined]
         return out
 
+    def restore(self, columns: dict[str, list[Any]]) -> None:
+        """Put every spilled column back in front of its list (in memory) and forget the files: what an
+        engine's ``export_state`` ships must be the whole column."""
+        for name, parts in columns.items():
+            if name in self._shapes or name in self._blob_ends:
+                col = self.column(name, parts)
+                if isinstance(col, Blobs):
+                    parts.append(np.array([col[i] for i in range(len(col))] + [None], dtype=object)[:-1])
+                else:
+                    parts.append(col[:])
+        self.close()
+
     def close(self) -> None:
         if self._cleanup is not None:
             self._cleanup()
