@@ -377,9 +377,10 @@ def trace_cmd(
                      "scan runs into --out).")] = None,
     settings: Annotated[Path | None, typer.Option("--settings", help="JSON/TOML file of trainer settings (seed, "
                         "gradient_accumulation_steps, world_size, max_length, ...).")] = None,
-    set_: Annotated[list[str] | None, typer.Option("--set", help="One trainer setting KEY=VALUE, e.g. "
+    set_: Annotated[list[str] | None, typer.Option("--set", metavar="KEY=VALUE", help="One trainer setting KEY=VALUE, e.g. "
                     "--set gradient_accumulation_steps=4 --set resumed_at=300.")] = None,
-    trust_pickle: Annotated[bool, typer.Option(help="Read training_args.bin (a pickle: loading it can run code).")]
+    trust_pickle: Annotated[bool, typer.Option("--trust-pickle", help="Read training_args.bin (a pickle: loading it can "
+                                               "run code).")]
     = False,
     no_record: Annotated[bool, typer.Option("--no-record", help="Ignore pairaudit-record/ and reconstruct the order.")]
     = False,
@@ -392,7 +393,8 @@ def trace_cmd(
     precision: Annotated[str, typer.Option(help="Scoring precision: fp32 (default), bf16, fp16, auto.")] = "fp32",
     jump_z: Annotated[float, typer.Option(help="Robust z-score above which a loss / grad_norm jump counts as the "
                       "failure.")] = 10.0,
-    skip: Annotated[list[str] | None, typer.Option(help="Checks the scan skips (e.g. near_duplicate_pair).")] = None,
+    skip: Annotated[list[str] | None, typer.Option(metavar=CHECKS, help="Checks the scan skips (e.g. "
+                                                   "near_duplicate_pair).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print trace.json instead of the terminal view.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q")] = False,
 ) -> None:
