@@ -17,6 +17,7 @@ from pairaudit.checks import (
     malformed,
     mismatch,
     padding,
+    prefix,
     repetition,
     trainer,
     vocab,
@@ -28,6 +29,7 @@ PAIR_CHECKS: tuple[type[PairCheck], ...] = (
     empty.EmptyPrompt, empty.EmptyResponse, padding.AllPadding, vocab.OutOfVocab, encoding.EncodingError,
     length.TooLong, trainer.DroppedByTrainer, length.TruncationIdentical, identical.IdenticalPair,
     identical.NearIdenticalPair, repetition.DegenerateRepetition, mismatch.PromptMismatch,
+    prefix.PrefixPair, prefix.SplitWord,
 )
 # whole-dataset stages, run in this order
 STAGE_PATHS: tuple[str, ...] = (
