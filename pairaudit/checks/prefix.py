@@ -26,7 +26,7 @@ def _tokens(n: int) -> str:
 
 def _clip(text: str, n: int = 40) -> str:
     text = text.replace("\n", "\\n")
-    return repr(text if len(text) <= n else text[:n] + "…")
+    return "'" + (text if len(text) <= n else text[:n] + "…") + "'"
 
 
 class _TrainerSplitCheck(PairCheck):
@@ -42,9 +42,13 @@ class _TrainerSplitCheck(PairCheck):
         as_text = tok.encode_pairs([dataclasses.replace(pair, format=EXPLICIT[pair.format])])[0]
         return sp, enc, as_text
 
-    def completion(self, ids: list[int], eos: bool) -> str:
-        ids = ids[:-1] if eos and ids else ids
+    def decode(self, ids: list[int]) -> str:
         return self.tok.tok.decode(ids, skip_special_tokens=False) if self.tok is not None else ""
+
+    def side(self, name: str, ids: list[int], eos: bool) -> str:
+        """``chosen 2 tokens ('!' + EOS)``: the count is the trainer's, EOS included, as the pair view counts."""
+        text = _clip(self.decode(ids[:-1] if eos and ids else ids))
+        return f"{name} {_tokens(len(ids))} ({text}{' + EOS' if eos and ids else ''})"
 
 
 class PrefixPair(_TrainerSplitCheck):
@@ -75,20 +79,18 @@ class PrefixPair(_TrainerSplitCheck):
         return {"prefix_pair_score": float(shared)}
 
     def detail(self, sp: ImplicitSplit, trainer: EncodedPair, as_text: EncodedPair, shared: int) -> str:
-        _, tc, tr = trainer.content_lengths()
-        _, xc, xr = as_text.content_lengths()
         what = {"prefix": "one response is a prefix of the other", "identical": "chosen and rejected are identical",
                 "opening": "both responses open with the same text"}[sp.kind]
         if isinstance(sp.shared, list):
             took = f"{len(sp.shared)} message(s)"
         else:  # in the trainer's tokens: the cut can sit a token before the text's cut (merged tokens)
-            text = self.completion(trainer.prompt_ids[len(as_text.prompt_ids):], False) if shared else sp.shared
+            text = self.decode(trainer.prompt_ids[len(as_text.prompt_ids):]) if shared else sp.shared
             took = _clip(text.strip() or text)
-        c = self.completion(trainer.chosen_ids, trainer.eos_added[0])
-        r = self.completion(trainer.rejected_ids, trainer.eos_added[1])
+        c = self.side("chosen", trainer.chosen_ids, trainer.eos_added[0])
+        r = self.side("rejected", trainer.rejected_ids, trainer.eos_added[1])
         return (f"{what}: TRL's extract_prompt (the common prefix of chosen and rejected) puts {took} "
-                f"({_tokens(shared)}) into the prompt, so the trainer compares chosen {_tokens(tc)} {_clip(c)} with "
-                f"rejected {_tokens(tr)} {_clip(r)} (the responses as written: {xc} vs {xr} tokens)")
+                f"({_tokens(shared)}) into the prompt, so the trainer compares {c} with {r}; the responses as "
+                f"written are {len(as_text.chosen_ids)} vs {len(as_text.rejected_ids)} tokens")
 
 
 class SplitWord(_TrainerSplitCheck):

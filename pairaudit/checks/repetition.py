@@ -17,7 +17,7 @@ fraction) and in the spirit of Data-Juicer's ``word_repetition_filter`` / ``char
 * ``char_run``: the longest stretch without whitespace that repeats one unit of 1-8 characters at least
   4 times ("aaaaaaaa", "hahahaha", "!!!!!!!!", "abcabcabcabc"), in characters: the character-level
   breakdown of a broken generation, which word n-grams cannot see (it is one "word"). Units made only of
-  rule / table characters (``-=_*#~|\+``: markdown rules, table separators, ``\_\_\_`` blanks) are not
+  rule / table characters (``-=_*#~|+`` and backslash: markdown rules, table separators, escaped blanks) are not
   counted: real answers use them at any length. Scored at every response length (``min_words`` does not
   apply); ``scripts/eval_repetition.py`` prints its recall on planted runs and its false-positive rate on
   the real rows.
@@ -57,7 +57,7 @@ DEFAULTS = {
     "char_run": 20,
 }
 CHAR_MAX_UNIT, CHAR_MIN_REPEATS = 8, 4
-_CHAR_CYCLE = re.compile(r"(\S{1,%d}?)\1{%d,}" % (CHAR_MAX_UNIT, CHAR_MIN_REPEATS - 1))
+_CHAR_CYCLE = re.compile(rf"(\S{{1,{CHAR_MAX_UNIT}}}?)\1{{{CHAR_MIN_REPEATS - 1},}}")
 _RULE_CHARS = frozenset("-=_*#~|\\+")
 
 

@@ -80,15 +80,18 @@ class LengthStage(Stage):
         for i in range(len(rows)):
             for k, side in enumerate(SIDES):
                 n = int(lens[i, k])
-                what = f"the trainer's {side}" if side == "prompt" else f"the trainer's {side} completion"
-                why = (" (the trainer's prompt took the text both responses open with, see prefix_pair)"
-                       if shared[i] else "")
+                # the trainer's prompt took response text (prefix_pair): say whose length this is
+                what, why = side, ""
+                if shared[i]:
+                    what = f"the trainer's {side}" + ("" if side == "prompt" else " completion")
+                    why = " (the trainer's prompt took the text both responses open with, see prefix_pair)"
                 if z[i, k] > params["max_z"]:
                     typical = float(np.expm1(med[k]))
                     res.findings.append(Finding(int(rows[i]), "length_outlier", side, float(z[i, k]),
-                                                detail=f"{what} is {n} tokens vs median {typical:.0f} "
+                                                detail=f"{what} {n} tokens vs median {typical:.0f} "
                                                        f"(robust z {z[i, k]:.1f}){why}"))
                 elif side != "prompt" and 0 < n <= params["min_tokens"]:
+                    before = " before the EOS" if shared[i] else ""
                     res.findings.append(Finding(int(rows[i]), "length_outlier", side, float(z[i, k]),
-                                                detail=f"{what} has only {n} token(s){why}"))
+                                                detail=f"{what} has only {n} token(s){before}{why}"))
         return res
