@@ -11,7 +11,7 @@ from typing import Any
 from pairaudit.checks.base import CheckInfo
 from pairaudit.checks.registry import all_checks, merged_thresholds, validate_names
 from pairaudit.config import ACTIONS, ScanConfig
-from pairaudit.errors import ConfigError
+from pairaudit.errors import ConfigError, did_you_mean
 from pairaudit.io.formats import parse_columns
 
 ALWAYS_ON = ("malformed_record",)
@@ -84,7 +84,8 @@ def build_policy(cfg: ScanConfig) -> Policy:
         p = merged_thresholds(name)
         for key, value in cfg.thresholds.get(name, {}).items():
             if key not in p:
-                raise ConfigError(f"{name} has no threshold {key!r}", expected=f"one of {sorted(p)}")
+                raise ConfigError(f"{name} has no threshold {key!r}{did_you_mean(key, p)}",
+                                  expected=f"one of {sorted(p)}")
             p[key] = check_threshold(name, key, value, p[key])
         params[name] = p
     return Policy(infos, enabled, actions, params, explicit)
@@ -153,7 +154,7 @@ def apply_config_file(cfg: ScanConfig, data: dict[str, Any]) -> ScanConfig:
         data["columns"] = parse_columns(data["columns"])
     for key, value in data.items():
         if not hasattr(cfg, key):
-            raise ConfigError(f"config file has unknown option {key!r}",
+            raise ConfigError(f"config file has unknown option {key!r}{did_you_mean(key, vars(defaults))}",
                               expected=f"one of {sorted(vars(defaults))} or a [checks.NAME] table")
         if getattr(cfg, key) == getattr(defaults, key):
             setattr(cfg, key, value)

@@ -23,7 +23,7 @@ from pairaudit.checks import (
     vocab,
 )
 from pairaudit.checks.base import CheckInfo, PairCheck, Stage
-from pairaudit.errors import ConfigError
+from pairaudit.errors import ConfigError, did_you_mean
 
 PAIR_CHECKS: tuple[type[PairCheck], ...] = (
     empty.EmptyPrompt, empty.EmptyResponse, padding.AllPadding, vocab.OutOfVocab, encoding.EncodingError,
@@ -92,6 +92,7 @@ def validate_names(names: list[str] | None, option: str) -> list[str]:
     known = all_checks()
     for n in names or []:
         if n not in known:
-            raise ConfigError(f"{option} names unknown check {n!r}", expected=f"one of: {', '.join(known)}",
+            raise ConfigError(f"{option} names unknown check {n!r}{did_you_mean(n, known)}",
+                              expected=f"one of: {', '.join(known)}",
                               fix="run `pairaudit checks` to list them")
     return list(names or [])
