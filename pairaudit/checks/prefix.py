@@ -32,15 +32,17 @@ def _clip(text: str, n: int = 40) -> str:
 class _TrainerSplitCheck(PairCheck):
     """Shared: the trainer's split, and the token counts of both readings of the row."""
 
-    def split(self, pair: Pair, enc: EncodedPair | None) -> tuple[ImplicitSplit, EncodedPair, EncodedPair] | None:
+    def split(self, pair: Pair, enc: EncodedPair | None) -> ImplicitSplit | None:
+        """The trainer's split when its prompt took response text, else None."""
         tok = self.tok
         if tok is None or enc is None or tok.profile.pairaudit_legacy:
             return None
         sp = implicit_split(pair)
-        if sp is None or not sp.absorbs:
-            return None
-        as_text = tok.encode_pairs([dataclasses.replace(pair, format=EXPLICIT[pair.format])])[0]
-        return sp, enc, as_text
+        return sp if sp is not None and sp.absorbs else None
+
+    def as_text(self, pair: Pair) -> EncodedPair:
+        """The row encoded with its text's own split as an explicit prompt (what the responses read as)."""
+        return self.tok.encode_pairs([dataclasses.replace(pair, format=EXPLICIT[pair.format])])[0]
 
     def decode(self, ids: list[int]) -> str:
         return self.tok.tok.decode(ids, skip_special_tokens=False) if self.tok is not None else ""
@@ -68,10 +70,10 @@ class PrefixPair(_TrainerSplitCheck):
     )
 
     def check(self, pair: Pair, enc: EncodedPair | None, out: list[Finding]) -> dict[str, float] | None:
-        got = self.split(pair, enc)
-        if got is None:
+        sp = self.split(pair, enc)
+        if sp is None or enc is None:
             return {"prefix_pair_score": 0.0} if enc is not None and pair.format in EXPLICIT else None
-        sp, trainer, as_text = got
+        trainer, as_text = enc, self.as_text(pair)
         shared = max(0, len(trainer.prompt_ids) - len(as_text.prompt_ids))
         if sp.kind in ("prefix", "identical") or shared >= self.params["min_shared_tokens"]:
             out.append(Finding(pair.row, "prefix_pair", "prompt", float(shared),
@@ -106,16 +108,14 @@ class SplitWord(_TrainerSplitCheck):
     )
 
     def check(self, pair: Pair, enc: EncodedPair | None, out: list[Finding]) -> dict[str, float] | None:
-        got = self.split(pair, enc) if pair.format == "implicit_hh" else None
-        if got is None:
+        sp = self.split(pair, enc) if pair.format == "implicit_hh" else None
+        if sp is None or enc is None or self.tok is None:
             return {"split_word_score": 0.0} if enc is not None and pair.format == "implicit_hh" else None
-        sp, trainer, as_text = got
         if not sp.mid_word:
             return {"split_word_score": 0.0}
-        rendered = self.tok.render(pair) if self.tok is not None else None
-        n_prompt = len(self.tok.encode_texts([rendered[0]], add_special_tokens=rendered.special)[0]) \
-            if rendered is not None else len(trainer.prompt_ids)
-        moved = n_prompt - len(trainer.prompt_ids)
+        rendered = self.tok.render(pair)
+        n_prompt = len(self.tok.encode_texts([rendered[0]], add_special_tokens=rendered.special)[0])
+        moved = n_prompt - len(enc.prompt_ids)
         left = (f"; {_tokens(moved)} of the prompt's own tokenization merge into the completion (TRL warns "
                 "'tokens merge across the boundary')" if moved > 0 else "")
         out.append(Finding(pair.row, "split_word", "prompt", 1.0,
