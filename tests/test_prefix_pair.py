@@ -160,3 +160,43 @@ def test_explicit_prompt_rows_are_not_touched(tmp_path: Path) -> None:
     audit = pairaudit.scan(write_jsonl(tmp_path / "s.jsonl", rows), out=tmp_path / "out", only=CHECKS,
                            log=lambda m: None)
     assert audit.findings.filter(pl.col("check").is_in(["prefix_pair", "split_word"])).height == 0
+
+
+def _hh_conv(text: str) -> list[dict[str, str]]:
+    parts = re.split(r"\n\n(Human|Assistant): ?", text)
+    return [{"role": "user" if role == "Human" else "assistant", "content": content}
+            for role, content in zip(parts[1::2], parts[2::2])]
+
+
+@pytest.mark.parametrize("kind", ["jsonl", "parquet", "dataset", "conversational"])
+def test_explicit_prompt_writes_the_text_split(kind: str, scanned: dict[str, Any], tmp_path: Path) -> None:
+    """--explicit-prompt: the cleaned output holds the prompt up to the last assistant turn and the whole
+    responses; scanned again, no row is a prefix_pair any more and every record round-trips."""
+    import datasets
+
+    rows = [dict(r, id=i) for i, r in enumerate(scanned["rows"][:40])]
+    if kind == "conversational":
+        rows = [{"chosen": _hh_conv(r["chosen"]), "rejected": _hh_conv(r["rejected"]), "id": r["id"]} for r in rows]
+    if kind == "parquet":
+        src: Any = tmp_path / "in.parquet"
+        pl.DataFrame(rows).write_parquet(src)
+    elif kind == "dataset":
+        src = datasets.Dataset.from_list(rows)
+    else:
+        src = write_jsonl(tmp_path / "in.jsonl", rows)
+    audit = pairaudit.scan(src, out=tmp_path / "out", only=["prefix_pair"], explicit_prompt=True, log=lambda m: None)
+    if kind != "conversational":  # message lists: TRL's prompt takes messages only when a list is a prefix
+        assert audit.findings.filter(pl.col("check") == "prefix_pair").height > 10  # the source's rows
+    clean = audit.load_clean(row_column=None).to_list()
+    assert len(clean) == len(rows) and [r["id"] for r in clean] == [r["id"] for r in rows]
+    for rec, src_rec in zip(clean, rows):
+        if kind == "conversational":
+            assert rec["prompt"] + rec["chosen"] == src_rec["chosen"] and rec["chosen"][-1]["role"] == "assistant"
+            assert rec["prompt"] + rec["rejected"] == src_rec["rejected"]
+        else:
+            assert rec["prompt"].endswith("\n\nAssistant:")
+            assert rec["prompt"] + rec["chosen"] == src_rec["chosen"]
+            assert rec["prompt"] + rec["rejected"] == src_rec["rejected"]
+    again = pairaudit.scan(audit.load_clean(row_column=None), out=tmp_path / "again",
+                           only=["prefix_pair", "split_word"], log=lambda m: None)
+    assert again.findings.height == 0

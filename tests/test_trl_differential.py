@@ -323,3 +323,21 @@ def test_scan_takes_the_tokenizer_object_and_dpo_config(smol: dict[str, Any], tm
         pairaudit.scan(rows, out=None, trainer_args=args, max_length=512, log=lambda m: None)
     with pytest.raises(ConfigError, match="did you mean 'max_length'"):
         pairaudit.scan(rows, out=None, trainer_args={"max_lenght": 512}, log=lambda m: None)
+
+
+def test_explicit_prompt_output_trains_on_whole_responses(smol: dict[str, Any], tmp_path: Path) -> None:
+    """--explicit-prompt's cleaned output, given to TRL's own DPOTrainer: every completion is the whole
+    response (+ EOS), where the implicit rows gave TRL only what follows the common prefix."""
+    audit = pairaudit.scan(write_jsonl(tmp_path / "p.jsonl", PLANTED), out=tmp_path / "out", explicit_prompt=True,
+                           only=["prefix_pair"], log=lambda m: None)
+    clean = audit.load_clean(row_column=None).to_list()
+    prepared, _ = trl_prepare(clean, smol["tok"], tmp_path / "trl", max_length=None)
+    implicit, _ = trl_prepare(PLANTED, smol["tok"], tmp_path / "trl2", max_length=None)
+    eos = smol["tok"].eos_token
+    decode = smol["tok"].decode
+    for ex, ex_implicit in zip(prepared, implicit):
+        rec = clean[ex["row"]]
+        assert decode(ex["chosen_ids"]) == rec["chosen"] + eos and decode(ex["rejected_ids"]) == rec["rejected"] + eos
+        assert decode(ex["prompt_ids"]) == rec["prompt"]
+        assert len(ex["chosen_ids"]) >= len(ex_implicit["chosen_ids"])
+    assert sum(len(a["chosen_ids"]) > len(b["chosen_ids"]) for a, b in zip(prepared, implicit)) >= len(PLANTED) // 2
