@@ -16,7 +16,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("pairaudit", "pairaudit.errors", "pairaudit.types", "pairaudit.config", "pairaudit.hashing"),
     ("pairaudit.io", "pairaudit.outputs"),
     ("pairaudit.models", "pairaudit.tokenize", "pairaudit.checks", "pairaudit.stages", "pairaudit.policy",
-     "pairaudit.decisions", "pairaudit.trainers"),
+     "pairaudit.decisions", "pairaudit.trainers", "pairaudit.trainer"),
     ("pairaudit.batch", "pairaudit.pipeline"),
     ("pairaudit.engines", "pairaudit.report"),
     ("pairaudit.api", "pairaudit.review", "pairaudit.trace", "pairaudit.integrations"),
