@@ -116,6 +116,8 @@ class Context:
     progress: Progress = no_progress
     # (split, first row, rows) when several splits are scanned as one source (io.hf), else None
     splits: list[tuple[str, int, int]] | None = None
+    # run-time objects the stages share (e.g. ``models.batch_vectors``: one embedding pass per text)
+    shared: dict[str, Any] = field(default_factory=dict)
 
 
 # options that must be whole numbers >= 1 when set (None = no limit / default)
