@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 
 class PairauditError(Exception):
     """Base class: an error the CLI prints without a traceback (exit code 2)."""
@@ -43,21 +41,6 @@ class ModelError(PairauditError):
     """A model (tokenizer, embedder, reference) could not be loaded or failed while running."""
 
     exit_code = 4
-
-
-def did_you_mean(name: object, choices: Iterable[str]) -> str:
-    """``" (did you mean 'max_length'?)"`` for a misspelt ``name`` close to one of ``choices``, else ``""``.
-    One helper for every place a user names something (options, check names, thresholds, config keys)."""
-    import difflib
-
-    options = [str(c) for c in choices]
-    text = str(name)
-    lowered = {c.lower().replace("-", "_"): c for c in options}
-    key = text.lower().replace("-", "_").lstrip("_")
-    if key in lowered and lowered[key] != text:
-        return f" (did you mean {lowered[key]!r}?)"
-    close = difflib.get_close_matches(key, list(lowered), n=1, cutoff=0.75)
-    return f" (did you mean {lowered[close[0]]!r}?)" if close else ""
 
 
 def require(module: str, extra: str, purpose: str):  # noqa: ANN201 - returns a module

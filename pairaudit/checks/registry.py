@@ -23,7 +23,8 @@ from pairaudit.checks import (
     vocab,
 )
 from pairaudit.checks.base import CheckInfo, PairCheck, Stage
-from pairaudit.errors import ConfigError, did_you_mean
+from pairaudit.errors import ConfigError
+from pairaudit.schema import did_you_mean
 
 PAIR_CHECKS: tuple[type[PairCheck], ...] = (
     empty.EmptyPrompt, empty.EmptyResponse, padding.AllPadding, vocab.OutOfVocab, encoding.EncodingError,

@@ -17,7 +17,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from pairaudit.errors import ConfigError, did_you_mean
+from pairaudit.errors import ConfigError
+from pairaudit.schema import did_you_mean
 
 LIMITS = ("max_length", "max_prompt_length", "max_completion_length", "truncation_mode")
 
