@@ -15,6 +15,7 @@ import dataclasses
 from pairaudit.checks.base import CheckInfo, PairCheck
 from pairaudit.tokenize import EncodedPair
 from pairaudit.trainer.split import ImplicitSplit, implicit_split
+from pairaudit.trainers import common_prefix_length
 from pairaudit.types import Finding, Pair
 
 EXPLICIT = {"implicit_hh": "standard", "implicit_conversational": "conversational"}
@@ -40,9 +41,19 @@ class _TrainerSplitCheck(PairCheck):
         sp = implicit_split(pair)
         return sp if sp is not None and sp.absorbs else None
 
-    def as_text(self, pair: Pair) -> EncodedPair:
-        """The row encoded with its text's own split as an explicit prompt (what the responses read as)."""
-        return self.tok.encode_pairs([dataclasses.replace(pair, format=EXPLICIT[pair.format])])[0]
+    def as_text(self, pair: Pair, enc: EncodedPair) -> EncodedPair:
+        """The row encoded with its text's own split as an explicit prompt (what the responses read as).
+
+        TRL >= 1.14.2 (joint tokenization, completion from the common prefix) on text rows: both readings tokenize the same prompt+completion
+        strings, which the trainer's encoding already holds (its prompt ids + completion ids), so only the
+        text's prompt is tokenized to find where it cuts them; otherwise the row is encoded again."""
+        tok = self.tok
+        if not (tok.profile.joint and tok.profile.common_prefix) or pair.conversational:
+            return tok.encode_pairs([dataclasses.replace(pair, format=EXPLICIT[pair.format])])[0]
+        full_c, full_r = enc.prompt_ids + enc.chosen_ids, enc.prompt_ids + enc.rejected_ids
+        text_prompt = tok.encode_texts([pair.prompt or ""], add_special_tokens=True)[0]
+        cut = min(common_prefix_length(text_prompt, full_c), common_prefix_length(text_prompt, full_r))
+        return EncodedPair(full_c[:cut], full_c[cut:], full_r[cut:], (0, 0), (0, 0), enc.eos_added)
 
     def decode(self, ids: list[int]) -> str:
         return self.tok.tok.decode(ids, skip_special_tokens=False) if self.tok is not None else ""
@@ -73,7 +84,7 @@ class PrefixPair(_TrainerSplitCheck):
         sp = self.split(pair, enc)
         if sp is None or enc is None:
             return {"prefix_pair_score": 0.0} if enc is not None and pair.format in EXPLICIT else None
-        trainer, as_text = enc, self.as_text(pair)
+        trainer, as_text = enc, self.as_text(pair, enc)
         shared = max(0, len(trainer.prompt_ids) - len(as_text.prompt_ids))
         if sp.kind in ("prefix", "identical") or shared >= self.params["min_shared_tokens"]:
             out.append(Finding(pair.row, "prefix_pair", "prompt", float(shared),
