@@ -16,11 +16,11 @@ import pytest
 from conftest import HH, write_jsonl
 
 import pairaudit
-from pairaudit import trainers
 from pairaudit.io.formats import normalise, split_hh
 from pairaudit.report.trainer_view import trainer_view
-from pairaudit.tokenize import DPOTokenizer, load_tokenizer
+from pairaudit.trainer import profiles as trainers
 from pairaudit.trainer.split import common_prefix_chars, implicit_split, trl_extract_prompt_text
+from pairaudit.trainer.tokenizer import DPOTokenizer, load_tokenizer
 
 CHECKS = ["prefix_pair", "split_word", "length_outlier", "identical_pair"]
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 import dataclasses
 
 from pairaudit.checks.base import CheckInfo, PairCheck
-from pairaudit.tokenize import EncodedPair
+from pairaudit.datatypes import Finding, Pair
+from pairaudit.trainer.profiles import common_prefix_length
 from pairaudit.trainer.split import ImplicitSplit, implicit_split
-from pairaudit.trainers import common_prefix_length
-from pairaudit.types import Finding, Pair
+from pairaudit.trainer.tokenizer import EncodedPair
 
 EXPLICIT = {"implicit_hh": "standard", "implicit_conversational": "conversational"}
 

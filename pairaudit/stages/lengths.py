@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from pairaudit.checks.base import CheckInfo, Stage
-from pairaudit.tokenize import EncodedPair
+from pairaudit.checks.base import CheckInfo
+from pairaudit.datatypes import Finding, Pair, StageResult
+from pairaudit.stages.base import Stage
 from pairaudit.trainer.split import implicit_split
-from pairaudit.types import Finding, Pair, StageResult
+from pairaudit.trainer.tokenizer import EncodedPair
 
 LENGTH_OUTLIER_INFO = CheckInfo(
     "length_outlier",

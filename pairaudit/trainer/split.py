@@ -39,7 +39,7 @@ def common_prefix_chars(a: str, b: str) -> int:
 
 def trl_extract_prompt_text(chosen: str, rejected: str) -> tuple[str, str, str]:
     """TRL's ``extract_prompt`` on two strings, exactly (same result as the transcribed loop in
-    ``trainers.trl_extract_prompt``, without a Python loop over characters)."""
+    ``trainer.profiles.trl_extract_prompt``, without a Python loop over characters)."""
     n = min(len(chosen), len(rejected))
     if n == 0:
         raise ValueError("TRL's extract_prompt fails on an empty chosen or rejected (UnboundLocalError in TRL)")
@@ -104,9 +104,9 @@ def implicit_split(pair: Any) -> ImplicitSplit | None:
     try:
         if pair.conversational:
             pm, cm, rm = pair.prompt_messages or [], pair.chosen_messages or [], pair.rejected_messages or []
-            from pairaudit import trainers
+            from pairaudit.trainer import profiles
 
-            tp, tc, tr = trainers.trl_extract_prompt(pm + cm, pm + rm)
+            tp, tc, tr = profiles.trl_extract_prompt(pm + cm, pm + rm)
             shared = tp[len(pm):] if tp[:len(pm)] == pm else []
             return ImplicitSplit(tp, tc, tr, shared, _kind(cm, rm) if shared else "", False)
         p, c, r = pair.prompt or "", pair.chosen or "", pair.rejected or ""
