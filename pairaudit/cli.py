@@ -185,6 +185,10 @@ def scan(
                     "these checks.")] = None,
     flip: Annotated[list[str] | None, typer.Option(metavar=CHECKS, help="Keep rows with findings of these checks "
                     "but swap chosen and rejected in the cleaned output (e.g. likely_flipped).")] = None,
+    explicit_prompt: Annotated[bool, typer.Option("--explicit-prompt", metavar="", help="Implicit-prompt data: "
+                               "write a prompt column (up to the last assistant turn) into the cleaned output, "
+                               "so the trainer does not split at the responses' common prefix (see "
+                               "prefix_pair, split_word).")] = False,
     set_: Annotated[list[str] | None, typer.Option("--set", metavar="CHECK.PARAM=VALUE", help="Threshold override, "
                     "e.g. length_outlier.max_z=4 (see `pairaudit checks --verbose`).")] = None,
     config: Annotated[Path | None, typer.Option(metavar="FILE", help="TOML/JSON config file; command-line flags "
@@ -240,7 +244,8 @@ def scan(
             max_prompt_length=_limit(max_prompt_length, "--max-prompt-length"),
             max_completion_length=_limit(max_completion_length, "--max-completion-length"),
             truncation_mode=truncation_mode or "auto", batch_size=batch_size, only=_names(only) or None, skip=_names(skip),
-            drop=_names(drop), flag=_names(flag), flip=_names(flip), thresholds=_parse_set(set_), embedder=embedder,
+            drop=_names(drop), flag=_names(flag), flip=_names(flip), explicit_prompt=explicit_prompt,
+            thresholds=_parse_set(set_), embedder=embedder,
             embed_mode="static" if fast else embed_mode, embed_batch_size=embed_batch_size, precision=precision,
             reference=reference, reward_model=reward_model,
             policy=policy, beta=beta, reference_max_rows=reference_max_rows, device=device,

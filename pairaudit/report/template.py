@@ -69,6 +69,7 @@ PAIR = r"""
     {% for k, v in p.metrics %}<span class="pa-muted">{{ k }} {{ v }}</span>{% endfor %}
   </div>
   {% for f in p.findings if f.detail %}<div class="pa-muted">{{ f.check }}: {{ f.detail }}</div>{% endfor %}
+  {% if p.trainer and p.trainer.get('split') %}<div class="pa-muted">split: {{ p.trainer.split }}</div>{% endif %}
   {% if p.missing %}
   <div class="pa-muted">{{ p.missing }}</div>
   {% else %}
@@ -92,6 +93,7 @@ PAIR = r"""
 <details class="pa-trainer"><summary>as the trainer sees it: {% if t.error %}not available ({{ t.error }}){% else %}{{ t.summary }}{% endif %}</summary>
 {% if not t.error %}
 <div class="pa-muted">decoded token ids the loss sees (chat template, special tokens and the appended EOS included)</div>
+{% if t.get('split') %}<div class="pa-muted">{{ t.split }}</div>{% endif %}
 <div class="pa-prompt"><pre>{{ cut_text(t.prompt) }}</pre></div>
 {% if t.prompt_rejected %}<div class="pa-muted">prompt as kept with the rejected response:</div><div class="pa-prompt"><pre>{{ cut_text(t.prompt_rejected) }}</pre></div>{% endif %}
 <div class="pa-sides">
