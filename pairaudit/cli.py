@@ -12,15 +12,13 @@ from typing import Annotated
 
 import typer
 
-from pairaudit import __version__
+from pairaudit import __version__, exit_codes
 from pairaudit.errors import ConfigError, PairauditError
 
 app = typer.Typer(
     name="pairaudit",
     help="Audit and clean preference datasets (prompt / chosen / rejected) before DPO, RLHF, ORPO or KTO "
-         "training. Exit codes: 0 ok, 2 usage or input error, 3 a --fail-on limit was exceeded, "
-         "4 a check or model failed (outputs are still written and the report says which), 5 nothing usable: no "
-         "record could be read or every record was dropped (--allow-empty for 0).",
+         "training. " + exit_codes.HELP,
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -63,21 +61,21 @@ def _parse_fail_on(values: list[str] | None) -> list[tuple[str, float]]:
 def _check_fail_on(limits: list[tuple[str, float]], cfg: object) -> None:
     """Before scanning: every --fail-on gate names a check that will run (a gate on a check that does not
     run would always pass)."""
-    from pairaudit.policy import build_policy
+    from pairaudit.plan import build_plan
 
-    policy = build_policy(cfg)  # type: ignore[arg-type]
+    plan = build_plan(cfg)  # type: ignore[arg-type]
     for check, _ in limits:
-        if check not in policy.infos:
-            raise ConfigError(f"--fail-on names unknown check {check!r}", expected=", ".join(policy.infos),
+        if check not in plan.infos:
+            raise ConfigError(f"--fail-on names unknown check {check!r}", expected=", ".join(plan.infos),
                               fix="run `pairaudit checks` to list them")
-        if check not in policy.enabled:
+        if check not in plan.enabled:
             raise ConfigError(f"--fail-on {check} gates a check that does not run in this scan, so it would "
                               "always pass", fix=f"enable it (e.g. --only ...,{check}) or drop the gate")
 
 
 def _limit(value: str | None, option: str) -> int | str | None:
     """A length option: not given = "auto" (the trainer's default), "none" = no limit, else a positive int."""
-    from pairaudit.trainers import AUTO, parse_limit
+    from pairaudit.trainer.profiles import AUTO, parse_limit
 
     return AUTO if value is None else parse_limit(value, option)
 
@@ -188,6 +186,10 @@ def scan(
                     "these checks.")] = None,
     flip: Annotated[list[str] | None, typer.Option(metavar=CHECKS, help="Keep rows with findings of these checks "
                     "but swap chosen and rejected in the cleaned output (e.g. likely_flipped).")] = None,
+    explicit_prompt: Annotated[bool, typer.Option("--explicit-prompt", metavar="", help="Implicit-prompt data: "
+                               "write a prompt column (up to the last assistant turn) into the cleaned output, "
+                               "so the trainer does not split at the responses' common prefix (see "
+                               "prefix_pair, split_word).")] = False,
     set_: Annotated[list[str] | None, typer.Option("--set", metavar="CHECK.PARAM=VALUE", help="Threshold override, "
                     "e.g. length_outlier.max_z=4 (see `pairaudit checks --verbose`).")] = None,
     config: Annotated[Path | None, typer.Option(metavar="FILE", help="TOML/JSON config file; command-line flags "
@@ -243,7 +245,8 @@ def scan(
             max_prompt_length=_limit(max_prompt_length, "--max-prompt-length"),
             max_completion_length=_limit(max_completion_length, "--max-completion-length"),
             truncation_mode=truncation_mode or "auto", batch_size=batch_size, only=_names(only) or None, skip=_names(skip),
-            drop=_names(drop), flag=_names(flag), flip=_names(flip), thresholds=_parse_set(set_), embedder=embedder,
+            drop=_names(drop), flag=_names(flag), flip=_names(flip), explicit_prompt=explicit_prompt,
+            thresholds=_parse_set(set_), embedder=embedder,
             embed_mode="static" if fast else embed_mode, embed_batch_size=embed_batch_size, precision=precision,
             reference=reference, reward_model=reward_model,
             policy=policy, beta=beta, reference_max_rows=reference_max_rows, device=device,
@@ -251,7 +254,7 @@ def scan(
             ray_address=ray_address, ray_workers=ray_workers)
         if config:
             from pairaudit.config import load_config_file
-            from pairaudit.policy import apply_config_file
+            from pairaudit.plan import apply_config_file
 
             cfg = apply_config_file(cfg, load_config_file(config))
         _check_fail_on(limits, cfg)
@@ -271,26 +274,17 @@ def scan(
             typer.echo(f"interrupted after the new outputs were committed to {out}", err=True)
         else:
             typer.echo("interrupted: no outputs were changed", err=True)
-        raise typer.Exit(130) from None
+        raise typer.Exit(exit_codes.INTERRUPTED) from None
     if not quiet:
         from pairaudit.report.summary import print_summary
 
         print_summary(audit)
-    from pairaudit.pipeline import EXIT_EMPTY
-
-    code = audit.exit_code
-    if allow_empty and code == EXIT_EMPTY:
-        code = 0
     for problem in audit.messages:
         _echo(f"warning: {problem}")
-    for check, limit in limits:
-        info = audit.report["checks"][check]
-        if info["status"] != "ran":
-            _echo(f"fail-on: {check} {info['status']} ({info['reason']}): the gate cannot pass without it")
-            code = 4
-        elif info["rate"] > limit:
-            typer.echo(f"fail-on: {check} rate {info['rate']:.4f} > {limit}", err=True)
-            code = max(code, 3) if code != 4 else code
+    code = exit_codes.OK if allow_empty and audit.exit_code == exit_codes.EMPTY else audit.exit_code
+    code, messages = exit_codes.fail_on_code(code, audit.report, limits)
+    for message in messages:
+        _echo(message)
     raise typer.Exit(code)
 
 
@@ -301,7 +295,7 @@ def list_checks(
     as_json: Annotated[bool, typer.Option("--json", metavar="", help="Everything, as JSON.")] = False,
 ) -> None:
     """List the checks: one line each (name, kind, default action, on by default, summary)."""
-    from pairaudit.checks.registry import all_checks, merged_thresholds
+    from pairaudit.catalog import all_checks, merged_thresholds
     from pairaudit.report.checklist import check_lines, verbose_blocks
 
     infos = all_checks()
@@ -393,9 +387,11 @@ def trace_cmd(
                      "scan runs into --out).")] = None,
     settings: Annotated[Path | None, typer.Option("--settings", help="JSON/TOML file of trainer settings (seed, "
                         "gradient_accumulation_steps, world_size, max_length, ...).")] = None,
-    set_: Annotated[list[str] | None, typer.Option("--set", help="One trainer setting KEY=VALUE, e.g. "
+    set_: Annotated[list[str] | None, typer.Option("--set", metavar="KEY=VALUE", help="One trainer setting KEY=VALUE, e.g. "
                     "--set gradient_accumulation_steps=4 --set resumed_at=300.")] = None,
-    trust_pickle: Annotated[bool, typer.Option(help="Read training_args.bin (a pickle: loading it can run code).")]
+    trust_pickle: Annotated[bool, typer.Option("--trust-pickle", help="Fully unpickle a training_args.bin that the safe "
+                                               "reader refuses (a pickle: loading it can run code). Not needed for "
+                                               "ordinary runs.")]
     = False,
     no_record: Annotated[bool, typer.Option("--no-record", help="Ignore pairaudit-record/ and reconstruct the order.")]
     = False,
@@ -408,11 +404,14 @@ def trace_cmd(
     precision: Annotated[str, typer.Option(help="Scoring precision: fp32 (default), bf16, fp16, auto.")] = "fp32",
     jump_z: Annotated[float, typer.Option(help="Robust z-score above which a loss / grad_norm jump counts as the "
                       "failure.")] = 10.0,
-    skip: Annotated[list[str] | None, typer.Option(help="Checks the scan skips (e.g. near_duplicate_pair).")] = None,
+    skip: Annotated[list[str] | None, typer.Option(metavar=CHECKS, help="Checks the scan skips (e.g. "
+                                                   "near_duplicate_pair).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print trace.json instead of the terminal view.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q")] = False,
 ) -> None:
-    """Map the first non-finite (or jumping) step of a transformers / TRL run to its source rows and explain them."""
+    """Map the first non-finite (or jumping) step of a transformers / TRL run to its source rows, explain them and
+    diagnose the run (data, learning rate, precision, beta / clipping, broken weights) with the fixes in order.
+    Exit 6 when the rows cannot be named reliably (the first line says what to pass)."""
     from pairaudit.trace.run import trace
     from pairaudit.trace.settings import parse_assignments
 
@@ -432,6 +431,8 @@ def trace_cmd(
         from pairaudit.trace.render import print_trace
 
         print_trace(res.doc, Console(), res.out_dir)
+    if res.doc.get("status") == "unreliable":
+        raise typer.Exit(exit_codes.TRACE_UNRELIABLE)
 
 
 if __name__ == "__main__":  # pragma: no cover

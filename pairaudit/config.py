@@ -39,7 +39,7 @@ class ScanConfig:
     split: str | list[str] | None = None  # None: train if present; a name, "all" or "a,b" (io.hf)
     subset: str | None = None
     tokenizer: str | None = None  # HF folder/id or GGUF file; None = bundled SmolLM2
-    # the trainer whose preprocessing is reproduced (pairaudit.trainers): "trl" = the installed TRL's
+    # the trainer whose preprocessing is reproduced (pairaudit.trainer.profiles): "trl" = the installed TRL's
     # version (else the newest known), "trl==X.Y.Z", or a profile name such as "trl-0.28"
     trainer: str = "trl"
     # limits: a positive int, None (or "none") for no limit, "auto" for the trainer profile's default;
@@ -48,6 +48,8 @@ class ScanConfig:
     max_prompt_length: int | str | None = "auto"  # only trainers that have it (TRL < 0.29)
     max_completion_length: int | str | None = "auto"  # only trainers that have it (TRL < 0.29)
     truncation_mode: str = "auto"  # keep_start | keep_end | auto (TRL DPOConfig.truncation_mode)
+    # write an explicit prompt column into the cleaned output of implicit-prompt data (io.writers)
+    explicit_prompt: bool = False
     batch_size: int = 1000
     only: list[str] | None = None  # run only these checks
     skip: list[str] = field(default_factory=list)

@@ -1,7 +1,7 @@
 """``near_duplicate_pair`` and near ``contradictory_pair`` from sentence embeddings; also the embedding view
 of ``near_identical_pair`` (chosen-vs-rejected cosine, score column ``pair_cosine``).
 
-Decision (``nd_match``): two rows are near duplicates when, per field (prompt, chosen, rejected), the
+Decision (``match``): two rows are near duplicates when, per field (prompt, chosen, rejected), the
 similarity ``max(embedding cosine, wording similarity)`` (1 for equal normalised texts) is at least
 ``min_field`` and their mean over the three fields is at least ``min_mean``; near contradictions use the
 same rule with the responses compared crosswise. The embedding decides; the wording similarity only lifts a
@@ -34,19 +34,20 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pairaudit.checks.base import CheckInfo, Stage
+from pairaudit.checks.base import CheckInfo
+from pairaudit.datatypes import Finding, Pair, StageResult
 from pairaudit.errors import ConfigError, MissingDependency
-from pairaudit.stages.nd_match import SKETCH_BYTES, char_ratio, match_pairs, normalise, sketch  # noqa: F401
-from pairaudit.stages.nd_search import center, field_mean, rowdot
-from pairaudit.stages.nd_verify import find_groups
+from pairaudit.stages.base import Stage
+from pairaudit.stages.near_duplicates.match import SKETCH_BYTES, char_ratio, match_pairs, normalise, sketch  # noqa: F401
+from pairaudit.stages.near_duplicates.search import center, field_mean, rowdot
+from pairaudit.stages.near_duplicates.verify import find_groups
 from pairaudit.stages.spill import Blobs, Spill
-from pairaudit.types import Finding, Pair, StageResult
 
 if TYPE_CHECKING:
     from pairaudit.config import Context
     from pairaudit.models.embedder import Embedder
     from pairaudit.models.static_embedder import StaticEmbedder
-    from pairaudit.tokenize import EncodedPair
+    from pairaudit.trainer.tokenizer import EncodedPair
 
 MODES = ("hybrid", "static", "transformer")
 DEFAULT_MODE = "hybrid"
@@ -192,6 +193,10 @@ class NearDuplicateStage(Stage):
         return {"rows": self._rows, "P": self._P, "C": self._C, "R": self._R, "sk": self._sk, "ln": self._ln,
                 "phash": self._phash, "texts": self._texts}
 
+    def export_state(self) -> dict[str, Any]:
+        self._spill.restore(self._columns())  # the whole column travels, not only what is still in memory
+        return super().export_state()
+
     def absorb_state(self, part: dict[str, Any]) -> None:
         super().absorb_state(part)
         self._spill.maybe(self._columns())
@@ -245,7 +250,7 @@ class NearDuplicateStage(Stage):
         want_con = "contradictory_pair" in self.enabled
         pair_raw = rowdot(C, R, np.arange(n), np.arange(n))  # chosen-vs-rejected, this mode's model
         if mode in ("static", "hybrid"):  # centred copies: on disk when the stage spilled
-            P, C, R = (center(A, field_mean(A), out=spill.scratch(f"{k}_centred", A.shape, np.float16))
+            P, C, R = (spill.reopen(center(A, field_mean(A), out=spill.scratch(f"{k}_centred", A.shape, np.float16)))
                        for k, A in (("P", P), ("C", C), ("R", R)))
         out = find_groups(rows, P, C, R, sk, ln, dup, con, want_dups=want_dups, want_contradictions=want_con,
                           candidates_only=mode == "hybrid", timings=timings)

@@ -8,17 +8,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from pairaudit.catalog import all_checks, merged_thresholds, validate_names
 from pairaudit.checks.base import CheckInfo
-from pairaudit.checks.registry import all_checks, merged_thresholds, validate_names
 from pairaudit.config import ACTIONS, ScanConfig
 from pairaudit.errors import ConfigError
 from pairaudit.io.formats import parse_columns
+from pairaudit.schema import did_you_mean
 
 ALWAYS_ON = ("malformed_record",)
 
 
 @dataclass
-class Policy:
+class CheckPlan:
     infos: dict[str, CheckInfo]
     enabled: set[str]
     actions: dict[str, str]
@@ -33,7 +34,7 @@ class Policy:
                 for name in self.infos}
 
 
-def build_policy(cfg: ScanConfig) -> Policy:
+def build_plan(cfg: ScanConfig) -> CheckPlan:
     infos = all_checks()
     only = validate_names(cfg.only, "--only")
     skip = validate_names(cfg.skip, "--skip")
@@ -84,10 +85,11 @@ def build_policy(cfg: ScanConfig) -> Policy:
         p = merged_thresholds(name)
         for key, value in cfg.thresholds.get(name, {}).items():
             if key not in p:
-                raise ConfigError(f"{name} has no threshold {key!r}", expected=f"one of {sorted(p)}")
+                raise ConfigError(f"{name} has no threshold {key!r}{did_you_mean(key, p)}",
+                                  expected=f"one of {sorted(p)}")
             p[key] = check_threshold(name, key, value, p[key])
         params[name] = p
-    return Policy(infos, enabled, actions, params, explicit)
+    return CheckPlan(infos, enabled, actions, params, explicit)
 
 
 # thresholds whose code needs more than "a whole number >= 1" (cross-fitting needs two folds)
