@@ -233,7 +233,7 @@ class Scanner:
             shared = SHARED_CHECKS.get(type(stage).__name__, frozenset()) & self.policy.enabled
             for f in res.findings:
                 if f.check in stage.enabled or f.check in shared:
-                    f.action = self.policy.action(f.check)
+                    f.action = "flag" if f.unsure else self.policy.action(f.check)
                     self.findings.append(f)
             if res.rows is not None and res.scores:
                 out.append((np.asarray(res.rows, dtype=np.int64), res.scores))

@@ -34,6 +34,7 @@ STAGE_PATHS: tuple[str, ...] = (
     "pairaudit.stages.exact:ExactStage",
     "pairaudit.stages.lengths:LengthStage",
     "pairaudit.stages.near_duplicates:NearDuplicateStage",
+    "pairaudit.stages.preference_graph:PreferenceGraphStage",  # after near duplicates: their groups join nodes
     "pairaudit.stages.flips:FlipStage",
     "pairaudit.stages.leakage:SplitLeakageStage",  # after near duplicates: it reads their findings
 )

@@ -36,6 +36,7 @@ import numpy as np
 
 from pairaudit.checks.base import CheckInfo, Stage
 from pairaudit.errors import ConfigError, MissingDependency
+from pairaudit.stages.nd_calibrate import calibrate, negative_pairs, negative_similarities
 from pairaudit.stages.nd_match import SKETCH_BYTES, char_ratio, match_pairs, normalise, sketch  # noqa: F401
 from pairaudit.stages.nd_search import center, field_mean, rowdot
 from pairaudit.stages.nd_verify import find_groups
@@ -52,12 +53,16 @@ DEFAULT_MODE = "hybrid"
 
 NEAR_DUPLICATE_INFO = CheckInfo(
     "near_duplicate_pair",
-    "prompt, chosen and rejected are each close to another row's: per field max(embedding cosine, wording "
-    "similarity) >= min_field and the mean over the three fields >= min_mean (equal normalised texts count 1). "
-    "group = smallest row of the group, which is kept; score = the group edge's mean field similarity; the "
-    "detail says per field why it matched",
+    "prompt, chosen and rejected are each a copy or paraphrase of another row's: the prompts' similarity "
+    "max(embedding cosine, wording) >= min_prompt and EACH response's >= the copy threshold, calibrated on the "
+    "dataset's own different answers to one prompt (no mean: a shared prompt or response never vouches for a "
+    "different one); between the unsure-band floor and the copy threshold the row is flagged, not dropped. "
+    "group = smallest row of the group, which is kept; score = the weakest response similarity; the detail says "
+    "per field why it matched",
     "drop",
-    thresholds={"min_field": 0.70, "min_mean": 0.85, "candidate_min_field": 0.50, "candidate_min_mean": 0.70,
+    thresholds={"min_prompt": 0.85, "min_response": 0.85, "min_response_flag": 0.80, "max_response": 0.98,
+                "calibration_quantile": 0.975, "calibration_margin": 0.03, "calibration_rows": 256,
+                "calibration_pairs": 50000, "candidate_min_prompt": 0.50, "candidate_min_response": 0.55,
                 "neighbors": 16, "min_search_cosine": 0.55, "exact_max_rows": 20000, "nprobe": 8,
                 "min_rows_static": 100},
     kind="global",
@@ -66,10 +71,11 @@ NEAR_DUPLICATE_INFO = CheckInfo(
 )
 NEAR_CONTRADICTION_INFO = CheckInfo(
     "contradictory_pair",
-    "another row has a close prompt and the same two responses (matched crosswise, same rule and thresholds as "
-    "near_duplicate_pair) preferred the other way; every row of the group gets the finding, group = smallest row",
+    "another row has a close prompt and the same two responses, each a copy or paraphrase (crosswise: its "
+    "chosen ~ our rejected AND its rejected ~ our chosen, the near_duplicate_pair rule and calibrated threshold), "
+    "preferred the other way; X > Y and Y > Z is no contradiction. Every row of the group gets the finding, "
+    "group = smallest row; the unsure band flags",
     "drop",
-    thresholds={"min_field": 0.70, "min_mean": 0.85},
     kind="global",
     extra="embed",
     why="the same comparison labelled both ways pushes the DPO logit in opposite directions",
@@ -79,6 +85,22 @@ NEAR_CONTRADICTION_INFO = CheckInfo(
 def _prompt_hash(text: str) -> int:
     return int.from_bytes(hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest(),
                           "little", signed=True)
+
+
+def calibration_sample(phash: np.ndarray, k: int, seed: int = 0) -> np.ndarray:
+    """Up to ``k`` rows for the calibration: half as pairs of rows that share a prompt (random prompts), the
+    rest uniformly at random (seeded)."""
+    rng = np.random.default_rng(seed)
+    n = len(phash)
+    if n <= k:
+        return np.arange(n)
+    order = np.argsort(phash, kind="stable")
+    same = np.flatnonzero(phash[order[1:]] == phash[order[:-1]])
+    same = same[np.r_[True, np.diff(same) > 1]] if len(same) else same  # one pair per run of a prompt
+    pick = rng.choice(same, size=min(len(same), k // 4), replace=False) if len(same) else same
+    shared = np.concatenate([order[pick], order[pick + 1]])
+    rest = rng.choice(n, size=k - len(shared), replace=False)
+    return np.unique(np.concatenate([shared, rest]))
 
 
 def _check_deps(mode: str = DEFAULT_MODE) -> None:
@@ -232,21 +254,26 @@ class NearDuplicateStage(Stage):
         if mode in ("static", "hybrid"):
             means = [field_mean(A) for A in (P, C, R)]
             P, C, R = (center(A, m) for A, m in zip((P, C, R), means))
+        if mode != "hybrid":  # the deciding vectors exist for every row: calibrate on all of them
+            every = np.arange(n)
+            dup, con, stats["calibration"] = self._calibrated(dup, con, C, R, sk, ln, phash, every, every, mode)
         out = find_groups(rows, P, C, R, sk, ln, dup, con, want_dups=want_dups, want_contradictions=want_con,
                           candidates_only=mode == "hybrid", timings=timings)
-        if mode == "hybrid" and len(out["candidate_rows"]):
-            idx = out["candidate_rows"]
-            stats["hybrid_candidate_rows"] = int(len(idx))
+        if mode == "hybrid":
+            cand = out["candidate_rows"]
+            stats["hybrid_candidate_rows"] = int(len(cand))
+            sample = calibration_sample(phash, int(dup["calibration_rows"]))
+            idx = np.union1d(cand, sample)
             Pt, Ct, Rt = self._transformer_vectors(blobs, idx, timings)  # type: ignore[arg-type]
             pos = np.full(n, -1, dtype=np.int64)
             pos[idx] = np.arange(len(idx))
+            dup, con, stats["calibration"] = self._calibrated(dup, con, Ct, Rt, sk, ln, phash, idx, pos,
+                                                              "transformer (candidates + sample)")
             out2 = find_groups(rows[idx], Pt, Ct, Rt, sk[idx], ln[idx], dup, con, want_dups=want_dups,
                                want_contradictions=want_con, candidates=(pos[out["a"]], pos[out["b"]]),
                                timings=timings)
             out["findings"] = out2["findings"]
             out["stats"].update(out2["stats"])
-        elif mode == "hybrid":
-            stats["hybrid_candidate_rows"] = 0
         res.findings = out["findings"]
         stats["mode"] = mode
         self._near_identical(res, rows, pair_raw, mode, blobs, timings)
@@ -272,6 +299,16 @@ class NearDuplicateStage(Stage):
         )
         res.timings = timings
         return res
+
+    @staticmethod
+    def _calibrated(dup: dict[str, Any], con: dict[str, Any], C: np.ndarray, R: np.ndarray, sk: np.ndarray,
+                    ln: np.ndarray, phash: np.ndarray, idx: np.ndarray, pos: np.ndarray, space: str
+                    ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+        """The rule with its copy threshold calibrated on rows ``idx`` (vectors at ``pos[idx]``)."""
+        pairs = negative_pairs(phash, idx, int(dup["calibration_pairs"]))
+        info = calibrate(negative_similarities(C, R, sk, ln, pos, pairs), dup, space)
+        rule = {"min_response": info["min_response"], "min_response_flag": info["min_response_flag"]}
+        return {**dup, **rule}, {**con, **rule}, info
 
     def _near_identical(self, res: StageResult, rows: np.ndarray, pair_raw: np.ndarray, mode: str,
                         blobs: np.ndarray | None, timings: dict[str, float]) -> None:
