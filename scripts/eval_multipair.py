@@ -141,7 +141,6 @@ def old_rule(rows: list[tuple[str, str, str]], cache: Path) -> dict[int, tuple[s
 
 def new_rule(rows: list[tuple[str, str, str]], out_dir: Path) -> tuple[dict[int, list[tuple[str, str]]], dict]:
     """A default scan (hybrid mode) limited to the duplicate / contradiction / cycle checks."""
-    import polars as pl
 
     import pairaudit
 

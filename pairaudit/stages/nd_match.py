@@ -69,8 +69,23 @@ def char_ratio(sa: bytes, la: int, sb: bytes, lb: int) -> float:
     return r
 
 
+def pair_key(h1: np.ndarray, h2: np.ndarray) -> np.ndarray:
+    """Order-free 64-bit key of two response digests."""
+    lo, hi = np.minimum(h1, h2).astype(np.uint64), np.maximum(h1, h2).astype(np.uint64)
+    with np.errstate(over="ignore"):
+        return (lo * np.uint64(0x9E3779B97F4A7C15) ^ hi).astype(np.int64)
+
+
+def compared_keys(hresp: np.ndarray) -> np.ndarray:
+    """Sorted keys of the response pairs some row compares (its chosen vs its rejected, different texts):
+    two different answers by construction, so never a copy of each other."""
+    diff = hresp[:, 0] != hresp[:, 1]
+    return np.unique(pair_key(hresp[diff, 0], hresp[diff, 1]))
+
+
 def match_pairs(P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln: np.ndarray,
-                a: np.ndarray, b: np.ndarray, rule: dict[str, Any], straight: bool
+                a: np.ndarray, b: np.ndarray, rule: dict[str, Any], straight: bool,
+                compared: tuple[np.ndarray, np.ndarray] | None = None
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Verify candidate row pairs (a[i], b[i]); ``sk``/``ln``: (n, 3) sketches / lengths; ``rule``:
     ``min_prompt`` (the prompts), ``min_response`` (each response: a copy) and ``min_response_flag`` (each
@@ -78,7 +93,8 @@ def match_pairs(P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln:
 
     ``straight``: prompt~prompt, chosen~chosen, rejected~rejected; else crosswise (chosen_a~rejected_b,
     rejected_a~chosen_b). No mean: every field must pass on its own, so two identical fields never vouch for
-    a third. Returns (ok mask: passes the band's floor, sure mask: every response >= min_response,
+    a third. ``compared``: (per-row response digests (n, 2), ``compared_keys``): two responses that some row
+    compares with each other are different answers and never match, however close their embeddings. Returns (ok mask: passes the band's floor, sure mask: every response >= min_response,
     similarities (m, 3), cosines (m, 3), wording similarities (m, 3; NaN where not computed), why (m, 3)).
     Pairs are dropped field by field as soon as one field fails, so most wording similarities are never
     computed."""
@@ -105,6 +121,11 @@ def match_pairs(P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln:
             lex[i, f] = lx
             if lx > s[j]:
                 s[j], w[j] = lx, WORDING
+        if f and compared is not None and len(compared[1]):
+            h, keys = compared
+            k = pair_key(h[a[idx], fa - 1], h[b[idx], fb - 1])
+            pos = np.minimum(np.searchsorted(keys, k), len(keys) - 1)
+            s[(keys[pos] == k) & ~equal] = 0.0
         sim[idx, f] = s
         why[idx, f] = w
         ok[idx] = s >= floors[f] - 1e-6

@@ -27,11 +27,13 @@ def find_groups(rows: np.ndarray, P: np.ndarray, C: np.ndarray, R: np.ndarray, s
                 dup: dict[str, Any], con: dict[str, Any], want_dups: bool = True,
                 want_contradictions: bool = True, force_index: str | None = None,
                 keep_neighbours: bool = False, candidates: tuple[np.ndarray, np.ndarray] | None = None,
-                candidates_only: bool = False, timings: dict[str, float] | None = None) -> dict[str, Any]:
+                candidates_only: bool = False, timings: dict[str, float] | None = None,
+                compared: tuple[np.ndarray, np.ndarray] | None = None) -> dict[str, Any]:
     """Returns ``findings``, ``near_duplicate_pair_score`` (nearest neighbour's search cosine, every row;
     None when ``candidates`` are given), ``stats`` (deterministic; seconds go to ``timings``).
 
-    ``candidates``: verify these row pairs instead of searching. ``candidates_only``: apply the looser
+    ``candidates``: verify these row pairs instead of searching (``compared``: see ``match_pairs``).
+    ``candidates_only``: apply the looser
     candidate rule and return the surviving pairs (``a``, ``b``) and their rows (``candidate_rows``)
     instead of findings."""
     n = len(rows)
@@ -57,12 +59,14 @@ def find_groups(rows: np.ndarray, P: np.ndarray, C: np.ndarray, R: np.ndarray, s
         out["neighbours"] = (a, b, sim)
     ok_s = np.zeros(len(a), dtype=bool)
     if len(a) and (want_dups or want_contradictions):
-        ok_s, sure_s, sim_s, cos_s, lex_s, why_s = match_pairs(P, C, R, sk, ln, a, b, rule_s, straight=True)
+        ok_s, sure_s, sim_s, cos_s, lex_s, why_s = match_pairs(P, C, R, sk, ln, a, b, rule_s, straight=True,
+                                                               compared=compared)
     ok_x = np.zeros(len(a), dtype=bool)
     if len(a) and want_contradictions:
         # both orientations are checked: when chosen and rejected of a row are close to each other, a swapped
         # copy can pass the straight rule too; the orientation whose weakest response is closer wins
-        ok_x, sure_x, sim_x, cos_x, lex_x, why_x = match_pairs(P, C, R, sk, ln, a, b, rule_x, straight=False)
+        ok_x, sure_x, sim_x, cos_x, lex_x, why_x = match_pairs(P, C, R, sk, ln, a, b, rule_x, straight=False,
+                                                               compared=compared)
         better_x = ok_x & (~ok_s | (strength(sim_x) > strength(sim_s)))
         ok_s &= ~better_x
         ok_x = better_x

@@ -37,7 +37,14 @@ import numpy as np
 from pairaudit.checks.base import CheckInfo, Stage
 from pairaudit.errors import ConfigError, MissingDependency
 from pairaudit.stages.nd_calibrate import calibrate, negative_pairs, negative_similarities
-from pairaudit.stages.nd_match import SKETCH_BYTES, char_ratio, match_pairs, normalise, sketch  # noqa: F401
+from pairaudit.stages.nd_match import (  # noqa: F401
+    SKETCH_BYTES,
+    char_ratio,
+    compared_keys,
+    match_pairs,
+    normalise,
+    sketch,
+)
 from pairaudit.stages.nd_search import center, field_mean, rowdot
 from pairaudit.stages.nd_verify import find_groups
 from pairaudit.types import Finding, Pair, StageResult
@@ -123,7 +130,8 @@ def _unpack(blob: bytes) -> list[str]:
 
 class NearDuplicateStage(Stage):
     infos = (NEAR_DUPLICATE_INFO, NEAR_CONTRADICTION_INFO)
-    state_attrs = ("_rows", "_P", "_C", "_R", "_sk", "_ln", "_phash", "_texts", "n_skipped", "_t_embed", "_n_texts")
+    state_attrs = ("_rows", "_P", "_C", "_R", "_sk", "_ln", "_phash", "_hresp", "_texts", "n_skipped", "_t_embed",
+                   "_n_texts")
 
     def __init__(self, ctx: Context, enabled: set[str]) -> None:
         super().__init__(ctx, enabled)
@@ -143,6 +151,7 @@ class NearDuplicateStage(Stage):
         self._sk: list[np.ndarray] = []
         self._ln: list[np.ndarray] = []
         self._phash: list[np.ndarray] = []
+        self._hresp: list[np.ndarray] = []  # (n, 2) digests of the normalised chosen / rejected
         self._texts: list[np.ndarray] = []  # per row: zlib of "prompt\0chosen\0rejected" (not in transformer mode)
         self.n_skipped = 0
         self._t_embed = 0.0
@@ -197,6 +206,8 @@ class NearDuplicateStage(Stage):
         sks = [sketch(t) for t in texts]
         self._sk.append(np.array([s for s, _ in sks], dtype=f"S{SKETCH_BYTES + 1}").reshape(-1, 3))
         self._ln.append(np.array([n for _, n in sks], dtype=np.int32).reshape(-1, 3))
+        self._hresp.append(np.array([[_prompt_hash(normalise(p.chosen or "")), _prompt_hash(normalise(p.rejected or ""))]
+                                     for p in keep], dtype=np.int64).reshape(-1, 2))
         self._phash.append(np.fromiter((_prompt_hash(p.prompt or "") for p in keep), dtype=np.int64,
                                        count=len(keep)))
 
@@ -232,6 +243,9 @@ class NearDuplicateStage(Stage):
         P, C, R = (self._concat(parts) for parts in (self._P, self._C, self._R))  # one at a time
         sk, ln = np.concatenate(self._sk), np.concatenate(self._ln)
         phash = np.concatenate(self._phash)
+        hresp = np.concatenate(self._hresp)
+        self._hresp.clear()
+        compared = compared_keys(hresp)
         blobs = np.concatenate(self._texts) if self._texts else None
         self._sk.clear()
         self._ln.clear()
@@ -258,7 +272,7 @@ class NearDuplicateStage(Stage):
             every = np.arange(n)
             dup, con, stats["calibration"] = self._calibrated(dup, con, C, R, sk, ln, phash, every, every, mode)
         out = find_groups(rows, P, C, R, sk, ln, dup, con, want_dups=want_dups, want_contradictions=want_con,
-                          candidates_only=mode == "hybrid", timings=timings)
+                          candidates_only=mode == "hybrid", timings=timings, compared=(hresp, compared))
         if mode == "hybrid":
             cand = out["candidate_rows"]
             stats["hybrid_candidate_rows"] = int(len(cand))
@@ -271,7 +285,7 @@ class NearDuplicateStage(Stage):
                                                               "transformer (candidates + sample)")
             out2 = find_groups(rows[idx], Pt, Ct, Rt, sk[idx], ln[idx], dup, con, want_dups=want_dups,
                                want_contradictions=want_con, candidates=(pos[out["a"]], pos[out["b"]]),
-                               timings=timings)
+                               timings=timings, compared=(hresp[idx], compared))
             out["findings"] = out2["findings"]
             out["stats"].update(out2["stats"])
         res.findings = out["findings"]
