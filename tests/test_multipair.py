@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 import json
 import random
+import re
 from pathlib import Path
 
 import pytest
@@ -85,9 +86,19 @@ def test_normal_multipair_structure_is_left_alone(multipair: dict) -> None:
     rows, plant = multipair["rows"], multipair["plant"]
     swapped = set(plant["swap"].values()) | set(plant["para_swap"].values())
     swap_prompts = {rows[o][0] for o in plant["swap"].values()}
-    hits = {r: sorted(v) for r, v in multipair["by_row"].items() if r < multipair["n"] and r not in swapped}
-    closed = {r for r, v in hits.items() if v == ["preference_cycle"] and rows[r][0] in swap_prompts}
-    assert {r: v for r, v in hits.items() if r not in closed} == {}
+    planted = set(range(multipair["n"], len(rows)))
+    hits = {}
+    for r, v in multipair["by_row"].items():
+        if r >= multipair["n"] or r in swapped:
+            continue
+        for check, f in v.items():
+            if check == "preference_cycle" and rows[r][0] in swap_prompts:
+                continue
+            partners = {int(x) for x in re.findall(r"\d+", f["detail"].split("row(s) ")[-1].split(" (")[0])}
+            if f["action"] == "flag" and partners and partners <= planted:
+                continue  # unsure band next to a planted paraphrase: flagged, never dropped
+            hits.setdefault(r, []).append((check, f["action"], f["detail"][:160]))
+    assert hits == {}
 
 
 def test_planted_copies_repeats_and_cycles_found(multipair: dict) -> None:

@@ -3,14 +3,14 @@
 The similarity of one field of two rows is 1 when the normalised texts are equal (casefolded,
 punctuation -> space, whitespace collapsed: "same text"), else the larger of the embedding cosine
 ("cosine") and the wording similarity (rapidfuzz ``token_sort_ratio`` of the normalised texts, so a moved
-sentence costs little: "wording"). Two rows match when every field's similarity is ``>= min_field`` and
-their mean is ``>= min_mean``.
-
-The mean is what separates: a paraphrased copy keeps most of its fields very close even when one answer
-lost a sentence, while two different conversations that merely share a topic or a template stay in the
-middle on every field. The wording similarity is the tie-breaker for light edits of short texts ("Yes."
-vs "Well, yes."), which move an embedding far; it never vetoes a match. Thresholds are calibrated in
-docs/near_duplicates.md; every finding's ``detail`` says, per field, why it matched.
+sentence costs little: "wording"). Two rows match when the prompts' similarity is ``>= min_prompt`` and
+EACH response's is ``>= min_response`` (a copy or paraphrase of its counterpart); between
+``min_response_flag`` and ``min_response`` the match is unsure and only flagged. There is no mean over the
+fields: in data with several pairs per prompt the prompt and one response are shared by design, and they
+must not vouch for a third field that is a different answer. Two responses that some row compares with
+each other (its chosen and its rejected) are different answers by construction and never match.
+``min_response`` is calibrated per dataset (``nd_calibrate``); docs/near_duplicates.md has the measurements;
+every finding's ``detail`` says, per field, why it matched.
 
 Texts are represented by a *sketch* (the normalised text when <= 256 UTF-8 bytes, else its first and
 last 128 bytes) plus the normalised length: the lexical similarity of long texts is computed on the
@@ -86,7 +86,7 @@ def compared_keys(hresp: np.ndarray) -> np.ndarray:
 def match_pairs(P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln: np.ndarray,
                 a: np.ndarray, b: np.ndarray, rule: dict[str, Any], straight: bool,
                 compared: tuple[np.ndarray, np.ndarray] | None = None
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Verify candidate row pairs (a[i], b[i]); ``sk``/``ln``: (n, 3) sketches / lengths; ``rule``:
     ``min_prompt`` (the prompts), ``min_response`` (each response: a copy) and ``min_response_flag`` (each
     response at least this: the unsure band, flagged).
@@ -94,8 +94,12 @@ def match_pairs(P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln:
     ``straight``: prompt~prompt, chosen~chosen, rejected~rejected; else crosswise (chosen_a~rejected_b,
     rejected_a~chosen_b). No mean: every field must pass on its own, so two identical fields never vouch for
     a third. ``compared``: (per-row response digests (n, 2), ``compared_keys``): two responses that some row
-    compares with each other are different answers and never match, however close their embeddings. Returns (ok mask: passes the band's floor, sure mask: every response >= min_response,
-    similarities (m, 3), cosines (m, 3), wording similarities (m, 3; NaN where not computed), why (m, 3)).
+    compares with each other are different answers and never match, however close their embeddings.
+    When no response is shared verbatim, a pair's copy threshold is ``max(chosen~rejected of either row) +
+    local_margin``, between ``floor_response`` and ``min_response`` (the rows' own different answers are
+    the local baseline). Returns (ok mask: passes the band's floor, sure mask: every response >= its threshold,
+    similarities (m, 3), cosines (m, 3), wording similarities (m, 3; NaN where not computed), why (m, 3),
+    the copy threshold of each pair).
     Pairs are dropped field by field as soon as one field fails, so most wording similarities are never
     computed."""
     pairs = [(P, P, 0, 0), (C, C, 1, 1), (R, R, 2, 2)] if straight else [(P, P, 0, 0), (C, R, 1, 2), (R, C, 2, 1)]
@@ -105,7 +109,9 @@ def match_pairs(P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln:
     lex = np.full((m, 3), np.nan, dtype=np.float32)
     why = np.zeros((m, 3), dtype=np.int8)
     ok = np.ones(m, dtype=bool)
-    floors = (float(rule["min_prompt"]),) + (min(float(rule["min_response"]), float(rule["min_response_flag"])),) * 2
+    t_glob, tf_glob = float(rule["min_response"]), float(rule["min_response_flag"])
+    fl, flf = float(rule.get("floor_response", t_glob)), float(rule.get("floor_response_flag", tf_glob))
+    floors = (float(rule["min_prompt"]),) + (min(fl, flf, tf_glob),) * 2
     for f, (A, B, fa, fb) in enumerate(pairs):
         idx = np.flatnonzero(ok)
         if not len(idx):
@@ -129,8 +135,21 @@ def match_pairs(P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln:
         sim[idx, f] = s
         why[idx, f] = w
         ok[idx] = s >= floors[f] - 1e-6
-    sure = ok & (sim[:, 1:].min(axis=1) >= float(rule["min_response"]) - 1e-6)
-    return ok, sure, sim, cos, lex, why
+    thr = np.full(m, t_glob, dtype=np.float32)
+    thr_f = np.full(m, tf_glob, dtype=np.float32)
+    # no response shared verbatim (a copy of the whole row: every field reworded, or a paraphrased answer
+    # pair): the rows' own chosen~rejected is the local "different answers" level; the calibrated threshold
+    # stays the ceiling, the floor the bottom
+    local = ok & (why[:, 1] != SAME) & (why[:, 2] != SAME)
+    if "local_margin" in rule and local.any():
+        j = np.flatnonzero(local)
+        within = np.maximum(rowdot(C, R, a[j], a[j]), rowdot(C, R, b[j], b[j]))
+        thr[j] = np.clip(within + float(rule["local_margin"]), fl, t_glob)
+        thr_f[j] = np.minimum(thr[j], np.maximum(flf, thr[j] - 0.05))
+    weakest = sim[:, 1:].min(axis=1)
+    ok &= weakest >= thr_f - 1e-6
+    sure = ok & (weakest >= thr - 1e-6)
+    return ok, sure, sim, cos, lex, why, thr
 
 
 def strength(sim: np.ndarray) -> np.ndarray:
@@ -151,16 +170,14 @@ def explain(sim: np.ndarray, cos: np.ndarray, lex: np.ndarray, why: np.ndarray,
     return "; ".join(parts)
 
 
-def _band(sure: bool, rule: dict[str, Any]) -> str:
-    t = float(rule["min_response"])
+def _band(sure: bool, t: float) -> str:
     if sure:
         return f"each response >= the copy threshold {t:.3f}"
-    return (f"unsure: a response below the copy threshold {t:.3f} (band from {float(rule['min_response_flag']):.3f}), "
-            f"flagged, not dropped")
+    return f"unsure: a response below the copy threshold {t:.3f}, flagged, not dropped"
 
 
 def duplicate_findings(rows: np.ndarray, a: np.ndarray, b: np.ndarray, sure: np.ndarray, sim: np.ndarray,
-                       cos: np.ndarray, lex: np.ndarray, why: np.ndarray, rule: dict[str, Any]
+                       cos: np.ndarray, lex: np.ndarray, why: np.ndarray, thr: np.ndarray
                        ) -> tuple[list[Finding], int, int]:
     """Union-find over the sure straight matches; the smallest row of a group is kept (no finding), the others
     get ``group`` = that row and ``score`` = the weakest response similarity of their closest match. A match
@@ -192,7 +209,7 @@ def duplicate_findings(rows: np.ndarray, a: np.ndarray, b: np.ndarray, sure: np.
             findings.append(Finding(
                 int(rows[x]), "near_duplicate_pair", None, float(round(float(st[e]), 6)), rep_row,
                 f"near duplicate of row {int(rows[y])} ({explain(sim[e], cos[e], lex[e], why[e])}; "
-                f"{_band(True, rule)}); group of {len(grp)} kept as row {rep_row}"))
+                f"{_band(True, float(thr[e]))}); group of {len(grp)} kept as row {rep_row}"))
     done = {int(rows[x]) for x in rep_of}
     for e in np.argsort(-st, kind="stable").tolist():
         if sure[e]:
@@ -205,12 +222,12 @@ def duplicate_findings(rows: np.ndarray, a: np.ndarray, b: np.ndarray, sure: np.
         findings.append(Finding(
             int(rows[x]), "near_duplicate_pair", None, float(round(float(st[e]), 6)), g,
             f"possible near duplicate of row {int(rows[y])} ({explain(sim[e], cos[e], lex[e], why[e])}; "
-            f"{_band(False, rule)})", unsure=True))
+            f"{_band(False, float(thr[e]))})", unsure=True))
     return findings, len(groups), int(sum(len(g) for g in groups))
 
 
 def contradiction_findings(rows: np.ndarray, a: np.ndarray, b: np.ndarray, sure: np.ndarray, sim: np.ndarray,
-                           cos: np.ndarray, lex: np.ndarray, why: np.ndarray, rule: dict[str, Any]
+                           cos: np.ndarray, lex: np.ndarray, why: np.ndarray, thr: np.ndarray
                            ) -> tuple[list[Finding], int]:
     """Every row of a group of crosswise matches gets a finding; ``group`` = smallest row of the group. A row
     whose crosswise matches all sit in the unsure band gets a flag-only finding."""
@@ -236,5 +253,5 @@ def contradiction_findings(rows: np.ndarray, a: np.ndarray, b: np.ndarray, sure:
                 int(rows[x]), "contradictory_pair", None, round(float(st[e]), 6), g,
                 f"{'' if sure[e] else 'possibly '}the same two responses (each a copy or paraphrase) preferred the "
                 f"other way in row(s) {others} (row {int(rows[y])}: {explain(sim[e], cos[e], lex[e], why[e], names)}; "
-                f"{_band(bool(sure[e]), rule)})", unsure=not bool(sure[e])))
+                f"{_band(bool(sure[e]), float(thr[e]))})", unsure=not bool(sure[e])))
     return findings, len(groups)

@@ -12,7 +12,8 @@ from pairaudit.stages.nd_match import contradiction_findings, duplicate_findings
 from pairaudit.stages.nd_search import neighbour_search, sum_vectors
 from pairaudit.types import Finding
 
-RULE_KEYS = ("min_prompt", "min_response", "min_response_flag")
+RULE_KEYS = ("min_prompt", "min_response", "min_response_flag", "floor_response", "floor_response_flag",
+             "local_margin")
 
 
 def _rules(dup: dict[str, Any], con: dict[str, Any], candidates_only: bool) -> tuple[dict, dict]:
@@ -20,7 +21,8 @@ def _rules(dup: dict[str, Any], con: dict[str, Any], candidates_only: bool) -> t
         r = {"min_prompt": dup["candidate_min_prompt"], "min_response": dup["candidate_min_response"],
              "min_response_flag": dup["candidate_min_response"]}
         return r, r
-    return {k: dup[k] for k in RULE_KEYS}, {k: con.get(k, dup[k]) for k in RULE_KEYS}
+    return ({k: dup[k] for k in RULE_KEYS if k in dup},
+            {k: con.get(k, dup[k]) for k in RULE_KEYS if k in dup})
 
 
 def find_groups(rows: np.ndarray, P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln: np.ndarray,
@@ -59,13 +61,13 @@ def find_groups(rows: np.ndarray, P: np.ndarray, C: np.ndarray, R: np.ndarray, s
         out["neighbours"] = (a, b, sim)
     ok_s = np.zeros(len(a), dtype=bool)
     if len(a) and (want_dups or want_contradictions):
-        ok_s, sure_s, sim_s, cos_s, lex_s, why_s = match_pairs(P, C, R, sk, ln, a, b, rule_s, straight=True,
+        ok_s, sure_s, sim_s, cos_s, lex_s, why_s, thr_s = match_pairs(P, C, R, sk, ln, a, b, rule_s, straight=True,
                                                                compared=compared)
     ok_x = np.zeros(len(a), dtype=bool)
     if len(a) and want_contradictions:
         # both orientations are checked: when chosen and rejected of a row are close to each other, a swapped
         # copy can pass the straight rule too; the orientation whose weakest response is closer wins
-        ok_x, sure_x, sim_x, cos_x, lex_x, why_x = match_pairs(P, C, R, sk, ln, a, b, rule_x, straight=False,
+        ok_x, sure_x, sim_x, cos_x, lex_x, why_x, thr_x = match_pairs(P, C, R, sk, ln, a, b, rule_x, straight=False,
                                                                compared=compared)
         better_x = ok_x & (~ok_s | (strength(sim_x) > strength(sim_s)))
         ok_s &= ~better_x
@@ -79,14 +81,14 @@ def find_groups(rows: np.ndarray, P: np.ndarray, C: np.ndarray, R: np.ndarray, s
     else:
         if want_dups and ok_s.any():
             f, n_groups, n_rows = duplicate_findings(rows, a[ok_s], b[ok_s], sure_s[ok_s], sim_s[ok_s], cos_s[ok_s],
-                                                     lex_s[ok_s], why_s[ok_s], rule_s)
+                                                     lex_s[ok_s], why_s[ok_s], thr_s[ok_s])
             findings += f
             stats.update(near_duplicate_groups=n_groups, near_duplicate_rows=n_rows)
         if want_contradictions:
             n_groups = 0
             if ok_x.any():
                 f, n_groups = contradiction_findings(rows, a[ok_x], b[ok_x], sure_x[ok_x], sim_x[ok_x], cos_x[ok_x],
-                                                     lex_x[ok_x], why_x[ok_x], rule_x)
+                                                     lex_x[ok_x], why_x[ok_x], thr_x[ok_x])
                 findings += f
             stats["near_contradiction_groups"] = n_groups
         findings.sort(key=lambda f: (f.row, f.check))

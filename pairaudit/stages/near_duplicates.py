@@ -1,18 +1,20 @@
 """``near_duplicate_pair`` and near ``contradictory_pair`` from sentence embeddings; also the embedding view
 of ``near_identical_pair`` (chosen-vs-rejected cosine, score column ``pair_cosine``).
 
-Decision (``nd_match``): two rows are near duplicates when, per field (prompt, chosen, rejected), the
-similarity ``max(embedding cosine, wording similarity)`` (1 for equal normalised texts) is at least
-``min_field`` and their mean over the three fields is at least ``min_mean``; near contradictions use the
-same rule with the responses compared crosswise. The embedding decides; the wording similarity only lifts a
-field whose text is nearly the same (a light edit of a short answer moves its embedding a lot).
+Decision (``nd_match``): two rows are near duplicates when the prompts' similarity
+``max(embedding cosine, wording similarity)`` (1 for equal normalised texts) is at least ``min_prompt`` and
+each response's is at least the copy threshold ``min_response``, calibrated on the dataset's own different
+answers to one prompt (``nd_calibrate``; report.json ``stats.near_duplicates.calibration``); between
+``min_response_flag`` and it the finding only flags. Near contradictions use the same rule with the responses
+compared crosswise. Responses that a row compares with each other never match.
 
 Three ways to get the embeddings (``embed_mode``; docs/near_duplicates.md has the measurements):
 
 * ``hybrid`` (default): a static model distilled from the embedder with model2vec embeds every text
   (thousands of texts/s on a CPU); its vectors, with each field's dataset mean removed, find the
-  candidate pairs (a looser rule, ``candidate_min_field`` / ``candidate_min_mean``); only the texts of
-  candidate rows are embedded by the sentence-transformers model, whose cosines decide.
+  candidate pairs (a looser rule, ``candidate_min_prompt`` / ``candidate_min_response``); only the texts of
+  candidate rows and of a calibration sample (``calibration_rows``) are embedded by the
+  sentence-transformers model, whose cosines decide.
 * ``static`` (``--fast``): the static model decides alone (no transformer is loaded).
 * ``transformer``: the sentence-transformers model embeds every text (the previous behaviour; slow on
   CPU), its cosines decide.
@@ -68,7 +70,7 @@ NEAR_DUPLICATE_INFO = CheckInfo(
     "per field why it matched",
     "drop",
     thresholds={"min_prompt": 0.85, "min_response": 0.85, "min_response_flag": 0.80, "max_response": 0.98,
-                "calibration_quantile": 0.975, "calibration_margin": 0.03, "calibration_rows": 256,
+                "calibration_quantile": 0.975, "calibration_margin": 0.03, "local_margin": 0.15, "calibration_rows": 256,
                 "calibration_pairs": 50000, "candidate_min_prompt": 0.50, "candidate_min_response": 0.55,
                 "neighbors": 16, "min_search_cosine": 0.55, "exact_max_rows": 20000, "nprobe": 8,
                 "min_rows_static": 100},
@@ -321,7 +323,8 @@ class NearDuplicateStage(Stage):
         """The rule with its copy threshold calibrated on rows ``idx`` (vectors at ``pos[idx]``)."""
         pairs = negative_pairs(phash, idx, int(dup["calibration_pairs"]))
         info = calibrate(negative_similarities(C, R, sk, ln, pos, pairs), dup, space)
-        rule = {"min_response": info["min_response"], "min_response_flag": info["min_response_flag"]}
+        rule = {"min_response": info["min_response"], "min_response_flag": info["min_response_flag"],
+                "floor_response": float(dup["min_response"]), "floor_response_flag": float(dup["min_response_flag"])}
         return {**dup, **rule}, {**con, **rule}, info
 
     def _near_identical(self, res: StageResult, rows: np.ndarray, pair_raw: np.ndarray, mode: str,
