@@ -30,6 +30,22 @@ NEAR_SAME = 0.95
 MIN_NEGATIVES = 50
 
 
+def calibration_sample(phash: np.ndarray, k: int, seed: int = 0) -> np.ndarray:
+    """Up to ``k`` rows for the calibration: half as pairs of rows that share a prompt (random prompts), the
+    rest uniformly at random (seeded)."""
+    rng = np.random.default_rng(seed)
+    n = len(phash)
+    if n <= k:
+        return np.arange(n)
+    order = np.argsort(phash, kind="stable")
+    same = np.flatnonzero(phash[order[1:]] == phash[order[:-1]])
+    same = same[np.r_[True, np.diff(same) > 1]] if len(same) else same  # one pair per run of a prompt
+    pick = rng.choice(same, size=min(len(same), k // 4), replace=False) if len(same) else same
+    shared = np.concatenate([order[pick], order[pick + 1]])
+    rest = rng.choice(n, size=k - len(shared), replace=False)
+    return np.unique(np.concatenate([shared, rest]))
+
+
 def negative_pairs(phash: np.ndarray, idx: np.ndarray, max_pairs: int, seed: int = 0
                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Response pairs known to be different answers, among rows ``idx``: (row a, field a, row b, field b)

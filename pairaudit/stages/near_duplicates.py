@@ -38,7 +38,7 @@ import numpy as np
 
 from pairaudit.checks.base import CheckInfo, Stage
 from pairaudit.errors import ConfigError, MissingDependency
-from pairaudit.stages.nd_calibrate import calibrate, negative_pairs, negative_similarities
+from pairaudit.stages.nd_calibrate import calibrate, calibration_sample, negative_pairs, negative_similarities
 from pairaudit.stages.nd_match import (  # noqa: F401
     SKETCH_BYTES,
     char_ratio,
@@ -95,22 +95,6 @@ NEAR_CONTRADICTION_INFO = CheckInfo(
 def _prompt_hash(text: str) -> int:
     return int.from_bytes(hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest(),
                           "little", signed=True)
-
-
-def calibration_sample(phash: np.ndarray, k: int, seed: int = 0) -> np.ndarray:
-    """Up to ``k`` rows for the calibration: half as pairs of rows that share a prompt (random prompts), the
-    rest uniformly at random (seeded)."""
-    rng = np.random.default_rng(seed)
-    n = len(phash)
-    if n <= k:
-        return np.arange(n)
-    order = np.argsort(phash, kind="stable")
-    same = np.flatnonzero(phash[order[1:]] == phash[order[:-1]])
-    same = same[np.r_[True, np.diff(same) > 1]] if len(same) else same  # one pair per run of a prompt
-    pick = rng.choice(same, size=min(len(same), k // 4), replace=False) if len(same) else same
-    shared = np.concatenate([order[pick], order[pick + 1]])
-    rest = rng.choice(n, size=k - len(shared), replace=False)
-    return np.unique(np.concatenate([shared, rest]))
 
 
 def _check_deps(mode: str = DEFAULT_MODE) -> None:
