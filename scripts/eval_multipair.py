@@ -98,9 +98,9 @@ def old_rule(rows: list[tuple[str, str, str]], cache: Path) -> dict[int, tuple[s
     """Mean + floor on max(cosine, wording) with all-MiniLM-L6-v2 on every text (the decision of the stage
     before issue 25; its hybrid mode decided the same way on the candidates): row -> (check, action)."""
     from pairaudit.models.embedder import Embedder
-    from pairaudit.stages.nd_match import lexical, sketch
-    from pairaudit.stages.nd_search import neighbour_search, rowdot, sum_vectors
-    from pairaudit.stages.unionfind import UnionFind
+    from pairaudit.stages.near_duplicates.match import lexical, sketch
+    from pairaudit.stages.near_duplicates.search import neighbour_search, rowdot, sum_vectors
+    from pairaudit.stages.near_duplicates.unionfind import UnionFind
 
     V = Embedder(cache_dir=cache).encode([t for r in rows for t in r]).astype(np.float16)
     P, C, R = V[0::3], V[1::3], V[2::3]

@@ -1,4 +1,4 @@
-"""Outputs follow the DESIGN contract, are byte-identical across runs and written atomically."""
+"""Outputs follow the output contract (docs/contract.md), are byte-identical across runs and written atomically."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from conftest import CHEAP, EXAMPLE, output_files
 
 import pairaudit
-from pairaudit.io import writers
+from pairaudit.outputs import records as writers
 
 
 def _scan(out: Path, **kw):  # noqa: ANN202

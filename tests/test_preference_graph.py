@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from pairaudit.config import Context, ScanConfig
-from pairaudit.stages.nd_calibrate import MIN_NEGATIVES, calibrate
-from pairaudit.stages.near_duplicates import NEAR_DUPLICATE_INFO
+from pairaudit.datatypes import Finding, Pair
+from pairaudit.stages.near_duplicates.calibrate import MIN_NEGATIVES, calibrate
+from pairaudit.stages.near_duplicates.stage import NEAR_DUPLICATE_INFO
 from pairaudit.stages.preference_graph import PreferenceGraphStage
-from pairaudit.types import Finding, Pair
 
 
 def run(rows: list[tuple[str, str, str]], near: list[Finding] | None = None) -> tuple[list[Finding], dict]:

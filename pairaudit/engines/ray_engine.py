@@ -37,15 +37,15 @@ class ShardWorker:
     def __init__(self, cfg: dict[str, Any], fmt: str | None, stage_names: list[tuple[str, list[str]]],
                  cache_dir: str) -> None:
         from pairaudit.batch import BatchProcessor
-        from pairaudit.checks.registry import load_stage
         from pairaudit.config import Context, ScanConfig
         from pairaudit.io.formats import parse_columns
-        from pairaudit.policy import build_policy
+        from pairaudit.plan import build_plan
+        from pairaudit.stages.registry import load_stage
 
         self.cfg = ScanConfig(**cfg)
-        policy = build_policy(self.cfg)
-        self.ctx = Context(self.cfg, Path(cache_dir), lambda m: None, params=policy.params)
-        self.processor = BatchProcessor(self.cfg, policy, parse_columns(self.cfg.columns), fmt, Path(cache_dir))
+        plan = build_plan(self.cfg)
+        self.ctx = Context(self.cfg, Path(cache_dir), lambda m: None, params=plan.params)
+        self.processor = BatchProcessor(self.cfg, plan, parse_columns(self.cfg.columns), fmt, Path(cache_dir))
         self.stages = []
         for path, enabled in stage_names:
             cls = load_stage(path)
@@ -108,9 +108,9 @@ def run_ray(scanner: Scanner, source: Source, parts: list[Path]) -> dict[str, An
 
 
 def _run(ray: Any, scanner: Scanner, source: Source, parts: list[Path]) -> dict[str, Any]:
-    from pairaudit.checks.registry import STAGE_PATHS
     from pairaudit.engines.wire import loads, result_from_wire
     from pairaudit.io.shards import plan_shards
+    from pairaudit.stages.registry import STAGE_PATHS
 
     cfg = scanner.cfg
     cpus = int(ray.cluster_resources().get("CPU", 1))

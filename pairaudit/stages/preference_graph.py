@@ -22,10 +22,11 @@ from typing import Any
 
 import numpy as np
 
-from pairaudit.checks.base import CheckInfo, Stage
+from pairaudit.checks.base import CheckInfo
+from pairaudit.datatypes import Finding, Pair, StageResult
 from pairaudit.hashing import side_digests
-from pairaudit.stages.unionfind import UnionFind
-from pairaudit.types import Finding, Pair, StageResult
+from pairaudit.stages.base import Stage
+from pairaudit.stages.near_duplicates.unionfind import UnionFind
 
 CYCLE_INFO = CheckInfo(
     "preference_cycle",

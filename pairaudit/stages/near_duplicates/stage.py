@@ -1,10 +1,10 @@
 """``near_duplicate_pair`` and near ``contradictory_pair`` from sentence embeddings; also the embedding view
 of ``near_identical_pair`` (chosen-vs-rejected cosine, score column ``pair_cosine``).
 
-Decision (``nd_match``): two rows are near duplicates when the prompts' similarity
+Decision (``match``): two rows are near duplicates when the prompts' similarity
 ``max(embedding cosine, wording similarity)`` (1 for equal normalised texts) is at least ``min_prompt`` and
 each response's is at least the copy threshold ``min_response``, calibrated on the dataset's own different
-answers to one prompt (``nd_calibrate``; report.json ``stats.near_duplicates.calibration``); between
+answers to one prompt (``calibrate``; report.json ``stats.near_duplicates.calibration``); between
 ``min_response_flag`` and it the finding only flags. Near contradictions use the same rule with the responses
 compared crosswise. Responses that a row compares with each other never match.
 
@@ -36,10 +36,17 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pairaudit.checks.base import CheckInfo, Stage
+from pairaudit.checks.base import CheckInfo
+from pairaudit.datatypes import Finding, Pair, StageResult
 from pairaudit.errors import ConfigError, MissingDependency
-from pairaudit.stages.nd_calibrate import calibrate, calibration_sample, negative_pairs, negative_similarities
-from pairaudit.stages.nd_match import (  # noqa: F401
+from pairaudit.stages.base import Stage
+from pairaudit.stages.near_duplicates.calibrate import (
+    calibrate,
+    calibration_sample,
+    negative_pairs,
+    negative_similarities,
+)
+from pairaudit.stages.near_duplicates.match import (  # noqa: F401
     SKETCH_BYTES,
     char_ratio,
     compared_keys,
@@ -47,16 +54,15 @@ from pairaudit.stages.nd_match import (  # noqa: F401
     normalise,
     sketch,
 )
-from pairaudit.stages.nd_search import center, field_mean, rowdot
-from pairaudit.stages.nd_verify import find_groups
+from pairaudit.stages.near_duplicates.search import center, field_mean, rowdot
+from pairaudit.stages.near_duplicates.verify import find_groups
 from pairaudit.stages.spill import Blobs, Spill
-from pairaudit.types import Finding, Pair, StageResult
 
 if TYPE_CHECKING:
     from pairaudit.config import Context
     from pairaudit.models.embedder import Embedder
     from pairaudit.models.static_embedder import StaticEmbedder
-    from pairaudit.tokenize import EncodedPair
+    from pairaudit.trainer.tokenizer import EncodedPair
 
 MODES = ("hybrid", "static", "transformer")
 DEFAULT_MODE = "hybrid"
@@ -211,6 +217,10 @@ class NearDuplicateStage(Stage):
         return {"rows": self._rows, "P": self._P, "C": self._C, "R": self._R, "sk": self._sk, "ln": self._ln,
                 "phash": self._phash, "hresp": self._hresp, "texts": self._texts}
 
+    def export_state(self) -> dict[str, Any]:
+        self._spill.restore(self._columns())  # the whole column travels, not only what is still in memory
+        return super().export_state()
+
     def absorb_state(self, part: dict[str, Any]) -> None:
         super().absorb_state(part)
         self._spill.maybe(self._columns())
@@ -266,7 +276,7 @@ class NearDuplicateStage(Stage):
         want_con = "contradictory_pair" in self.enabled
         pair_raw = rowdot(C, R, np.arange(n), np.arange(n))  # chosen-vs-rejected, this mode's model
         if mode in ("static", "hybrid"):  # centred copies: on disk when the stage spilled
-            P, C, R = (center(A, field_mean(A), out=spill.scratch(f"{k}_centred", A.shape, np.float16))
+            P, C, R = (spill.reopen(center(A, field_mean(A), out=spill.scratch(f"{k}_centred", A.shape, np.float16)))
                        for k, A in (("P", P), ("C", C), ("R", R)))
         every = np.arange(n)
         if mode != "hybrid":  # the deciding vectors exist for every row: calibrate on all of them

@@ -8,9 +8,14 @@ from typing import Any
 
 import numpy as np
 
-from pairaudit.stages.nd_match import contradiction_findings, duplicate_findings, match_pairs, strength
-from pairaudit.stages.nd_search import neighbour_search, sum_vectors
-from pairaudit.types import Finding
+from pairaudit.datatypes import Finding
+from pairaudit.stages.near_duplicates.match import (
+    contradiction_findings,
+    duplicate_findings,
+    match_pairs,
+    strength,
+)
+from pairaudit.stages.near_duplicates.search import neighbour_search, sum_vectors
 
 RULE_KEYS = ("min_prompt", "min_response", "min_response_flag", "floor_response", "floor_response_flag",
              "local_margin")

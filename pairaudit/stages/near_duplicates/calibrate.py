@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from pairaudit.stages.nd_match import lexical
-from pairaudit.stages.nd_search import rowdot
+from pairaudit.stages.near_duplicates.match import lexical
+from pairaudit.stages.near_duplicates.search import rowdot
 
 NEAR_SAME = 0.95
 MIN_NEGATIVES = 50

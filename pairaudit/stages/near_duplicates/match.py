@@ -9,7 +9,7 @@ EACH response's is ``>= min_response`` (a copy or paraphrase of its counterpart)
 fields: in data with several pairs per prompt the prompt and one response are shared by design, and they
 must not vouch for a third field that is a different answer. Two responses that some row compares with
 each other (its chosen and its rejected) are different answers by construction and never match.
-``min_response`` is calibrated per dataset (``nd_calibrate``); docs/near_duplicates.md has the measurements;
+``min_response`` is calibrated per dataset (``calibrate``); docs/near_duplicates.md has the measurements;
 every finding's ``detail`` says, per field, why it matched.
 
 Texts are represented by a *sketch* (the normalised text when <= 256 UTF-8 bytes, else its first and
@@ -24,9 +24,9 @@ from typing import Any
 
 import numpy as np
 
-from pairaudit.stages.nd_search import rowdot
-from pairaudit.stages.unionfind import UnionFind
-from pairaudit.types import Finding
+from pairaudit.datatypes import Finding
+from pairaudit.stages.near_duplicates.search import rowdot
+from pairaudit.stages.near_duplicates.unionfind import UnionFind
 
 SKETCH_BYTES = 256
 HALF = SKETCH_BYTES // 2
