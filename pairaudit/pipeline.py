@@ -214,7 +214,7 @@ class Scanner:
             shared = SHARED_CHECKS.get(type(stage).__name__, frozenset()) & self.plan.enabled
             for f in res.findings:
                 if f.check in stage.enabled or f.check in shared:
-                    f.action = self.plan.action(f.check)
+                    f.action = "flag" if f.unsure else self.plan.action(f.check)
                     self.findings.append(f)
             if res.rows is not None and res.scores:
                 out.append((np.asarray(res.rows, dtype=np.int64), res.scores))
