@@ -22,7 +22,7 @@ from pairaudit.checks.base import Stage
 from pairaudit.checks.registry import SHARED_CHECKS, stage_classes
 from pairaudit.config import Context, Progress, ScanConfig, default_cache_dir, validate_config
 from pairaudit.decisions import FILENAME as DECISIONS_FILE
-from pairaudit.decisions import load_decisions, resolve
+from pairaudit.decisions import Resolution, load_decisions, resolve
 from pairaudit.errors import ConfigError, InputError, MissingDependency
 from pairaudit.io.formats import parse_columns
 from pairaudit.io.readers import Record, Source, open_source
@@ -30,6 +30,7 @@ from pairaudit.io.writers import write_outputs
 from pairaudit.models.loading import check_model_arg
 from pairaudit.outputs import OutputDir, findings_table, guard_source, output_names, write_json, write_parquet
 from pairaudit.policy import Policy, build_policy
+from pairaudit.tally import Tally, dedupe, drops_and_flips
 from pairaudit.trainers import TrainerSettings
 from pairaudit.types import Finding
 
@@ -67,6 +68,8 @@ class Scanner:
         self.processor = BatchProcessor(cfg, self.policy, self.columns, cfg.format, self.ctx.cache_dir,
                                         self.trainer)
         self.stats: dict[str, Any] = {}
+        #: set by an engine that wrote the data files itself: (tally, flipped rows, counts, resolution, t)
+        self.written: tuple[Tally, list[int], dict[str, int], Resolution, float] | None = None
 
     @property
     def fmt(self) -> str | None:
@@ -163,8 +166,11 @@ class Scanner:
             if len(self.formats) > 1:
                 self.log(f"rows in several formats ({', '.join(f'{k}: {v}' for k, v in sorted(self.formats.items()))}):"
                          " each row was read in its own format")
-            stage_scores = self._finalize_stages()
-            audit = self._write(source, out_dir, parts, stage_scores, t_start, finish)
+            if self.written is not None:  # the engine finalized the stages and wrote the data files itself
+                audit = self.commit(source, out_dir, *self.written, t_start=t_start, finish=finish)
+            else:
+                stage_scores = self._finalize_stages()
+                audit = self._write(source, out_dir, parts, stage_scores, t_start, finish)
         except BaseException as exc:
             self.out.abort()
             if isinstance(exc, KeyboardInterrupt):  # the CLI says whether outputs changed
@@ -230,11 +236,7 @@ class Scanner:
                 continue
             finally:
                 self.timings[f"stage:{type(stage).__name__}"] += time.perf_counter() - ts
-            shared = SHARED_CHECKS.get(type(stage).__name__, frozenset()) & self.policy.enabled
-            for f in res.findings:
-                if f.check in stage.enabled or f.check in shared:
-                    f.action = self.policy.action(f.check)
-                    self.findings.append(f)
+            self.findings.extend(stage_findings(stage, res, self.policy))
             if res.rows is not None and res.scores:
                 out.append((np.asarray(res.rows, dtype=np.int64), res.scores))
             self.stats.update(res.stats)
@@ -246,19 +248,9 @@ class Scanner:
     def _write(self, source: Source, out_dir: Path, parts: list[Path], stage_scores: list, t_start: float,
                finish: Callable[[Path], Any] | None) -> Audit:
         t = time.perf_counter()
-        # one finding per (row, check, field): several stages may report the same thing
-        uniq: dict[tuple[int, str, str | None], Finding] = {}
-        for f in sorted(self.findings, key=lambda f: (f.row, f.check, f.field or "", f.detail)):
-            uniq.setdefault((f.row, f.check, f.field), f)
-        findings = list(uniq.values())
+        findings = dedupe(self.findings)
         decisions = self.decisions
-        drops: dict[int, list[str]] = defaultdict(list)
-        for f in findings:
-            if f.action == "drop" and f.check not in drops[f.row]:
-                drops[f.row].append(f.check)
-        drops = {r: v for r, v in drops.items() if v}
-        # --flip CHECK: rows with such a finding are kept with chosen and rejected swapped
-        flips = {f.row for f in findings if f.check in self.cfg.flip} - set(drops)
+        drops, flips = drops_and_flips(findings, self.cfg.flip)
         hashes = self._hashes(parts, set(decisions)) if decisions else {}
         resolution = resolve(decisions, drops, flips, hashes)
         steps = 5 if finish is not None else 4
@@ -270,7 +262,14 @@ class Scanner:
         self.ctx.progress("write", 2, steps)
         self._write_scores(parts, stage_scores, drops)
         self.ctx.progress("write", 3, steps)
-        report = self._report(source, findings, drops, flips, counts, decisions, resolution)
+        return self.commit(source, out_dir, Tally.of(findings, drops), sorted(flips), counts, resolution,
+                           t, t_start, finish)
+
+    def commit(self, source: Source, out_dir: Path, tally: Tally, flips: list[int], counts: dict[str, int],
+               resolution: Resolution, t: float, t_start: float, finish: Callable[[Path], Any] | None) -> Audit:
+        """Once every data file is in the temp folder: report.json, ``finish``, timings, commit."""
+        steps = 5 if finish is not None else 4
+        report = self._report(source, tally, flips, counts, self.decisions, resolution)
         write_json(self.out.tmp / "report.json", report)
         self.ctx.progress("write", 4, steps)
         if finish is not None:
@@ -313,32 +312,13 @@ class Scanner:
         and for several splits ``split`` / ``split_row``. Every float column holds null, never NaN,
         where no value was computed (a check off, a row a stage did not score, e.g. beyond
         ``--reference-max-rows``, or a model result that is NaN); +-inf are kept (overflows are data)."""
-        if parts:
-            lf = pl.concat([pl.scan_parquet(p) for p in parts], how="diagonal_relaxed")
-        else:
-            lf = pl.LazyFrame({"row": []}, schema={"row": pl.Int64})
-        lf = lf.with_columns(pl.col("row").cast(pl.Int64))
-        columns = set(lf.collect_schema().names())
-        for rows, cols in stage_scores:
-            extra = pl.DataFrame({"row": pl.Series("row", rows, dtype=pl.Int64),
-                                  **{k: pl.Series(k, np.asarray(v)) for k, v in cols.items() if k not in columns}})
-            columns |= set(extra.columns)
-            lf = lf.join(extra.lazy(), on="row", how="left", maintain_order="left")
-        lf = lf.with_columns(_float_nan_to_null(lf))
-        dropped = pl.Series("dropped", sorted(drops), dtype=pl.Int64)
-        lf = lf.with_columns((~pl.col("row").is_in(dropped.implode())).alias("kept"))
-        if self.source.splits:
-            lf = lf.with_columns(*_split_columns(self.source.splits))
+        lf = scores_frame([pl.scan_parquet(p) for p in parts], stage_scores, sorted(drops), self.source.splits)
         lf.sink_parquet(self.out.tmp / "scores.parquet", compression="zstd")
         for p in parts:
             p.unlink()
 
-    def _report(self, source, findings, drops, flips, counts, decisions, resolution) -> dict[str, Any]:  # noqa: ANN001
-        per_check_findings: dict[str, int] = defaultdict(int)
-        per_check_rows: dict[str, set[int]] = defaultdict(set)
-        for f in findings:
-            per_check_findings[f.check] += 1
-            per_check_rows[f.check].add(f.row)
+    def _report(self, source, tally, flips, counts, decisions, resolution) -> dict[str, Any]:  # noqa: ANN001
+        per_check_findings, per_check_rows = tally.findings, tally.rows
         checks = {}
         problems = []
         damage = source.describe().get("damage")
@@ -353,16 +333,15 @@ class Scanner:
                                                     + "; ".join(self.check_errors[name])}
             if st["status"] == "failed" or (st["status"] == "skipped" and name in self.policy.explicit):
                 problems.append(f"{name} {st['status']}: {st['reason']}")
-            n_rows = len(per_check_rows.get(name, ()))
+            n_rows = per_check_rows.get(name, 0)
             checks[name] = {
                 "description": info.description, "kind": info.kind, "default_action": info.default_action,
                 "action": self.policy.actions[name], "thresholds": self.policy.params[name], **st,
                 "findings": per_check_findings.get(name, 0), "rows": n_rows,
                 "rate": round(n_rows / self.n_input, 6) if self.n_input else 0.0,
             }
-        flagged = {f.row for f in findings if f.action == "flag"} - set(drops)
-        totals = {"input": self.n_input, "kept": counts["kept"], "dropped": counts["dropped"], "flagged": len(flagged),
-                  "malformed": len(per_check_rows.get("malformed_record", ()))}
+        totals = {"input": self.n_input, "kept": counts["kept"], "dropped": counts["dropped"], "flagged": tally.flagged,
+                  "malformed": per_check_rows.get("malformed_record", 0)}
         if totals["kept"] + totals["dropped"] != totals["input"]:
             raise RuntimeError(f"internal error: kept {totals['kept']} + dropped {totals['dropped']} != "
                                f"input {totals['input']}")
@@ -380,7 +359,7 @@ class Scanner:
             "versions": _versions(),
             "stats": self.stats,
             "decisions": {"total": len(decisions), "applied": resolution.applied, "ignored": resolution.ignored,
-                          "flipped": sorted(flips)},
+                          "flipped": list(flips)},
             "timings_file": "timings.json",
         }
 
@@ -429,6 +408,41 @@ def check_runtime(cfg: ScanConfig) -> None:
             if not torch.cuda.is_available():
                 raise ConfigError(f"--device {cfg.device} was requested but CUDA is not available to torch",
                                   fix="use --device cpu (or auto), or install a CUDA build of torch")
+
+
+def stage_findings(stage: Stage, res: Any, policy: Policy) -> list[Finding]:
+    """The findings of a stage's result that the user asked for, with the policy's action set."""
+    shared = SHARED_CHECKS.get(type(stage).__name__, frozenset()) & policy.enabled
+    out = []
+    for f in res.findings:
+        if f.check in stage.enabled or f.check in shared:
+            f.action = policy.action(f.check)
+            out.append(f)
+    return out
+
+
+def scores_frame(parts: list[pl.LazyFrame], stage_scores: list, dropped: list[int],
+                 splits: list[tuple[str, int, int]] | None) -> pl.LazyFrame:
+    """scores.parquet from per-batch metric frames (each sorted by row, in row order) and the stages'
+    ``(rows, columns)`` score pairs: float NaN -> null, ``kept``, and ``split``/``split_row`` for several
+    splits. Used for the whole dataset (local engine) and for one shard's rows (Ray engine)."""
+    if parts:
+        lf = pl.concat(parts, how="diagonal_relaxed")
+    else:
+        lf = pl.LazyFrame({"row": []}, schema={"row": pl.Int64})
+    lf = lf.with_columns(pl.col("row").cast(pl.Int64))
+    columns = set(lf.collect_schema().names())
+    for rows, cols in stage_scores:
+        extra = pl.DataFrame({"row": pl.Series("row", rows, dtype=pl.Int64),
+                              **{k: pl.Series(k, np.asarray(v)) for k, v in cols.items() if k not in columns}})
+        columns |= set(extra.columns)
+        lf = lf.join(extra.lazy(), on="row", how="left", maintain_order="left")
+    lf = lf.with_columns(_float_nan_to_null(lf))
+    dropped_s = pl.Series("dropped", dropped, dtype=pl.Int64)
+    lf = lf.with_columns((~pl.col("row").is_in(dropped_s.implode())).alias("kept"))
+    if splits:
+        lf = lf.with_columns(*_split_columns(splits))
+    return lf
 
 
 def _float_nan_to_null(lf: pl.LazyFrame) -> list[pl.Expr]:
