@@ -51,11 +51,6 @@ def actor_options(resources: dict[str, float], workers: int, stage_names: set[st
     return opts
 
 
-def shard_starts(shards: list[dict[str, Any]]) -> list[int]:
-    """First row number of each shard (shards are in row order)."""
-    return [int(s.get("line", s.get("row_offset", s.get("start", 0))) or 0) for s in shards]
-
-
 def _detect_format(scanner: Scanner, source: Source) -> None:
     """Fix the format on the driver from the first batch, as the local engine would."""
     for records in source.batches(scanner.cfg.batch_size):
@@ -91,14 +86,14 @@ def _run(ray: Any, scanner: Scanner, source: Source) -> dict[str, Any]:
     from pairaudit.engines.ray_actor import ShardActor
     from pairaudit.engines.wire import dumps, loads
     from pairaudit.io.readers import JsonlSource
-    from pairaudit.io.shards import plan_shards
+    from pairaudit.io.shards import first_row, plan_shards
 
     cfg = scanner.cfg
     resources = ray.cluster_resources()
     cpus = int(resources.get("CPU", 1))
     workers = cfg.ray_workers or max(1, cpus)
     shards = plan_shards(source, cfg.ray_shards or max(workers * 2, 1))
-    starts = shard_starts(shards)
+    starts = [first_row(spec) for spec in shards]
     by_cls = {type(s).__name__: s for s in scanner.stages}
     for name, stage in by_cls.items():
         if not stage.state_attrs:  # its observe state could not leave the worker
