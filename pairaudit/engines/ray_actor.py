@@ -111,7 +111,8 @@ class ShardActor:
         seconds = time.perf_counter() - t0
         self.seconds += seconds
         meta = dumps({"results": results, "states": meta_states, "summaries": summaries, "errors": errors,
-                      "models": self.ctx.models, "rows": n_records, "seconds": seconds})
+                      "models": self.ctx.models, "rows": n_records, "seconds": seconds,
+                      "shuffle_bytes": sum(len(b) for b in buckets)})
         return [meta, *buckets] if buckets else meta
 
     # -- reduce -------------------------------------------------------------------------------
@@ -135,8 +136,10 @@ class ShardActor:
         parts = route(res, stage_findings(fresh, res, self.policy), starts)
         seconds = time.perf_counter() - t0
         self.seconds += seconds
-        status = {"error": None, "stats": res.stats, "timings": res.timings, "seconds": seconds}
-        return [dumps(status), *[dumps(p) for p in parts]]
+        out = [dumps(p) for p in parts]
+        status = {"error": None, "stats": res.stats, "timings": res.timings, "seconds": seconds,
+                  "shuffle_bytes": sum(len(b) for b in out)}
+        return [dumps(status), *out]
 
     # -- write --------------------------------------------------------------------------------
     def finish(self, s: int, plan: bytes, *routed: bytes) -> bytes:

@@ -126,8 +126,13 @@ def _run(ray: Any, scanner: Scanner, source: Source) -> dict[str, Any]:
         metas.append(refs[0])
         buckets.append(refs[1:])
     summaries: dict[str, list[Any]] = defaultdict(list)
+    to_driver = shuffled = 0
     for s, ref in enumerate(metas):
-        _absorb_meta(scanner, loads(ray.get(ref)), by_cls, summaries, per_node[nodes[s % workers]])
+        raw = ray.get(ref)
+        to_driver += len(raw)
+        meta = loads(raw)
+        shuffled += meta["shuffle_bytes"]
+        _absorb_meta(scanner, meta, by_cls, summaries, per_node[nodes[s % workers]])
         scanner.ctx.progress("read", scanner.n_input, source.total)
     scanner.ctx.progress("read", scanner.n_input, scanner.n_input)
     scanner.timings["ray_pipeline"] += time.perf_counter() - t
@@ -163,7 +168,12 @@ def _run(ray: Any, scanner: Scanner, source: Source) -> dict[str, Any]:
             launch(h, stage, dumps([near, sorted(ran)]))
     stage_stats: dict[str, dict[str, Any]] = {}
     for name, refs in reduced.items():
-        statuses = [loads(ray.get(r[0])) for r in refs]
+        raws = ray.get([r[0] for r in refs])
+        to_driver += sum(len(r) for r in raws)
+        statuses = [loads(r) for r in raws]
+        shuffled += sum(st.get("shuffle_bytes", 0) for st in statuses)
+        for p, st in enumerate(statuses):
+            per_node[nodes[p % workers]]["seconds"] += st.get("seconds", 0.0)
         errors = [st["error"] for st in statuses if st["error"]]
         if errors and by_cls[name] in scanner.stages:
             scanner._stage_failed(by_cls[name], RuntimeError(errors[0]))
@@ -180,7 +190,7 @@ def _run(ray: Any, scanner: Scanner, source: Source) -> dict[str, Any]:
     merged = {name: type(by_cls[name]).merge_summaries(parts) for name, parts in summaries.items()}
     failed = sorted(name for name, st in by_cls.items() if st not in scanner.stages)
     ends = starts[1:] + [None]
-    finished = []
+    finished, from_driver = [], 0
     for s in range(len(shards)):
         plan = {"failed": failed, "summaries": merged, "parts": {type(h).__name__: n_parts for h in hash_stages},
                 "decisions": {str(r): _decision_json(d) for r, d in scanner.decisions.items()
@@ -188,10 +198,15 @@ def _run(ray: Any, scanner: Scanner, source: Source) -> dict[str, Any]:
                 "splits": [list(x) for x in scanner.source.splits] if scanner.source.splits else None,
                 "tmp": tmp, "write": "jsonl" if write_jsonl else "driver"}
         args = [r[1 + s] for h in hash_stages for r in reduced[type(h).__name__]]
-        finished.append(actors[s % workers].finish.remote(s, dumps(plan), *args, ray.put(dumps(routed[s]))))
-    written = _collect(scanner, [loads(x) for x in ray.get(finished)], by_cls, stage_stats)
+        blobs = [dumps(plan), dumps(routed[s])]
+        from_driver += sum(len(b) for b in blobs)
+        finished.append(actors[s % workers].finish.remote(s, blobs[0], *args, ray.put(blobs[1])))
+    raws = ray.get(finished)
+    to_driver += sum(len(r) for r in raws)
+    written = _collect(scanner, [loads(x) for x in raws], by_cls, stage_stats)
     for s in range(len(shards)):
         per_node[nodes[s % workers]]["shards"] += 1
+        per_node[nodes[s % workers]]["seconds"] += loads(raws[s])["seconds"]
     data_names = ["clean.jsonl", "dropped.jsonl"] if write_jsonl else None
     ray.get(actors[0].commit.remote(tmp, len(shards), data_names))
     if not write_jsonl:
@@ -203,6 +218,9 @@ def _run(ray: Any, scanner: Scanner, source: Source) -> dict[str, Any]:
     scanner.stats = {**_ordered_stats([st for st in order if st in scanner.stages], stage_stats, driver_stats),
                      **stats_before}
     _finish_written(scanner, written, t)
+    scanner.timings["ray_bytes_to_driver"] = to_driver  # run-specific figures: timings.json
+    scanner.timings["ray_bytes_shuffled"] = shuffled  # worker to worker (hash partitions, routed results)
+    scanner.timings["ray_bytes_from_driver"] = from_driver
     for k, node in enumerate(sorted(per_node)):
         for key, value in per_node[node].items():
             scanner.timings[f"ray_node_{k}_{key}"] = value
