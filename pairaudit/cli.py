@@ -216,12 +216,13 @@ def scan(
     fail_on: Annotated[list[str] | None, typer.Option(metavar="CHECK>RATE", help="Exit 3 when a check's row rate "
                        "exceeds a limit, e.g. 'duplicate_pair>0.05' or 'likely_flipped>10%'.")] = None,
     batch_size: Annotated[int, typer.Option(metavar="N", help="Rows per streaming batch.")] = 1000,
-    engine: Annotated[str, typer.Option(metavar="ENGINE", help="local, or ray: the same stages on Ray Data.")]
+    engine: Annotated[str, typer.Option(metavar="ENGINE", help="local, or ray: the same stages spread over a Ray "
+                                                           "cluster (docs/scale.md).")]
     = "local",
     ray_address: Annotated[str | None, typer.Option(metavar="ADDRESS", help="Ray cluster address (default: "
                            "start a local Ray).")] = None,
-    ray_workers: Annotated[int | None, typer.Option(metavar="N", help="Ray actor pool size (default: cluster "
-                           "CPUs - 1).")] = None,
+    ray_workers: Annotated[int | None, typer.Option(metavar="N", help="Ray actors (default: one per cluster "
+                           "CPU).")] = None,
     trust_remote_code: Annotated[bool, typer.Option("--trust-remote-code", metavar="", help="Allow custom model code (off "
                                  "by default).")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", metavar="", help="Silent: no progress, messages or "

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from pairaudit.engines.partition import merge_routed, merge_stats, route, shard_of, split_state
-from pairaudit.engines.ray_engine import actor_options
+from pairaudit.engines.ray_engine import actor_plan
 from pairaudit.types import Finding, StageResult
 
 
@@ -41,14 +41,20 @@ def test_merge_stats_adds_numbers_and_keeps_the_rest() -> None:
     assert got == {"s": {"eval_rows": 7, "split": "train", "near": "not checked"}}
 
 
-@pytest.mark.parametrize(("resources", "workers", "stages", "gpus"), [
-    ({"CPU": 8}, 8, {"NearDuplicateStage"}, None),          # no GPU in the cluster: CPU actors
-    ({"CPU": 8, "GPU": 2}, 8, {"ExactStage"}, None),        # no model stage: no GPU asked for
-    ({"CPU": 8, "GPU": 2}, 8, {"NearDuplicateStage"}, 0.25),  # 4 actors share each GPU
-    ({"CPU": 4, "GPU": 4}, 2, {"FlipStage"}, 1.0),
-    ({"CPU": 6, "GPU": 1}, 3, {"FlipStage", "ExactStage"}, 0.3333),
+def _nodes(*resources: dict) -> list[dict]:
+    return [{"Alive": True, "Resources": r} for r in resources] + [{"Alive": False, "Resources": {"CPU": 64.0}}]
+
+
+@pytest.mark.parametrize(("nodes", "stages", "workers", "gpus"), [
+    (_nodes({"CPU": 4.0}, {"CPU": 4.0}), {"NearDuplicateStage"}, 8, None),              # no GPU: CPU actors
+    (_nodes({"CPU": 8.0, "GPU": 2.0}), {"ExactStage"}, 8, None),                         # no model stage
+    (_nodes({"CPU": 8.0, "GPU": 2.0}), {"NearDuplicateStage"}, 8, 0.25),                 # 4 actors per GPU
+    (_nodes({"CPU": 2.0, "GPU": 4.0}), {"FlipStage"}, 2, 1.0),                            # at most one GPU each
+    (_nodes({"CPU": 3.0, "GPU": 1.0}, {"CPU": 16.0}), {"FlipStage", "ExactStage"}, 3, 0.3333),  # GPU node only
+    (_nodes({"CPU": 4.0, "GPU": 1.0}, {"CPU": 2.0, "GPU": 1.0}), {"FlipStage"}, 6, 0.25),
 ])
-def test_actor_resource_request(resources: dict, workers: int, stages: set, gpus: float | None) -> None:
-    opts = actor_options(resources, workers, stages)
-    assert opts["num_cpus"] == 1 and opts["scheduling_strategy"] == "SPREAD"
+def test_actor_plan(nodes: list, stages: set, workers: int, gpus: float | None) -> None:
+    n, opts = actor_plan(nodes, None, stages)
+    assert n == workers and opts["num_cpus"] == 1 and opts["scheduling_strategy"] == "SPREAD"
     assert opts.get("num_gpus") == gpus
+    assert actor_plan(nodes, 1, stages)[0] == 1  # --ray-workers caps it

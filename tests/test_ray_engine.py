@@ -16,7 +16,7 @@ ray = pytest.importorskip("ray", reason="install pairaudit[ray]")
 
 @pytest.fixture(scope="module")
 def local_ray():  # noqa: ANN201
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False,
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False,
              object_store_memory=200 * 1024 * 1024)
     yield
     ray.shutdown()

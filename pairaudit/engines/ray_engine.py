@@ -25,6 +25,7 @@ dashboard) and shut down afterwards; ``ray stop`` is never called.
 from __future__ import annotations
 
 import json
+import math
 import os
 import time
 from collections import defaultdict
@@ -40,15 +41,19 @@ if TYPE_CHECKING:
 GPU_STAGES = ("NearDuplicateStage", "FlipStage")  # stages that run models (embedder, reference)
 
 
-def actor_options(resources: dict[str, float], workers: int, stage_names: set[str]) -> dict[str, Any]:
-    """Ray resources per actor: one CPU; with GPUs in the cluster and a model stage on, an equal share
-    of a GPU (1/k, k actors per GPU), so every actor's embedder / reference model runs on a GPU."""
+def actor_plan(nodes: list[dict[str, Any]], workers: int | None, stage_names: set[str]) -> tuple[int, dict[str, Any]]:
+    """How many actors, and the Ray resources of each: one CPU, spread over the nodes. When the cluster
+    has GPUs and a model stage runs (embedder, reference model), actors go where the GPUs are: each asks
+    for an equal fraction of a GPU (a GPU node's GPUs shared by its CPUs), so several actors share one GPU
+    and every actor's models run on a GPU; CPU-only nodes then get no actor."""
+    alive = [n["Resources"] for n in nodes if n.get("Alive", True)]
     opts: dict[str, Any] = {"num_cpus": 1, "scheduling_strategy": "SPREAD"}
-    gpus = float(resources.get("GPU", 0))
-    if gpus > 0 and stage_names & set(GPU_STAGES):
-        per_gpu = -(-workers // int(gpus)) if gpus >= 1 else workers
-        opts["num_gpus"] = round(1.0 / max(1, per_gpu), 4) if gpus >= 1 else round(gpus / workers, 4)
-    return opts
+    gpu_nodes = [r for r in alive if r.get("GPU", 0) > 0 and r.get("CPU", 0) >= 1]
+    if not gpu_nodes or not stage_names & set(GPU_STAGES):
+        return workers or max(1, sum(int(r.get("CPU", 0)) for r in alive)), opts
+    share = math.floor(min(1.0, *(r["GPU"] / int(r["CPU"]) for r in gpu_nodes)) * 10_000) / 10_000
+    fit = sum(min(int(r["CPU"]), int(r["GPU"] / share + 1e-9)) for r in gpu_nodes)
+    return min(workers or fit, fit), {**opts, "num_gpus": share}
 
 
 def _detect_format(scanner: Scanner, source: Source) -> None:
@@ -70,7 +75,7 @@ def run_ray(scanner: Scanner, source: Source, parts: list[Path]) -> dict[str, An
         if cfg.ray_address:
             ray.init(address=cfg.ray_address, log_to_driver=False)
         else:
-            ray.init(num_cpus=os.cpu_count(), include_dashboard=False, log_to_driver=False,
+            ray.init(address="local", num_cpus=os.cpu_count(), include_dashboard=False, log_to_driver=False,
                      configure_logging=False, object_store_memory=256 * 1024 * 1024)
         started = True
     try:
@@ -91,7 +96,7 @@ def _run(ray: Any, scanner: Scanner, source: Source) -> dict[str, Any]:
     cfg = scanner.cfg
     resources = ray.cluster_resources()
     cpus = int(resources.get("CPU", 1))
-    workers = cfg.ray_workers or max(1, cpus)
+    workers, opts = actor_plan(ray.nodes(), cfg.ray_workers, {type(s).__name__ for s in scanner.stages})
     shards = plan_shards(source, cfg.ray_shards or max(workers * 2, 1))
     starts = [first_row(spec) for spec in shards]
     by_cls = {type(s).__name__: s for s in scanner.stages}
@@ -101,7 +106,6 @@ def _run(ray: Any, scanner: Scanner, source: Source) -> dict[str, Any]:
                               fix=f"use --engine local, or --skip {' --skip '.join(sorted(stage.enabled))}")
     specs = [(p, sorted(by_cls[p.rsplit(":", 1)[1]].enabled)) for p in STAGE_PATHS if p.rsplit(":", 1)[1] in by_cls]
     order = [by_cls[p.rsplit(":", 1)[1]] for p, _ in specs]  # the actors' stage list, same order
-    opts = actor_options(resources, workers, set(by_cls))
     actor_cls = ray.remote(ShardActor)
     actors = [actor_cls.options(**opts).remote(cfg.to_json(), scanner.fmt, specs, str(scanner.ctx.cache_dir))
               for _ in range(workers)]
