@@ -36,13 +36,21 @@ CHEAP = ["empty_prompt", "empty_response", "all_padding", "out_of_vocab", "encod
          "contradictory_pair", "length_outlier"]
 
 
-def drive(address: str, source: str, out: str, only: list[str]) -> None:
-    """One scan as a Ray driver; prints a JSON line."""
+def drive(address: str, source: str, out: str, only: list[str], report: bool) -> None:
+    """One scan as a Ray driver (``report``: with report.html, as ``pairaudit.scan``); prints a JSON line."""
     import pairaudit
 
     t = time.perf_counter()
-    audit = pairaudit.scan(source, out=out, only=only, engine="ray", ray_address=address, log=lambda m: None,
-                           progress=False)
+    if report:
+        audit = pairaudit.scan(source, out=out, only=only, engine="ray", ray_address=address, log=lambda m: None,
+                               progress=False)
+    else:  # the scan without report.html, which is rendered on the driver from scores.parquet
+        from pairaudit.config import ScanConfig
+        from pairaudit.engines import get_engine
+        from pairaudit.pipeline import Scanner
+
+        cfg = ScanConfig(only=only, engine="ray", ray_address=address)
+        audit = Scanner(cfg, lambda m: None, lambda *a: None).run(source, Path(out), engine=get_engine("ray"))
     seconds = time.perf_counter() - t
     timings = json.loads((Path(out) / "timings.json").read_text(encoding="utf-8"))
     print(json.dumps({"rows": audit.totals["input"], "seconds": round(seconds, 1),
@@ -70,11 +78,12 @@ def main() -> None:
     ap.add_argument("--nodes", type=int, default=2)
     ap.add_argument("--cpus", type=int, default=1, help="CPUs per worker node")
     ap.add_argument("--near", action="store_true", help="also near_duplicate_pair (finalized on the driver)")
-    ap.add_argument("--drive", nargs=4, metavar=("ADDRESS", "SOURCE", "OUT", "ONLY"), help=argparse.SUPPRESS)
+    ap.add_argument("--no-report", action="store_true", help="scan without report.html (rendered on the driver)")
+    ap.add_argument("--drive", nargs=5, metavar=("ADDRESS", "SOURCE", "OUT", "ONLY", "REPORT"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.drive:
-        address, source, out, only = args.drive
-        drive(address, source, out, only.split(","))
+        address, source, out, only, report = args.drive
+        drive(address, source, out, only.split(","), report == "1")
         return
     import ray
     from ray.cluster_utils import Cluster
@@ -87,7 +96,8 @@ def main() -> None:
     for _ in range(args.nodes):
         cluster.add_node(num_cpus=args.cpus, object_store_memory=300 * 2**20)
     cluster.wait_for_nodes()
-    print(f"cluster: head (0 CPUs) + {args.nodes} worker nodes x {args.cpus} CPU; checks: {','.join(only)}")
+    print(f"cluster: head (0 CPUs) + {args.nodes} worker nodes x {args.cpus} CPU; checks: {','.join(only)}; "
+          f"report.html: {'no' if args.no_report else 'yes'}")
     results = []
     try:
         for n in (int(x) for x in args.sizes.split(",")):
@@ -99,7 +109,8 @@ def main() -> None:
             watcher = threading.Thread(target=_watch_actors, args=(peaks, stop), daemon=True)
             watcher.start()
             proc = subprocess.run([sys.executable, __file__, "--drive", cluster.address, str(src),
-                                   str(work / f"out-{n}"), ",".join(only)], capture_output=True, text=True)
+                                   str(work / f"out-{n}"), ",".join(only), "0" if args.no_report else "1"],
+                                  capture_output=True, text=True)
             stop.set()
             watcher.join()
             if proc.returncode:

@@ -130,3 +130,35 @@ def test_split_leakage_on_two_nodes(cluster: object, tmp_path: Path) -> None:
     assert datasets.load_from_disk(str(tmp_path / "ray" / "clean"))["test"].num_rows == \
         datasets.load_from_disk(str(tmp_path / "local" / "clean"))["test"].num_rows
 
+
+
+def test_review_decisions_and_parquet_source_on_two_nodes(cluster: object, planted: tuple[Path, dict],
+                                                          tmp_path: Path) -> None:
+    """Decisions are resolved per shard (keep / drop / flip, a stale pair_hash ignored); a Parquet source
+    is written by the driver from the dropped rows' numbers."""
+    from pairaudit.decisions import Decision, append_decisions
+
+    path, faults = planted
+    first = pairaudit.scan(path, out=tmp_path / "first", only=CHEAP, log=lambda m: None)
+    hashes = dict(pl.read_parquet(first.out_dir / "scores.parquet").select("row", "pair_hash").drop_nulls().iter_rows())
+    dup = faults["duplicate_pair"][0]
+    decisions = [Decision(dup, "keep"), Decision(3, "drop"), Decision(5, "flip"), Decision(150, "keep", pair_hash="0"),
+                 Decision(100_000, "drop")]
+    decisions = [Decision(d.row, d.decision, "", d.pair_hash or hashes.get(d.row)) for d in decisions]
+    for name in ("local", "ray"):
+        (tmp_path / name).mkdir()
+        append_decisions(tmp_path / name / "decisions.jsonl", decisions)
+    local = pairaudit.scan(path, out=tmp_path / "local", only=CHEAP, log=lambda m: None)
+    audit = pairaudit.scan(path, out=tmp_path / "ray", only=CHEAP, engine="ray", ray_shards=3, log=lambda m: None)
+    _same(tmp_path / "local", tmp_path / "ray")
+    assert audit.report["decisions"] == local.report["decisions"]
+    assert audit.report["decisions"]["applied"] == 3 and len(audit.report["decisions"]["ignored"]) == 2
+
+    parquet = tmp_path / "pairs.parquet"
+    pl.read_ndjson(EXAMPLE).head(200).write_parquet(parquet)
+    pairaudit.scan(parquet, out=tmp_path / "pq-local", only=CHEAP, log=lambda m: None)
+    audit = pairaudit.scan(parquet, out=tmp_path / "pq-ray", only=CHEAP, engine="ray", log=lambda m: None)
+    _same(tmp_path / "pq-local", tmp_path / "pq-ray", ext="parquet")
+    for name in ("clean.parquet", "dropped.parquet"):
+        assert pl.read_parquet(tmp_path / "pq-ray" / name).equals(pl.read_parquet(tmp_path / "pq-local" / name))
+    assert audit.report["stats"]["engine"]["distributed"]["writers"].startswith("workers (findings, scores)")
