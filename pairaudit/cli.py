@@ -318,7 +318,10 @@ def report(out: Annotated[Path, typer.Argument(help="An output folder written by
 
     if not (out / "report.json").exists():
         _fail(ConfigError(f"{out} holds no report.json", fix="run `pairaudit scan SOURCE --out DIR` first"))
-    typer.echo(str(render_report(out)))
+    try:
+        typer.echo(str(render_report(out)))
+    except PairauditError as exc:
+        _fail(exc)
 
 
 @app.command()

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Iterable
@@ -31,22 +33,48 @@ class OutputDir:
     is a symlink to the committed generation, and every output ``DIR/<name>`` is a symlink to
     ``.pairaudit/current/<name>``. Committing switches ``current`` with one ``rename``: a reader sees
     either every old output or every new one, never a mix, and an interrupted run leaves the previous
-    outputs untouched. ``DIR/.pairaudit/manifest.json`` lists the names pairaudit owns in ``DIR``; any
-    other file (``clean.py``, your notes, ``decisions.jsonl``) is never replaced or deleted, and a
-    file in the way of an output name that pairaudit did not write is an error before the scan starts.
-    A lock file keeps two runs from writing the same folder at once; generation folders left behind by
-    killed runs are removed by the next run.
+    outputs untouched. ``DIR/.pairaudit/manifest.json`` records the committed generation and the inode,
+    size and mtime of every file pairaudit wrote in it. Before a run starts, everything it would remove
+    or replace is checked: an output name holding anything but pairaudit's own link (``clean.py``, a
+    ``clean.jsonl`` you saved over the link, a real ``clean/`` folder), a committed file changed since it
+    was written, or a ``current`` link that does not name a generation folder inside ``.pairaudit`` stops
+    the run (exit 2, naming it) and nothing is touched. A lock file keeps two runs from writing the same
+    folder at once; generation folders left behind by killed runs are removed by the next run.
     """
 
     def __init__(self, out: Path, names: Iterable[str] = ()) -> None:
         self.out = Path(out)
+        self.meta = self.out / META
+        self.committed = False
+        self._lock: Any = None
+        self._created: list[Path] = []  # removed again if this run commits nothing
+        try:
+            self._open(self._created)
+            self.generation, self.recorded = self._verify(names)
+            self._remove_strays()
+            self.tmp = Path(tempfile.mkdtemp(prefix="gen-", dir=self.meta))
+        except BaseException:
+            self.abort()
+            raise
+
+    # -- opening and checking --------------------------------------------------------------------
+    def _open(self, created: list[Path]) -> None:
         if self.out.exists() and not self.out.is_dir():
             raise ConfigError(f"--out {self.out} is an existing file", expected="a folder (created if missing)",
                               fix="pass a folder path for --out")
+        if os.path.lexists(self.meta) and (self.meta.is_symlink() or not self.meta.is_dir()):
+            raise _foreign(self.out, f"{META} (a link or file where pairaudit keeps its own folder)")
         try:
-            self.meta = self.out / META
-            self.meta.mkdir(parents=True, exist_ok=True)
-            self._lock = open(self.meta / "lock", "a")  # noqa: SIM115 - held until commit/abort
+            for d in (self.out, self.meta):
+                if not d.exists():
+                    d.mkdir(parents=d is self.out)
+                    created.append(d)
+            lock = self.meta / "lock"
+            if os.path.lexists(lock) and (lock.is_symlink() or not lock.is_file()):
+                raise _foreign(self.out, f"{META}/lock")
+            if not lock.exists():
+                created.append(lock)
+            self._lock = open(lock, "a")  # noqa: SIM115 - held until commit/abort
         except OSError as exc:
             raise ConfigError(f"cannot write to --out {self.out}: {exc.strerror or exc}",
                               fix="pass a folder you can write to") from exc
@@ -57,92 +85,190 @@ class OutputDir:
         except ImportError:  # pragma: no cover - not POSIX
             pass
         except OSError as exc:
-            self._lock.close()
+            if created and created[-1].name == "lock":
+                created.pop()  # the other run's lock: never removed
             raise ConfigError(f"another pairaudit run is writing to {self.out}",
                               fix="wait for it to finish, or pass another --out") from exc
-        self.owned = self._manifest()
-        self.committed = False
-        self.check_names(names)
-        self._remove_strays()
-        self.tmp = Path(tempfile.mkdtemp(prefix="gen-", dir=self.meta))
 
-    # -- bookkeeping ---------------------------------------------------------------------------
-    def _manifest(self) -> set[str]:
+    def _manifest(self) -> dict[str, Any]:
+        path = self.meta / "manifest.json"
+        if not os.path.lexists(path):
+            return {}
         try:
-            return set(json.loads((self.meta / "manifest.json").read_text(encoding="utf-8"))["names"])
-        except (OSError, ValueError, KeyError, TypeError):
-            return set()
-
-    def _write_manifest(self, names: set[str]) -> None:
-        tmp = self.meta / "manifest.json.tmp"
-        tmp.write_text(json.dumps({"names": sorted(names)}) + "\n", encoding="utf-8")
-        os.replace(tmp, self.meta / "manifest.json")
+            if path.is_symlink():
+                raise ValueError("a link")
+            data = json.loads(path.read_text(encoding="utf-8"))
+            if not isinstance(data, dict):
+                raise ValueError("not an object")
+            return data
+        except (OSError, ValueError) as exc:
+            raise _foreign(self.out, f"{META}/manifest.json (unreadable: {exc})") from exc
 
     def _current(self) -> str | None:
-        try:
-            return os.readlink(self.meta / "current")
-        except OSError:
+        """The committed generation's folder name, checked to be a real folder inside ``.pairaudit``."""
+        link = self.meta / "current"
+        if not os.path.lexists(link):
             return None
+        target = os.readlink(link) if link.is_symlink() else None
+        if target is not None and _GEN.fullmatch(target) and not os.path.lexists(self.meta / target):
+            return None  # its generation was deleted by hand: nothing to keep, the link is replaced
+        if target is None or not _GEN.fullmatch(target) or not _own_dir(self.meta / target, self.meta):
+            raise _foreign(self.out, f"{META}/current (it should be a link to a generation folder inside {META}; "
+                                     f"found {'a link to ' + repr(target) if target is not None else 'no link'})")
+        return target
 
-    def _ours(self, name: str) -> bool:
+    def _verify(self, names: Iterable[str]) -> tuple[str | None, dict[str, list[int]]]:
+        """Everything this run would remove or replace is pairaudit's own, unchanged since written."""
+        manifest = self._manifest()
+        current = self._current()
+        self.check_names(names)
+        recorded: dict[str, list[int]] = {}
+        if current is not None:
+            gens = {g.get("generation"): g.get("files") for g in (manifest, manifest.get("pending") or {})
+                    if isinstance(g, dict)}
+            files = gens.get(current)
+            if isinstance(files, dict):  # written by a pairaudit that records its files (issue 23 on)
+                changed = _changed(self.meta / current, files)
+                if changed:
+                    raise ConfigError(
+                        f"--out {self.out}: {', '.join(changed[:5])} changed since pairaudit wrote "
+                        f"{'them' if len(changed) > 1 else 'it'} (the next scan would replace "
+                        f"{'them' if len(changed) > 1 else 'it'})",
+                        fix="copy what you changed out of the folder (e.g. cp -L), or pass another --out")
+                recorded = files
+        return current, recorded
+
+    def _our_link(self, name: str) -> bool:
         p = self.out / name
-        return name in self.owned or (p.is_symlink() and os.readlink(p) == f"{META}/current/{name}")
+        return p.is_symlink() and os.readlink(p) == f"{META}/current/{name}"
 
     def check_names(self, names: Iterable[str]) -> None:
-        """Refuse to start when a file pairaudit did not write is in the way of an output."""
-        foreign = sorted(n for n in names if os.path.lexists(self.out / n) and not self._ours(n))
+        """Refuse a name that holds something pairaudit did not write."""
+        foreign = sorted(n for n in names if os.path.lexists(self.out / n) and not self._our_link(n))
         if foreign:
-            raise ConfigError(f"--out {self.out} already holds {', '.join(foreign)}, which pairaudit did not write",
-                              fix="pairaudit never replaces files it did not write: move them, or pass another --out")
+            raise _foreign(self.out, ", ".join(foreign))
 
     def _remove_strays(self) -> None:
-        current = self._current()
         for p in self.meta.iterdir():
-            if p.name.startswith("gen-") and p.name != current:
+            if _GEN.fullmatch(p.name) and p.name != self.generation and _own_dir(p, self.meta):
                 shutil.rmtree(p, ignore_errors=True)
 
     # -- commit ----------------------------------------------------------------------------------
     def commit(self) -> None:
         """Switch every output to this run's generation at once."""
-        names = set(os.listdir(self.tmp))
+        names = {n for n in os.listdir(self.tmp) if not n.startswith(".")}
         self.check_names(names)
+        files = _record(self.tmp)
+        listed = self._manifest().get("names")
+        owned = {n for n in listed if isinstance(n, str) and "/" not in n} if isinstance(listed, list) else set()
+        self._write_manifest({"generation": self.generation, "files": self.recorded, "names": sorted(owned | names),
+                              "pending": {"generation": self.tmp.name, "files": files}})
         for name in sorted(names):
-            link = self.out / name
-            if link.is_symlink() and os.readlink(link) == f"{META}/current/{name}":
-                continue
-            tmp_link = self.meta / f"link-{name}.tmp"
-            if os.path.lexists(tmp_link):
-                os.unlink(tmp_link)
-            os.symlink(f"{META}/current/{name}", tmp_link)
-            if link.is_dir() and not link.is_symlink():  # an old real folder of ours (owned)
-                shutil.rmtree(link)
-            os.replace(tmp_link, link)
-        self._write_manifest(self.owned | names)
-        old = self._current()
-        tmp_current = self.meta / "current.tmp"
-        if os.path.lexists(tmp_current):
-            os.unlink(tmp_current)
+            if not self._our_link(name):
+                tmp_link = self.tmp / f".link-{name}"
+                os.symlink(f"{META}/current/{name}", tmp_link)
+                os.replace(tmp_link, self.out / name)
+        tmp_current = self.tmp / ".current"
         os.symlink(self.tmp.name, tmp_current)
         os.replace(tmp_current, self.meta / "current")  # the one atomic switch
         self.committed = True
-        for name in sorted(self.owned - names):  # outputs of the previous run this one did not write
-            link = self.out / name
-            if link.is_symlink():
-                os.unlink(link)
-        self._write_manifest(names)
-        self.owned = names
-        if old and old != self.tmp.name:
+        for name in sorted(owned - names):  # outputs of the previous run this one did not write
+            if self._our_link(name):
+                os.unlink(self.out / name)
+        self._write_manifest({"generation": self.tmp.name, "files": files, "names": sorted(names)})
+        old = self.generation
+        if old and old != self.tmp.name and _own_dir(self.meta / old, self.meta):
             shutil.rmtree(self.meta / old, ignore_errors=True)
+        self.generation, self.recorded = self.tmp.name, files
         self._release()
 
+    def _write_manifest(self, data: dict[str, Any]) -> None:
+        tmp = self.tmp / ".manifest.json"
+        tmp.write_text(json.dumps(data, sort_keys=True) + "\n", encoding="utf-8")
+        os.replace(tmp, self.meta / "manifest.json")
+
     def abort(self) -> None:
-        if not self.committed:
+        """Remove this run's generation; a run refused before it wrote anything leaves no lock and no
+        folder it created behind (the lock file is removed while still held, so no other run can hold it)."""
+        if not self.committed and hasattr(self, "tmp"):
             shutil.rmtree(self.tmp, ignore_errors=True)
+        if not self.committed:
+            for p in reversed(self._created):
+                with contextlib.suppress(OSError):
+                    p.rmdir() if p.is_dir() and not p.is_symlink() else p.unlink()
         self._release()
 
     def _release(self) -> None:
-        if not self._lock.closed:
+        if self._lock is not None and not self._lock.closed:
             self._lock.close()
+
+
+_GEN = re.compile(r"gen-[A-Za-z0-9_]+")
+
+
+def _own_dir(p: Path, meta: Path) -> bool:
+    """A real folder (not a link) directly inside ``meta``."""
+    return p.is_dir() and not p.is_symlink() and p.resolve().parent == meta.resolve()
+
+
+def _foreign(out: Path, what: str) -> ConfigError:
+    return ConfigError(f"--out {out} already holds {what}, which pairaudit did not write",
+                       fix="pairaudit never replaces files it did not write: move them, or pass another --out")
+
+
+def _record(gen: Path) -> dict[str, list[int]]:
+    """inode, size and mtime (ns) of every file under a generation folder, by relative path."""
+    out: dict[str, list[int]] = {}
+    for root, dirs, files in os.walk(gen):
+        dirs[:] = [d for d in dirs if not (Path(root) / d).is_symlink()]
+        for name in (*files, *(d for d in os.listdir(root) if (Path(root) / d).is_symlink())):
+            if root == str(gen) and name.startswith("."):
+                continue
+            p = Path(root) / name
+            st = p.lstat()
+            out[p.relative_to(gen).as_posix()] = [st.st_ino, st.st_size, st.st_mtime_ns]
+    return out
+
+
+def _changed(gen: Path, files: dict[str, Any]) -> list[str]:
+    """Top-level output names under ``gen`` whose files differ from the record (changed, added, removed)."""
+    now = _record(gen)
+    keys = {k for k in set(now) | set(files) if now.get(k) != files.get(k)}
+    return sorted({k.split("/", 1)[0] for k in keys})
+
+
+def refresh_record(out: Path, name: str) -> None:
+    """After pairaudit itself replaced ``name`` in the committed generation (``pairaudit report``), record
+    the new file so the next scan knows it as its own."""
+    meta = Path(out) / META
+    try:
+        data = json.loads((meta / "manifest.json").read_text(encoding="utf-8"))
+        gen = meta / data["generation"]
+        st = (gen / name).lstat()
+        data["files"][name] = [st.st_ino, st.st_size, st.st_mtime_ns]
+    except (OSError, ValueError, KeyError, TypeError):
+        return  # an older folder without records: nothing to update
+    fd, tmp = tempfile.mkstemp(prefix=".manifest.", dir=gen)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(json.dumps(data, sort_keys=True) + "\n")
+    os.replace(tmp, meta / "manifest.json")
+
+
+def committed_file(out: Path, name: str) -> Path:
+    """The file behind output ``name`` in the committed generation, checked to lie inside ``.pairaudit``
+    (pairaudit replaces it there); a plain file of the user's at that name is refused."""
+    link = Path(out) / name
+    if not os.path.lexists(link):
+        return link
+    if not link.is_symlink() and link.is_file() and not os.path.lexists(Path(out) / META):
+        return link  # a plain folder (written by hand, or copied with links followed): replaced by rename
+    meta = (Path(out) / META).resolve()
+    if not link.is_symlink() or os.readlink(link) != f"{META}/current/{name}":
+        raise _foreign(Path(out), name)
+    target = link.resolve()
+    if not target.is_relative_to(meta) or target.parent.parent != meta or (target.exists() and not target.is_file()):
+        raise _foreign(Path(out), f"{name} (it leads outside {META})")
+    return target
 
 
 def write_json(path: Path, data: Any) -> None:

@@ -87,7 +87,7 @@ def test_outputs_switch_as_one_even_when_commit_dies_midway(tmp_path: Path, src:
     real_symlink = os.symlink
 
     def die_before_switch(target, link, *a, **k):  # noqa: ANN001, ANN202
-        if str(link).endswith("current.tmp"):
+        if str(link).endswith(".current"):
             raise KeyboardInterrupt  # every new file and link exists; the switch has not happened
         return real_symlink(target, link, *a, **k)
 

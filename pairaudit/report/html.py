@@ -16,6 +16,7 @@ from typing import Any
 
 import jinja2  # noqa: F401 - ImportError here lets the pipeline fall back to the plain report
 
+from pairaudit.outputs import committed_file, refresh_record
 from pairaudit.report.data import OutputFolder
 from pairaudit.report.trainer_view import trainer_tokenizer, trainer_view
 from pairaudit.types import Pair
@@ -35,8 +36,9 @@ def render_report(out_dir: str | Path, *, max_examples: int = 5) -> Path:
     folder = OutputFolder.open(out_dir)
     html = build_html(folder, max_examples=max_examples)
     link = folder.path / "report.html"
-    # outputs are links into the committed generation (pairaudit.outputs): replace the file there
-    target = link.resolve() if link.is_symlink() else link
+    # outputs are links into the committed generation (pairaudit.outputs): replace the file there, never
+    # a file the link leads to outside it
+    target = committed_file(folder.path, "report.html")
     fd, tmp = tempfile.mkstemp(prefix=".report.html.", suffix=".tmp", dir=target.parent)
     try:
         # a lone surrogate in dataset text (legal in JSON, not in UTF-8) shows as its escape, \udc00
@@ -49,6 +51,7 @@ def render_report(out_dir: str | Path, *, max_examples: int = 5) -> Path:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    refresh_record(folder.path, "report.html")
     return link
 
 

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import html
 import json
+import os
+import tempfile
 from pathlib import Path
 
+from pairaudit.outputs import committed_file, refresh_record
 from pairaudit.report.flip_section import flip_lines
 from pairaudit.report.summary import assumption_lines
 
@@ -30,5 +33,11 @@ def render_plain(out_dir: Path) -> Path:
         f"<th>description</th></tr>{rows}</table>"
         "<p>Install <code>pairaudit[report]</code> for plots and examples.</p></body></html>\n")
     path = Path(out_dir) / "report.html"
-    path.write_text(page, encoding="utf-8")
+    target = committed_file(Path(out_dir), "report.html")  # never a file the link leads to outside --out
+    fd, tmp = tempfile.mkstemp(prefix=".report.html.", suffix=".tmp", dir=target.parent)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(page)
+    os.chmod(tmp, 0o644)
+    os.replace(tmp, target)
+    refresh_record(Path(out_dir), "report.html")
     return path
