@@ -12,19 +12,19 @@ the call (restored afterwards).
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pairaudit.config import Progress, ScanConfig, load_config_file, no_progress
+from pairaudit.config import Progress, ScanConfig, load_config_file, no_progress, validate_config
 from pairaudit.engines import get_engine
 from pairaudit.errors import InputError
 from pairaudit.pipeline import Audit, Scanner
 from pairaudit.policy import apply_config_file
 from pairaudit.report import render_report
 from pairaudit.report.progress import PlainProgress, ProgressDisplay, quiet_libraries
+from pairaudit.schema import read_report_json
 
 logger = logging.getLogger("pairaudit")
 progress_logger = logging.getLogger("pairaudit.progress")
@@ -81,13 +81,31 @@ def apply_decisions(out_dir: str | Path, *, source: Any = None, progress: Progre
                     log: Callable[[str], None] | None = None) -> Audit:
     """Re-apply ``OUT/decisions.jsonl`` by re-running the scan recorded in ``OUT/report.json``
     (model outputs come from the caches, so this is cheap). A scan of an in-memory object needs that
-    object again: ``apply_decisions(out, source=ds)``."""
+    object again: ``apply_decisions(out, source=ds)``. Without any decision to apply (and none applied
+    before) it raises InputError and changes nothing. The trainer settings are asked for as the scan
+    asked for them, so report.json's provenance (how the profile was chosen, which limits are the
+    profile's defaults) stays as it was."""
+    from pairaudit.decisions import FILENAME, load_decisions
+
     out = Path(out_dir)
     report_path = out / "report.json"
     if not report_path.exists():
         raise InputError(f"{out} holds no report.json", fix="run `pairaudit scan SOURCE --out DIR` first")
-    report = json.loads(report_path.read_text(encoding="utf-8"))
+    report = read_report_json(report_path)
+    known = set(vars(ScanConfig()))
+    unknown = sorted(set(report["config"]) - known)
+    if unknown:
+        raise InputError(f"{report_path}: config holds unknown option(s) {', '.join(map(repr, unknown))} (written by "
+                         "another pairaudit version, or damaged)", fix="re-run `pairaudit scan SOURCE --out DIR`")
     cfg = ScanConfig(**report["config"])
+    validate_config(cfg)
+    cfg = _as_requested(cfg, report)
+    files = [out / FILENAME] + ([Path(cfg.decisions)] if cfg.decisions else [])
+    pending = any(load_decisions(f) for f in files if f.exists())
+    if not pending and not (report.get("decisions") or {}).get("total"):
+        raise InputError(f"{out} has no review decisions ({out / FILENAME} is missing or empty): nothing to apply, "
+                         "nothing changed",
+                         fix="record decisions first: Review(OUT).decide(row, 'keep'|'drop'|'flip') (docs/review.md)")
     recorded = report["source"]
     if source is None:
         if recorded.get("path") is None:
@@ -97,3 +115,24 @@ def apply_decisions(out_dir: str | Path, *, source: Any = None, progress: Progre
                                  "Review(out).apply(source=obj)")
         source = recorded["path"]
     return scan(source, out, config=cfg, progress=progress, log=log)
+
+
+def _as_requested(cfg: ScanConfig, report: dict[str, Any]) -> ScanConfig:
+    """``cfg`` (report.json's config: the profile and limits made concrete) with the trainer and the
+    limits asked for as the scan asked for them, where that gives the same profile today."""
+    from pairaudit.errors import PairauditError
+    from pairaudit.trainers import settings
+
+    tr = (report.get("assumptions") or {}).get("trainer") or {}
+    requested = tr.get("requested")
+    if requested and requested != cfg.trainer:
+        try:
+            same = settings(requested).profile.name == cfg.trainer
+        except PairauditError:
+            same = False
+        if same:
+            cfg.trainer = requested
+    for name in tr.get("from_profile_defaults") or []:
+        if name in ("max_length", "max_prompt_length", "max_completion_length", "truncation_mode"):
+            setattr(cfg, name, "auto")  # the recorded profile's default, as in the scan
+    return cfg

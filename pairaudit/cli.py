@@ -18,7 +18,8 @@ app = typer.Typer(
     name="pairaudit",
     help="Audit and clean preference datasets (prompt / chosen / rejected) before DPO, RLHF, ORPO or KTO "
          "training. Exit codes: 0 ok, 2 usage or input error, 3 a --fail-on limit was exceeded, "
-         "4 a check or model failed (outputs are still written and the report says which).",
+         "4 a check or model failed (outputs are still written and the report says which), 5 nothing usable: no "
+         "record could be read or every record was dropped (--allow-empty for 0).",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -215,6 +216,8 @@ def scan(
                          "(OUT/decisions.jsonl is always applied).")] = None,
     fail_on: Annotated[list[str] | None, typer.Option(metavar="CHECK>RATE", help="Exit 3 when a check's row rate "
                        "exceeds a limit, e.g. 'duplicate_pair>0.05' or 'likely_flipped>10%'.")] = None,
+    allow_empty: Annotated[bool, typer.Option("--allow-empty", metavar="", help="Exit 0 even when no record could "
+                           "be read or every record was dropped (status \"empty\", exit 5 otherwise).")] = False,
     batch_size: Annotated[int, typer.Option(metavar="N", help="Rows per streaming batch.")] = 1000,
     engine: Annotated[str, typer.Option(metavar="ENGINE", help="local, or ray: the same stages spread over a Ray "
                                                            "cluster (docs/scale.md).")]
@@ -273,7 +276,11 @@ def scan(
         from pairaudit.report.summary import print_summary
 
         print_summary(audit)
+    from pairaudit.pipeline import EXIT_EMPTY
+
     code = audit.exit_code
+    if allow_empty and code == EXIT_EMPTY:
+        code = 0
     for problem in audit.messages:
         _echo(f"warning: {problem}")
     for check, limit in limits:

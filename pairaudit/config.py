@@ -85,7 +85,12 @@ def load_config_file(path: str | Path) -> dict[str, Any]:
     p = Path(path)
     if not p.exists():
         raise ConfigError(f"config file {p} does not exist", fix="pass an existing .toml or .json file")
-    text = p.read_text(encoding="utf-8")
+    if not p.is_file():
+        raise ConfigError(f"config file {p} is a folder", fix="pass the .toml or .json file itself")
+    try:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"config file {p} cannot be read: {exc}", expected="a UTF-8 TOML or JSON file") from exc
     try:
         if p.suffix == ".json":
             data = json.loads(text)
@@ -114,6 +119,8 @@ class Context:
     progress: Progress = no_progress
     # (split, first row, rows) when several splits are scanned as one source (io.hf), else None
     splits: list[tuple[str, int, int]] | None = None
+    # run-time objects the stages share (e.g. ``models.batch_vectors``: one embedding pass per text)
+    shared: dict[str, Any] = field(default_factory=dict)
 
 
 # options that must be whole numbers >= 1 when set (None = no limit / default)

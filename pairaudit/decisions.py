@@ -1,7 +1,9 @@
 """Review decisions (keep / drop / flip) recorded in ``OUT/decisions.jsonl``.
 
-One JSON object per line: ``{"row", "decision", "note", "pair_hash"}``; later lines win. A decision
-whose ``pair_hash`` no longer matches the row (the source changed) is ignored and reported.
+One JSON object per line: ``{"row", "decision", "note", "pair_hash", "reviewer", "time"}``; later lines
+win. A line ``"decision": "undo"`` takes back the row's previous decision (the one before it then holds
+again). A decision whose ``pair_hash`` no longer matches the row (the source changed) is ignored and
+reported. :func:`merge_decisions` joins two reviewers' files and lists the rows they disagree on.
 """
 
 from __future__ import annotations
@@ -14,7 +16,10 @@ from pathlib import Path
 from pairaudit.errors import InputError
 
 DECISIONS = ("keep", "drop", "flip")
+UNDO = "undo"
 FILENAME = "decisions.jsonl"
+KEYS = ("row", "decision", "note", "pair_hash", "reviewer", "time")
+EXAMPLE = '{"row": 12, "decision": "keep|drop|flip", "note": "..."}'
 
 
 @dataclass(frozen=True)
@@ -23,27 +28,75 @@ class Decision:
     decision: str
     note: str = ""
     pair_hash: str | None = None
+    reviewer: str = ""
+    time: str = ""  # UTC, ISO 8601, seconds
+
+
+def now() -> str:
+    from datetime import datetime, timezone
+
+    return datetime.now(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+def read_log(path: str | os.PathLike[str]) -> list[Decision]:
+    """Every line of a decisions file in order, undo lines included (blank lines skipped); each line is
+    validated (types, known keys, rows >= 0)."""
+    from pairaudit import schema
+    from pairaudit.errors import ConfigError
+
+    p = Path(path)
+    out: list[Decision] = []
+    if not os.path.lexists(p):
+        return out
+    if p.is_dir():
+        raise InputError(f"decisions file {p} is a folder", fix="pass the decisions.jsonl file itself")
+    try:
+        with open(p, encoding="utf-8") as fh:
+            for n, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                where = f"{p} line {n}"
+                try:
+                    d = schema.mapping(json.loads(line), where)
+                    schema.check_keys(d, KEYS, where)
+                    if "row" not in d or "decision" not in d:
+                        raise ConfigError(f"{where} has no {'row' if 'row' not in d else 'decision'}")
+                    note, pair_hash = d.get("note", ""), d.get("pair_hash")
+                    text = {k: d.get(k) or "" for k in ("reviewer", "time")}
+                    dec = Decision(schema.integer(d["row"], f"{where}: row", lo=0),
+                                   schema.string(d["decision"], f"{where}: decision", (*DECISIONS, UNDO)),
+                                   note if isinstance(note, str) else schema.string(note, f"{where}: note"),
+                                   None if pair_hash is None else schema.string(pair_hash, f"{where}: pair_hash"),
+                                   *(v if isinstance(v, str) else schema.string(v, f"{where}: {k}")
+                                     for k, v in text.items()))
+                except ValueError as exc:
+                    raise InputError(f"{where} is not JSON: {exc}", expected=EXAMPLE) from exc
+                except ConfigError as exc:
+                    raise InputError(exc.what, expected=exc.expected or EXAMPLE, fix=exc.fix) from exc
+                out.append(dec)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"decisions file {p} cannot be read: {exc}", expected="a UTF-8 JSONL file") from exc
+    return out
+
+
+def final_decisions(log: list[Decision], reviewer: str | None = None) -> dict[int, Decision]:
+    """The decision that holds per row after every line of ``log`` (of one ``reviewer``, or all)."""
+    stacks: dict[int, list[Decision]] = {}
+    for d in log:
+        if reviewer is not None and d.reviewer != reviewer:
+            continue
+        stack = stacks.setdefault(d.row, [])
+        if d.decision == UNDO:
+            if stack:
+                stack.pop()
+        else:
+            stack.append(d)
+    return {row: stack[-1] for row, stack in stacks.items() if stack}
 
 
 def load_decisions(path: str | os.PathLike[str]) -> dict[int, Decision]:
-    p = Path(path)
-    out: dict[int, Decision] = {}
-    if not p.exists():
-        return out
-    with open(p, encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                d = json.loads(line)
-                dec = Decision(int(d["row"]), str(d["decision"]), str(d.get("note", "")), d.get("pair_hash"))
-            except (ValueError, KeyError, TypeError) as exc:
-                raise InputError(f"{p} line {n} is not a decision: {exc}",
-                                 expected='{"row": 12, "decision": "keep|drop|flip", "note": "..."}') from exc
-            if dec.decision not in DECISIONS:
-                raise InputError(f"{p} line {n}: decision {dec.decision!r}", expected=" | ".join(DECISIONS))
-            out[dec.row] = dec
-    return out
+    """The decision that holds per row (later lines win, undo lines take the previous one back)."""
+    return final_decisions(read_log(path))
 
 
 def append_decision(path: str | os.PathLike[str], decision: Decision) -> None:
@@ -54,7 +107,7 @@ def append_decision(path: str | os.PathLike[str], decision: Decision) -> None:
 def append_decisions(path: str | os.PathLike[str], decisions: list[Decision]) -> None:
     """Append decision lines with one write and one fsync (a torn earlier write is closed first)."""
     for decision in decisions:
-        if decision.decision not in DECISIONS:
+        if decision.decision not in (*DECISIONS, UNDO):
             raise ValueError(f"decision must be one of {DECISIONS}, not {decision.decision!r}")
     if not decisions:
         return
@@ -70,6 +123,41 @@ def append_decisions(path: str | os.PathLike[str], decisions: list[Decision]) ->
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+@dataclass
+class Merge:
+    """What :func:`merge_decisions` did: rows added from the other file, rows both agree on, and the
+    conflicts (rows whose decisions differ: left as they were, each listed with both decisions)."""
+
+    added: list[int] = field(default_factory=list)
+    agreed: list[int] = field(default_factory=list)
+    conflicts: list[dict] = field(default_factory=list)
+
+    def __repr__(self) -> str:
+        rows = ", ".join(str(c["row"]) for c in self.conflicts[:20])
+        return (f"Merge: {len(self.added)} rows added, {len(self.agreed)} agreed, {len(self.conflicts)} conflicts"
+                + (f" (rows {rows}{', ...' if len(self.conflicts) > 20 else ''}: decide them again)"
+                   if self.conflicts else ""))
+
+
+def merge_decisions(mine: str | os.PathLike[str], theirs: str | os.PathLike[str]) -> Merge:
+    """Append to ``mine`` the decisions of ``theirs`` for rows ``mine`` has not decided; rows both decided
+    the same way are agreed; rows decided differently are conflicts, listed and left as in ``mine``."""
+    mine_final, theirs_final = load_decisions(mine), load_decisions(theirs)
+    res, new = Merge(), []
+    for row, d in sorted(theirs_final.items()):
+        m = mine_final.get(row)
+        if m is None:
+            res.added.append(row)
+            new.append(d)
+        elif (m.decision, m.pair_hash) == (d.decision, d.pair_hash):
+            res.agreed.append(row)
+        else:
+            res.conflicts.append({"row": row, "decisions": [
+                {"reviewer": x.reviewer, "decision": x.decision, "note": x.note, "time": x.time} for x in (m, d)]})
+    append_decisions(mine, new)
+    return res
 
 
 @dataclass

@@ -38,7 +38,7 @@ from pairaudit.types import Finding
 #: stages' observe, merged with ``scanner.absorb``; it may return statistics for report.json
 Engine = Callable[["Scanner", Source, list[Path]], "dict[str, Any] | None"]
 
-EXIT_OK, EXIT_INPUT, EXIT_FAIL_ON, EXIT_CHECK_FAILED = 0, 2, 3, 4
+EXIT_OK, EXIT_INPUT, EXIT_FAIL_ON, EXIT_CHECK_FAILED, EXIT_EMPTY = 0, 2, 3, 4, 5
 
 
 class Scanner:
@@ -281,6 +281,8 @@ class Scanner:
         self.out.commit()
         fdf = pl.read_parquet(Path(out_dir) / "findings.parquet")
         code = EXIT_OK if report["status"] == "ok" else EXIT_CHECK_FAILED
+        if report["status"] == "empty" and not self._check_problems:
+            code = EXIT_EMPTY  # nothing usable came through: never "ok"
         if report["source"].get("damage"):
             code = EXIT_INPUT  # the input itself could not be read to its end
         return Audit(Path(out_dir), report, fdf, code, list(report.get("problems", [])))
@@ -345,9 +347,14 @@ class Scanner:
         if totals["kept"] + totals["dropped"] != totals["input"]:
             raise RuntimeError(f"internal error: kept {totals['kept']} + dropped {totals['dropped']} != "
                                f"input {totals['input']}")
+        self._check_problems = bool(problems)
+        if not totals["kept"]:  # nothing usable came through: a distinct status, never "ok"
+            problems.append("no record could be read from the source" if not totals["input"] else
+                            f"every record was dropped ({totals['dropped']:,} of {totals['input']:,}; "
+                            f"{totals['malformed']:,} malformed): the cleaned output is empty")
         return {
             "pairaudit_version": __version__,
-            "status": "ok" if not problems else "incomplete",
+            "status": "empty" if not totals["kept"] else "ok" if not problems else "incomplete",
             "problems": problems,
             "source": {**source.describe(), "format": self.fmt, "columns": self.columns,
                        **({"formats": dict(sorted(self.formats.items()))} if len(self.formats) > 1 else {})},

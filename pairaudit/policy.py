@@ -90,6 +90,10 @@ def build_policy(cfg: ScanConfig) -> Policy:
     return Policy(infos, enabled, actions, params, explicit)
 
 
+# thresholds whose code needs more than "a whole number >= 1" (cross-fitting needs two folds)
+MINIMUMS = {("likely_flipped", "folds"): 2}
+
+
 def check_threshold(check: str, key: str, value: Any, default: Any) -> Any:
     """``value`` for ``check.key`` if it has the default's type and a value in its range, else a ConfigError.
 
@@ -101,6 +105,9 @@ def check_threshold(check: str, key: str, value: Any, default: Any) -> Any:
     import math
 
     where = f"threshold {check}.{key} = {value!r}"
+    if (check, key) in MINIMUMS and isinstance(value, (int, float)) and not isinstance(value, bool) \
+            and value < MINIMUMS[(check, key)]:
+        raise ConfigError(where, expected=f"at least {MINIMUMS[(check, key)]}", fix=f"the default is {default}")
     if isinstance(default, bool):
         if not isinstance(value, bool):
             raise ConfigError(where, expected="true or false")
@@ -133,16 +140,29 @@ def check_threshold(check: str, key: str, value: Any, default: Any) -> Any:
 
 def apply_config_file(cfg: ScanConfig, data: dict[str, Any]) -> ScanConfig:
     """Merge a parsed config file into ``cfg`` (file values only fill what flags left at default)."""
+    import typing
+
+    from pairaudit import schema
+    from pairaudit.config import _type_ok
+
+    data = dict(data)
     checks = data.pop("checks", {}) or {}
     if not isinstance(checks, dict):
         raise ConfigError("config file 'checks' must be a table of check name -> settings")
+    known = all_checks()
     for name, settings in checks.items():
+        if name not in known:
+            raise schema.unknown_key("config file [checks]", name, known, fix="run `pairaudit checks` to list them")
         if not isinstance(settings, dict):
             raise ConfigError(f"config file checks.{name} must be a table", expected='e.g. {action = "drop"}')
         settings = dict(settings)
+        allowed = {"action", "enabled", *merged_thresholds(name)}
+        for key in settings:
+            if key not in allowed:
+                raise schema.unknown_key(f"config file [checks.{name}]", key, allowed)
         if "action" in settings:
-            cfg.actions[name] = settings.pop("action")
-        if settings.pop("enabled", True) is False and name not in cfg.skip:
+            cfg.actions[name] = schema.string(settings.pop("action"), f"checks.{name}.action", ACTIONS)
+        if not schema.boolean(settings.pop("enabled", True), f"checks.{name}.enabled") and name not in cfg.skip:
             cfg.skip.append(name)
         if settings:
             cfg.thresholds.setdefault(name, {})
@@ -151,10 +171,18 @@ def apply_config_file(cfg: ScanConfig, data: dict[str, Any]) -> ScanConfig:
     defaults = ScanConfig()
     if isinstance(data.get("columns"), str):
         data["columns"] = parse_columns(data["columns"])
+    for key in ("only", "skip", "drop", "flag", "flip"):  # a single name is a list of one
+        if key in data:
+            data[key] = schema.string_list(data[key], f"config file option {key}")
+    options = sorted(vars(defaults))
+    hints = typing.get_type_hints(ScanConfig)
     for key, value in data.items():
         if not hasattr(cfg, key):
-            raise ConfigError(f"config file has unknown option {key!r}",
-                              expected=f"one of {sorted(vars(defaults))} or a [checks.NAME] table")
+            raise schema.unknown_key("config file", key, options, fix="see `pairaudit scan --help`, or use a "
+                                     "[checks.NAME] table for a check's settings")
+        if not _type_ok(value, hints[key]):
+            raise ConfigError(f"config file option {key} = {value!r} ({type(value).__name__})",
+                              expected=str(hints[key]).replace("typing.", ""), fix=f"set {key} to a valid value")
         if getattr(cfg, key) == getattr(defaults, key):
             setattr(cfg, key, value)
     return cfg

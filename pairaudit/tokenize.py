@@ -18,6 +18,7 @@ from typing import Any
 
 from pairaudit import trainers
 from pairaudit.errors import ModelError
+from pairaudit.models import joint_tokens
 from pairaudit.models.loading import ModelSpec, hub_error, resolve_model
 from pairaudit.trainers import TrainerSettings
 from pairaudit.types import Pair
@@ -157,6 +158,7 @@ class DPOTokenizer:
         backend = getattr(tokenizer, "backend_tokenizer", None) or getattr(tokenizer, "_tokenizer", None)
         self._backend = backend
         self._fast = getattr(backend, "encode_batch_fast", None) if backend is not None else None
+        self._splitter: Any = False  # joint_tokens.JointSplitter, None when not covered (built on first use)
         self.has_chat_template = bool(getattr(tokenizer, "chat_template", None))
 
     # -- text ---------------------------------------------------------------------------------
@@ -243,11 +245,18 @@ class DPOTokenizer:
                              self.truncation_mode, max_prompt_length=self.max_prompt_length,
                              max_completion_length=self.max_completion_length)
 
-    def encode_rendered(self, rendered: list[tuple[str, str, str]]) -> list[EncodedPair]:
+    def encode_rendered(self, rendered: list[tuple[str, str, str]], *, once: bool | None = None) -> list[EncodedPair]:
+        """Token ids of rendered pairs. ``once``: joint texts whose prompt/completion junction is a certain
+        pre-token boundary (:mod:`pairaudit.models.joint_tokens`) tokenize the prompt once (None: ``joint_tokens.ENABLED``);
+        same ids."""
         n = len(rendered)
         ids: list[list[int]] = [[]] * (3 * n)
+        split_at: set[int] = set()  # joint rows tokenized in parts: ids already (prompt, chosen, rejected)
+        if (joint_tokens.ENABLED if once is None else once) and self.splitter is not None:
+            split_at = joint_tokens.encode_parts(self.splitter, rendered, ids, self.profile.common_prefix)
         for special in (False, True):
-            idx = [i for i in range(n) if bool(getattr(rendered[i], "special", False)) is special]
+            idx = [i for i in range(n) if i not in split_at
+                   and bool(getattr(rendered[i], "special", False)) is special]
             if idx:
                 enc = self.encode_texts([t for i in idx for t in rendered[i]], add_special_tokens=special)
                 for k, i in enumerate(idx):
@@ -257,7 +266,9 @@ class DPOTokenizer:
         for i in range(n):
             rd = rendered[i]
             p, c, r = ids[3 * i], ids[3 * i + 1], ids[3 * i + 2]
-            if getattr(rd, "joint", False):
+            if i in split_at:  # joint texts tokenized in parts: prompt + completion ids diverge where the prompt ends
+                added = (bool(getattr(rd, "eos_text", False)),) * 2
+            elif getattr(rd, "joint", False):
                 cut = len(p)
                 if self.profile.common_prefix:  # TRL >= 1.14.2: where prompt and prompt+completion diverge
                     cut = min(trainers.common_prefix_length(p, c), trainers.common_prefix_length(p, r))
@@ -270,6 +281,12 @@ class DPOTokenizer:
                 added = (with_eos and bool(eos),) * 2
             out.append(EncodedPair(p, c, r, self.kept(len(p), len(c)), self.kept(len(p), len(r)), added))
         return out
+
+    @property
+    def splitter(self) -> Any:
+        if self._splitter is False:
+            self._splitter = joint_tokens.JointSplitter.for_backend(self._backend) if self._backend is not None else None
+        return self._splitter
 
     def encode_pairs(self, pairs: list[Pair]) -> list[EncodedPair]:
         """Encode text pairs (pre-tokenized pairs must be handled by the caller)."""

@@ -1,6 +1,11 @@
 """Scale benchmark: the same scan through the local engine and through Ray Data on this machine.
 
     python scripts/bench_scale.py --sizes 100000,1000000 --engines local,ray
+    python scripts/bench_scale.py --real --sizes 100000,1000000   # default scan on real-length rows
+
+``--real`` (scripts/bench_real.py): the default scan, every default stage on, on real-length HH rows from the
+shared generator, against raw ``tokenizers`` encode_batch of the same texts, with peak RSS growth per row
+and the near-duplicate stage against semhash.
 
 For each engine and size (each in a fresh process): wall time per stage, rows/s and peak memory
 (the driver's peak RSS; for Ray, the peak of driver + raylet + workers summed, sampled every 0.5 s),
@@ -82,10 +87,26 @@ def main() -> None:
     ap.add_argument("--sizes", default="100000,1000000")
     ap.add_argument("--engines", default="local,ray")
     ap.add_argument("--workdir", default=None)
+    ap.add_argument("--real", action="store_true", help="default scan on real-length rows (bench_real.py)")
+    ap.add_argument("--no-dedup", action="store_true", help="--real: skip the near-duplicate vs semhash part")
     ap.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
+    ap.add_argument("--_scan", nargs=2, help=argparse.SUPPRESS)
+    ap.add_argument("--_tokenize", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
         child(*args.child)
+        return
+    import bench_real
+
+    if args._scan:
+        bench_real.scan_child(*args._scan)
+        return
+    if args._tokenize:
+        bench_real.tokenizer_child(args._tokenize)
+        return
+    if args.real:
+        bench_real.run([int(x) for x in args.sizes.split(",")], Path(args.workdir) if args.workdir else None,
+                       not args.no_dedup)
         return
     work = Path(args.workdir or tempfile.mkdtemp(prefix="pairaudit-scale-"))
     work.mkdir(parents=True, exist_ok=True)

@@ -57,7 +57,13 @@ def test_report_is_self_contained_and_escaped(rendered: tuple[Path, str]) -> Non
     out, html = rendered
     tags = _parse(html)
     names = [t for t, _ in tags.tags]
-    assert "script" not in names and "iframe" not in names
+    assert "iframe" not in names
+    # two scripts, both ours: the table's data (JSON, not run) and the table script the CSP allows by hash
+    scripts = [a for t, a in tags.tags if t == "script"]
+    assert len(scripts) == 2 and scripts[0] == {"type": "application/json", "id": "pa-data"} and scripts[1] == {}
+    from pairaudit.report.table import SCRIPT, script_hash
+
+    assert f"<script>{SCRIPT}</script>" in html
     assert names.count("style") == 1  # ours; the payload's <style> must be text
     for tag, attrs in tags.tags:
         for attr in ("src", "href", "action", "srcset", "poster", "data"):
@@ -67,6 +73,7 @@ def test_report_is_self_contained_and_escaped(rendered: tuple[Path, str]) -> Non
         assert not any(k.startswith("on") for k in attrs), (tag, attrs)
     csp = [a for t, a in tags.tags if t == "meta" and (a.get("http-equiv") or "").lower() == "content-security-policy"]
     assert csp and "default-src 'none'" in (csp[0]["content"] or "")
+    assert f"script-src {script_hash(SCRIPT)};" in csp[0]["content"] and "unsafe-inline'; base" not in csp[0]["content"]
     for raw in payloads().values():
         assert raw not in html
     assert "&lt;script&gt;document.title=" in html

@@ -1,9 +1,10 @@
-"""report.html reaches every flagged row (paged listings per check) and shows pairs as the trainer sees
-them after truncation; the page stays self-contained and escaped."""
+"""report.html reaches every flagged row (the embedded table, paged and filtered in the browser: see
+test_report_browser.py) within a text budget, and shows pairs as the trainer sees them after truncation."""
 
 from __future__ import annotations
 
 import html as htmlmod
+import json
 import re
 from pathlib import Path
 
@@ -13,42 +14,50 @@ from conftest import write_jsonl
 from report_fixtures import write_out
 
 import pairaudit
-from pairaudit.report import html as report_html
-from pairaudit.report import render_report
+from pairaudit.report import render_report, table
+from pairaudit.report.data import OutputFolder
 
 
-def _ids(page: str) -> set[str]:
-    return set(re.findall(r'id="([^"]+)"', page))
+def _data(page: str) -> dict:
+    m = re.search(r'<script type="application/json" id="pa-data">(.*?)</script>', page, re.S)
+    assert m, "the page embeds the table of flagged rows"
+    return json.loads(m.group(1))
 
 
-def test_every_flagged_row_has_an_entry(tmp_path: Path) -> None:
+def test_every_flagged_row_is_in_the_table(tmp_path: Path) -> None:
     out = write_out(tmp_path)
     page = render_report(out).read_text(encoding="utf-8")
-    ids = _ids(page)
+    data = _data(page)
     findings = pl.read_parquet(out / "findings.parquet")
-    for check, row in findings.select("check", "row").unique().iter_rows():
-        assert f"{check}-row-{row}" in ids, (check, row)
-    assert "<script" not in page.replace("&lt;script", "")
-    assert "All 2 flagged rows" in page  # contradictory_pair: rows 0 and 4
+    table = {(data["checks"][r[1][i]], r[0]) for r in data["rows"] for i in range(0, len(r[1]), 3)}
+    assert table == set(findings.select("check", "row").unique().iter_rows())
+    # most severe first: rows a check drops, then by the scan's check order, then score
+    assert [r[0] for r in data["rows"]] == [5, 1, 3, 2, 7, 6, 0, 4]
+    assert "Flagged rows (8)" in page and 'href="#rows=contradictory_pair"' in page
+    # the first page is also plain HTML (viewers without scripts); the payload stays escaped in the JSON
+    assert page.count('<tr data-row="') == 8
+    assert "<script>document.title" not in page.split('id="pa-data">', 1)[1].split("</script>", 1)[0]
 
 
-def test_pages_and_rows_beyond_the_text_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    rows = [{"prompt": f"Question {i}?", "chosen": f"Same answer {i}.", "rejected": f"Same answer {i}."}
-            for i in range(230)]
+def test_text_budget_keeps_large_tables_small(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    rows = [{"prompt": f"Question {i}? " + "context " * 40, "chosen": f"Same answer {i}. " + "word " * 80,
+             "rejected": f"Same answer {i}. " + "word " * 80} for i in range(230)]
     rows.insert(7, {"prompt": "Unique?", "chosen": "Yes, unique.", "rejected": "No."})
-    monkeypatch.setattr(report_html, "FULL_ROWS", 150)
     src = write_jsonl(tmp_path / "p.jsonl", rows)
     audit = pairaudit.scan(src, out=tmp_path / "out", only=["identical_pair"], log=lambda m: None)
     flagged = audit.findings["row"].unique().sort().to_list()
     assert len(flagged) == 230 and 7 not in flagged
-    page = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
-    ids = _ids(page)
-    assert all(f"identical_pair-row-{r}" in ids for r in flagged)
-    assert {f"rows-identical_pair-{k}" for k in (1, 2, 3)} <= ids and "rows-identical_pair-4" not in ids
-    assert "1–100 of 230: rows 0 … 100" in page and "201–230 of 230: rows 201 … 230" in page
-    # the first 150 listed rows carry their pair; later ones say how to see it
-    assert "Same answer 140." in page
-    assert "Same answer 200." not in page and "pairaudit show OUT 201" in page
+    data = _data((tmp_path / "out" / "report.html").read_text(encoding="utf-8"))
+    assert sorted(r[0] for r in data["rows"]) == flagged
+    assert data["snippet"] == table.SNIPPET_MAX and "Question 140?" in next(r[3] for r in data["rows"] if r[0] == 141)
+    # with a small budget each row keeps less text, and below the minimum none
+    monkeypatch.setattr(table, "TEXT_BUDGET", 230 * 60)
+    data = table.table_data(OutputFolder.open(tmp_path / "out"))
+    assert data["snippet"] == 60 and all(len(r[3]) <= 60 + 6 for r in data["rows"])
+    monkeypatch.setattr(table, "TEXT_BUDGET", 230 * 10)
+    data = table.table_data(OutputFolder.open(tmp_path / "out"))
+    assert data["snippet"] == 0 and all(r[3] == "" for r in data["rows"])
+    assert len(table.data_json(data)) < 230 * 60
 
 
 def test_trainer_view_shows_what_survives_truncation(tmp_path: Path) -> None:

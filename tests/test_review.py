@@ -65,7 +65,8 @@ def test_decide_appends_with_pair_hash(tmp_path: Path) -> None:
     assert d1.pair_hash == hashes[1]
     lines = [json.loads(x) for x in (out / "decisions.jsonl").read_text(encoding="utf-8").splitlines()]
     assert [x["row"] for x in lines] == [1, 4, 4]
-    assert set(lines[0]) == {"row", "decision", "note", "pair_hash"}
+    assert set(lines[0]) == {"row", "decision", "note", "pair_hash", "reviewer", "time"}
+    assert lines[0]["time"].endswith("Z") and isinstance(lines[0]["reviewer"], str)
     loaded = load_decisions(out / "decisions.jsonl")
     assert loaded[4].decision == "drop" and loaded[4].note == "changed my mind"  # later lines win
     assert loaded[1].pair_hash == hashes[1]
@@ -154,21 +155,37 @@ def test_decide_apply_rescan_apply(tmp_path: Path) -> None:
 def test_queue_walks_unreviewed_rows_most_severe_first(tmp_path: Path) -> None:
     rv = Review(write_out(tmp_path))
     q = rv.queue()
-    # by check, then score descending, then row; malformed_record (cannot be kept) is left out
-    assert q.rows == [0, 4, 3, 2, 1, 6, 7] and (q.total, q.reviewed, q.remaining) == (7, 0, 7)
-    assert q.next().row == 0 and q.current == 0
+    # rows the scan drops first, then by the scan's check order, then score; malformed_record (cannot be
+    # kept) is left out: identical_pair 1, duplicate_pair 3 (drops), then encoding_error 2,
+    # near_identical_pair 7, length_outlier 6, contradictory_pair 0 and 4 (flags)
+    assert q.rows == [1, 3, 2, 7, 6, 0, 4] and (q.total, q.reviewed, q.remaining) == (7, 0, 7)
+    assert q.next().row == 1 and q.current == 1
     q.decide(q.current, "keep", note="fine")
-    assert q.next().row == 4
-    q.skip()  # row 4 goes to the end for this session
-    assert q.next().row == 3 and q.pending()[-1] == 4
+    assert q.next().row == 3
+    q.skip()  # row 3 goes to the end for this session
+    assert q.next().row == 2 and q.pending()[-1] == 3
     rv.decide(3, "drop")  # decisions made elsewhere count too
     assert q.reviewed == 2 and len(q) == 5 and "2/7 reviewed" in repr(q)
-    assert [v.row for v in q] == [2, 1, 6, 7, 4]
+    assert [v.row for v in q] == [2, 7, 6, 0, 4]
     flags = rv.queue(check="contradictory_pair", action="flag")
-    assert flags.rows == [0, 4] and flags.reviewed == 1
+    assert flags.rows == [0, 4] and flags.reviewed == 0
     prog = {r["check"]: (r["rows"], r["reviewed"], r["remaining"]) for r in rv.progress().iter_rows(named=True)}
-    assert prog["contradictory_pair"] == (2, 1, 1) and prog["duplicate_pair"] == (1, 1, 0)
+    assert prog["contradictory_pair"] == (2, 0, 2) and prog["duplicate_pair"] == (1, 1, 0)
     assert prog["(all but malformed_record)"] == (7, 2, 5)
+
+
+def test_queue_filters_add_up(tmp_path: Path) -> None:
+    rv = Review(write_out(tmp_path))
+    assert rv.queue(action="flag").rows == [2, 7, 6, 0, 4]
+    assert rv.queue(action="flag").filter(min_score=0.9).rows == [7, 6]
+    assert rv.queue(min_score=0.9).filter(check="length_outlier").rows == [6]
+    assert rv.queue(action="drop").rows == [1, 3]
+    assert rv.queue(text="FRANCE").rows == [3, 0, 4]  # case-insensitive, in the pair's texts
+    assert rv.queue(text="carrot").rows == [6]
+    assert rv.queue(action="flag", text="france").rows == [0, 4]
+    assert rv.queue(text="no such text anywhere").rows == []
+    table = rv.queue(action="flag").table()
+    assert table["row"].to_list() == [2, 7, 6, 0, 4] and table["decision"].null_count() == 5
 
 
 def test_decide_many_is_one_validated_write(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -183,11 +200,18 @@ def test_decide_many_is_one_validated_write(tmp_path: Path, monkeypatch: pytest.
         rv.decide_many([1, 99], "drop")
     assert not (out / "decisions.jsonl").exists()  # nothing written when one row is wrong
     done = rv.queue().decide_rest("flip", note="bulk")
-    assert len(done) == 7 and len(fsyncs) == 1
+    # the guard: rows the scan drops (identical_pair 1, duplicate_pair 3) are not flipped back in
+    assert len(done) == 5 and len(fsyncs) == 1
+    assert done.held == {"identical_pair": [1], "duplicate_pair": [3]} and "force=True" in repr(done)
     lines = [json.loads(x) for x in (out / "decisions.jsonl").read_text(encoding="utf-8").splitlines()]
     hashes = dict(pl.read_parquet(out / "scores.parquet").select("row", "pair_hash").iter_rows())
-    assert [x["row"] for x in lines] == [0, 1, 2, 3, 4, 6, 7]
+    assert [x["row"] for x in lines] == [0, 2, 4, 6, 7]
     assert all(x["pair_hash"] == hashes[x["row"]] and x["note"] == "bulk" for x in lines)
+    assert rv.queue().pending() == [1, 3]
+    # force for one check lets that check's rows through, not the other's
+    some = rv.queue().decide_rest("flip", force=["identical_pair"])
+    assert [d.row for d in some] == [1] and some.held == {"duplicate_pair": [3]}
+    assert [d.row for d in rv.queue().decide_rest("drop")] == [3]  # drop needs no force
     assert rv.queue().next() is None and rv.queue().remaining == 0
 
 
@@ -196,9 +220,10 @@ def test_queue_widget_records_and_moves_on(tmp_path: Path, monkeypatch: pytest.M
     rv = Review(write_out(tmp_path))
     q = rv.queue(check="contradictory_pair")
     box = q.widget()
-    status, pair_html, controls = box.children
+    filters, _, status, pair_html, controls, key_row = box.children
     buttons = {b.description: b for b in controls.children if hasattr(b, "on_click")}
     note = [c for c in controls.children if not hasattr(c, "on_click")][0]
+    keys, message = key_row.children
     assert "0 of 2 reviewed · row 0" in status.value and "row 0" in pair_html.value
     note.value = "checked by hand"
     buttons["flip"].click()
@@ -208,9 +233,50 @@ def test_queue_widget_records_and_moves_on(tmp_path: Path, monkeypatch: pytest.M
     assert "row 4" in status.value  # the only row left comes back
     buttons["drop"].click()
     assert "every row of this queue has a decision" in pair_html.value and buttons["keep"].disabled
+    buttons["undo"].click()  # row 4's drop taken back: it is current again
+    assert 4 not in rv.decisions() and "1 of 2 reviewed · row 4" in status.value
+    keys.value = "k"  # keyboard: k keep
+    assert rv.decisions()[4].decision == "keep" and keys.value == ""
+    keys.value = "u"
+    assert 4 not in rv.decisions()
+    keys.value = "x"
+    assert "unknown key" in message.value
+    check, action = filters.children  # the check filter rebuilds the queue
+    check.value = "length_outlier"
+    assert box.queue.rows == [6] and "row 6" in status.value
+    action.value = "drop"
+    assert box.queue.rows == [] and "every row of this queue has a decision" in pair_html.value
     # a pair shown with widgets also carries its static HTML (for viewers without a widget manager)
     shown: list[object] = []
     monkeypatch.setattr("IPython.display.display", lambda *a, **k: shown.append(a[0]))
     rv.pair(7)._ipython_display_()
     assert 'class="pa-sides"' in shown[0]["text/html"]
     assert "application/vnd.jupyter.widget-view+json" in shown[0]
+
+
+@pytest.mark.skipif(not HAVE_PIPELINE, reason="pairaudit.pipeline not built yet")
+@pytest.mark.parametrize("limits", [{}, {"max_length": 64}])
+def test_apply_without_decisions_changes_nothing_and_keeps_provenance(tmp_path: Path, limits: dict) -> None:
+    from conftest import output_files
+    from typer.testing import CliRunner
+
+    import pairaudit
+    from pairaudit.cli import app
+
+    src = _write_source(tmp_path / "pairs.jsonl", PAIRS)
+    out = tmp_path / "out"
+    pairaudit.scan(src, out=out, only=ONLY, log=lambda m: None, progress=False, **limits)
+    before = output_files(out)
+    res = CliRunner().invoke(app, ["apply", str(out)])
+    assert res.exit_code == 2 and "no review decisions" in res.output and "nothing changed" in res.output
+    assert output_files(out) == before  # byte for byte
+    with pytest.raises(InputError, match="nothing to apply"):
+        Review(out).apply()
+    # with a decision: the trainer provenance in report.json stays as the scan recorded it
+    Review(out).decide(2, "drop")
+    assert CliRunner().invoke(app, ["apply", str(out), "-q"]).exit_code == 0
+    old, new = (json.loads(b) for b in (before["report.json"], (out / "report.json").read_bytes()))
+    assert new["assumptions"] == old["assumptions"] and new["config"] == old["config"]
+    assert old["assumptions"]["trainer"]["from_profile_defaults"] == sorted(
+        {"max_length", "max_prompt_length", "max_completion_length", "truncation_mode"} - set(limits))
+    assert new["totals"]["dropped"] == old["totals"]["dropped"] + 1

@@ -8,6 +8,7 @@ gives the same pair back.
 
 from __future__ import annotations
 
+import difflib
 import os
 from typing import Any
 
@@ -27,6 +28,7 @@ ID_KEYS = ("prompt_input_ids", "chosen_input_ids", "rejected_input_ids", "prompt
            "chosen_attention_mask", "rejected_attention_mask", "chosen_labels", "rejected_labels")
 HH_ASSISTANT = "\n\nAssistant:"
 HH_HUMAN = "\n\nHuman:"
+ROLES = ("system", "user", "assistant", "tool")  # the chat-template vocabulary (TRL / transformers)
 SHAREGPT_ROLES = {"human": "user", "user": "user", "gpt": "assistant", "assistant": "assistant",
                   "system": "system", "bot": "assistant", "model": "assistant", "tool": "tool"}
 
@@ -139,11 +141,27 @@ def _messages(value: Any, key: str) -> Messages:
             raise Malformed(f"{key}[{i}] has keys {sorted(m)}, expected role/content (or ShareGPT from/value)", key)
         if not isinstance(role, str):
             raise Malformed(f"{key}[{i}].role is {json_type(role)}, expected a string", key)
+        if role not in ROLES:
+            close = difflib.get_close_matches(role.lower(), ROLES, n=1, cutoff=0.6)
+            raise Malformed(f"{key}[{i}] has unknown role {role[:40]!r}, expected one of {', '.join(ROLES)}"
+                            + (f" (did you mean {close[0]!r}?)" if close else "")
+                            + "; fix: rename the role, or map ShareGPT 'from' values to these", key)
         if not isinstance(content, str):
             raise Malformed(f"{key}[{i}].content is {json_type(content)}, expected a string", key)
         msg = {"role": role, "content": content}
         out.append(msg)
     return out
+
+
+def _responses(msgs: Messages, key: str) -> Messages:
+    """A response's turns are the assistant's: a user, system or tool turn there is misplaced."""
+    for i, m in enumerate(msgs):
+        if m["role"] != "assistant":
+            raise Malformed(f"{key} turn {i} has role {m['role']!r} where the response (assistant turns) belongs; "
+                            "fix: move that turn into the prompt, or correct its role", key)
+    if not msgs:
+        raise Malformed(f"{key} holds no assistant turn; fix: end the dialogue with the assistant's response", key)
+    return msgs
 
 
 def messages_text(msgs: Messages) -> str:
@@ -227,10 +245,12 @@ def normalise(row: int, rec: dict[str, Any], fmt: str, columns: dict[str, str] |
         pm = _messages(rec.get("prompt"), "prompt") if not isinstance(rec.get("prompt"), str) else \
             [{"role": "user", "content": rec["prompt"]}]
         cm, rm = _messages(rec.get("chosen"), "chosen"), _messages(rec.get("rejected"), "rejected")
+        _responses(cm, "chosen"), _responses(rm, "rejected")
         return Pair(row, fmt, messages_text(pm), messages_text(cm), messages_text(rm), pm, cm, rm)
     if fmt == "implicit_conversational":
         c, r = _messages(rec.get("chosen"), "chosen"), _messages(rec.get("rejected"), "rejected")
         pm, cm, rm, note = split_implicit_messages(c, r)
+        _responses(cm, "chosen"), _responses(rm, "rejected")
         pair = Pair(row, fmt, messages_text(pm), messages_text(cm), messages_text(rm), pm, cm, rm)
         if note:
             pair.notes["prompt_mismatch"] = note

@@ -21,8 +21,28 @@ from pairaudit.io.jsontext import array_items, gzip_lines, parse_json_line
 __all__ = ["HFSource", "Record", "Source", "batched", "open_source", "parse_json_line"]
 
 BOM = b"\xef\xbb\xbf"
+# byte-order marks of the wider Unicode encodings (UTF-32 first: its LE mark starts like UTF-16's)
+WIDE_BOMS = ((b"\xff\xfe\x00\x00", "utf-32"), (b"\x00\x00\xfe\xff", "utf-32"), (b"\xff\xfe", "utf-16"),
+             (b"\xfe\xff", "utf-16"))
 
 
+def sniff_encoding(head: bytes) -> str | None:
+    """``utf-16`` / ``utf-32`` for a file that starts with their byte-order mark, else None (UTF-8)."""
+    return next((enc for bom, enc in WIDE_BOMS if head.startswith(bom)), None)
+
+
+def _decoded_lines(path: str, encoding: str) -> Iterator[bytes]:
+    """Lines of a UTF-16/32 file re-encoded as UTF-8 (with their ``\n``), split on ``\n`` only like the
+    UTF-8 reader; an undecodable code unit becomes U+FFFD (an ``encoding_error`` finding)."""
+    with open(path, encoding=encoding, errors="replace", newline="") as fh:
+        pending = ""
+        while chunk := fh.read(1 << 20):
+            lines = (pending + chunk).split("\n")
+            pending = lines.pop()
+            for line in lines:
+                yield line.encode("utf-8", "surrogatepass") + b"\n"
+        if pending:
+            yield pending.encode("utf-8", "surrogatepass")
 
 
 class JsonlSource(Source):
@@ -34,6 +54,8 @@ class JsonlSource(Source):
         self.gz = path.name.endswith(".gz")
         self.bytes_read = 0
         self.damage: list[str] = []  # what went wrong reading a damaged .gz (rows before it are kept)
+        with open(path, "rb") as fh:
+            self.encoding = None if self.gz else sniff_encoding(fh.read(4))
         if self.gz:
             with open(path, "rb") as fh:
                 magic = fh.read(2)
@@ -45,6 +67,9 @@ class JsonlSource(Source):
         if self.gz:
             self.damage = []
             yield from gzip_lines(self.path, self.damage)
+            return
+        if self.encoding:  # UTF-16/32: read whole (one shard), as UTF-8 lines
+            yield from _decoded_lines(self.path, self.encoding)
             return
         with open(self.path, "rb") as fh:
             if start:
@@ -87,6 +112,8 @@ class JsonlSource(Source):
 
     def describe(self) -> dict[str, Any]:
         out = super().describe()
+        if self.encoding:
+            out["encoding"] = self.encoding  # read as such; clean.jsonl is written as UTF-8
         if self.damage:
             out["damage"] = self.damage[0]
         return out
@@ -113,6 +140,9 @@ class JsonArraySource(Source):
         self.path = str(path)
         with open(path, "rb") as fh:
             data = fh.read()
+        encoding = sniff_encoding(data[:4])
+        if encoding:  # UTF-16/32 with a byte-order mark: read as UTF-8 from here on
+            data = data.decode(encoding, errors="replace").encode("utf-8", "surrogatepass")
         if data.startswith(BOM):
             data = data[3:]
         try:
@@ -245,7 +275,9 @@ def open_source(source: Any, *, split: Any = None, subset: str | None = None) ->
             return JsonlSource(path)
         if name.endswith(".json"):
             with open(path, "rb") as fh:
-                head = fh.read(64).lstrip(BOM).lstrip()
+                head = fh.read(64)
+            encoding = sniff_encoding(head)
+            head = (head.decode(encoding, errors="ignore").encode() if encoding else head).lstrip(BOM).lstrip()
             return JsonArraySource(path) if head.startswith(b"[") else JsonlSource(path)
         if name.endswith(".parquet"):
             return ParquetSource(path)

@@ -65,7 +65,7 @@ def plan_shards(source: Source, n: int) -> list[dict[str, Any]]:
 
 def _jsonl_shards(source: JsonlSource, n: int) -> list[dict[str, Any]]:
     path = Path(source.path)
-    if source.gz:
+    if source.gz or source.encoding:  # compressed, or UTF-16/32: read from its start, in one shard
         return [{"kind": "jsonl", "path": str(path), "start": 0, "end": None, "line": 0, "gz": True}]
     size = path.stat().st_size
     cuts = [0]

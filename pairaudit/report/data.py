@@ -67,12 +67,9 @@ class OutputFolder:
             )
         report: dict[str, Any] = {}
         if report_path.exists():
-            try:
-                report = json.loads(report_path.read_text(encoding="utf-8"))
-            except json.JSONDecodeError as exc:
-                raise InputError(
-                    f"{report_path} is not valid JSON ({exc})", fix="re-run `pairaudit scan` to rewrite it"
-                ) from exc
+            from pairaudit.schema import read_report_json
+
+            report = read_report_json(report_path)
         findings = empty_findings()
         if findings_path.exists():
             findings = pl.read_parquet(findings_path)

@@ -1,4 +1,5 @@
-"""``report.html``: a self-contained page (no script, no network) built from an output folder.
+"""``report.html``: a self-contained page (no network; one inline script, allowed by its hash, pages and
+filters the table of flagged rows: :mod:`pairaudit.report.table`) built from an output folder.
 
 ``render_report(out_dir)`` reads report.json, findings.parquet and scores.parquet, loads the text of
 the example rows (:func:`pairaudit.report.data.load_pairs`) and writes ``OUT/report.html`` atomically.
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import jinja2  # noqa: F401 - ImportError here lets the pipeline fall back to the plain report
+from markupsafe import Markup
 
 from pairaudit.outputs import committed_file, refresh_record
 from pairaudit.report.data import OutputFolder
@@ -24,9 +26,6 @@ from pairaudit.types import Pair
 PROMPT_LIMIT = 1500  # characters of the prompt shown per example
 SIDE_LIMIT = 4000  # characters per response shown per example
 GROUP_MEMBERS = 4  # rows shown per duplicate/contradiction group besides the representative
-ROWS_PER_PAGE = 100  # flagged rows per collapsible page of a check's full listing
-FULL_ROWS = 500  # rows per check listed with their text; later rows are listed by number, score and detail
-LIST_PROMPT_LIMIT, LIST_SIDE_LIMIT = 600, 1200  # characters shown per listed row
 _METRICS = (("prompt_tokens", "prompt tok"), ("chosen_tokens", "chosen tok"), ("rejected_tokens", "rejected tok"),
             ("ref_margin", "ref margin"), ("likely_flipped_score", "flip score"))
 
@@ -71,9 +70,7 @@ def build_html(folder: OutputFolder, *, max_examples: int = 5) -> str:
     for plan in plans.values():
         for item in plan["items"]:
             examples_rows.update(item if isinstance(item, list) else [item])
-    listed = {c["name"]: _listed_rows(folder, c["name"]) for c in checks}
-    text_rows = examples_rows.union(*(rows[:FULL_ROWS] for rows in listed.values()))
-    pairs = folder.pairs(text_rows) if text_rows else {}
+    pairs = folder.pairs(examples_rows) if examples_rows else {}
     tok, trainer_note = trainer_tokenizer(folder.report) if any(
         p.chosen is not None or p.pretokenized for p in pairs.values()) else (None, "")
     for c in checks:
@@ -84,11 +81,13 @@ def build_html(folder: OutputFolder, *, max_examples: int = 5) -> str:
                          if isinstance(item, list) else pair_context(folder, pairs.get(item), item, c["name"],
                                                                      trainer=tok)
                          for item in plan["items"]]
-        c["pages"] = _pages(folder, pairs, c["name"], listed[c["name"]], tok)
     totals = {k: report.get("totals", {}).get(k, "?") for k in ("input", "kept", "dropped", "flagged")}
     source = {k: (report.get("source") or {}).get(k) for k in ("path", "kind", "format")}
+    from pairaudit.report import table
+
+    data = table.table_data(folder)
     ctx = {
-        "csp": CSP,
+        "csp": CSP.replace("base-uri", f"script-src {table.script_hash(table.SCRIPT)}; base-uri"),
         "css": CSS,
         "version": report.get("pairaudit_version", "?"),
         "source": source,
@@ -107,8 +106,8 @@ def build_html(folder: OutputFolder, *, max_examples: int = 5) -> str:
         "flip_lines": flip_lines(report),
         "plots": plots_or_none,
         "trainer_note": trainer_note,
-        "rows_per_page": ROWS_PER_PAGE,
-        "full_rows": FULL_ROWS,
+        "table": {"total": len(data["rows"]), "first": table.first_page(data), "snippet": data["snippet"],
+                  "json": Markup(table.data_json(data)), "script": Markup(table.SCRIPT)},
     }
     from pairaudit.report.trace_section import add_trace_section
 
@@ -170,55 +169,6 @@ def _plan_examples(folder: OutputFolder, check: str, max_examples: int) -> dict[
     plan["items"] = ranked["row"].head(max_examples).to_list()
     plan["more_rows"] = max(0, ranked.height - max_examples)
     return plan
-
-
-def _listed_rows(folder: OutputFolder, check: str) -> list[int]:
-    """Every row with a finding of ``check``, ascending."""
-    import polars as pl
-
-    return folder.findings.filter(pl.col("check") == check)["row"].unique().sort().to_list()
-
-
-def _pages(folder: OutputFolder, pairs: dict[int, Pair], check: str, rows: list[int],
-           tok: Any) -> list[dict[str, Any]]:
-    """The full listing of a check's flagged rows, in pages of ROWS_PER_PAGE: each row with its
-    findings of this check, and (for the first FULL_ROWS rows) the pair itself."""
-    import polars as pl
-
-    if not rows:
-        return []
-    sub = folder.findings.filter(pl.col("check") == check).sort(["row", "field"], nulls_last=True)
-    by_row: dict[int, list[dict[str, Any]]] = {}
-    for f in sub.iter_rows(named=True):
-        by_row.setdefault(f["row"], []).append(f)
-    pages = []
-    for start in range(0, len(rows), ROWS_PER_PAGE):
-        chunk = rows[start:start + ROWS_PER_PAGE]
-        items = []
-        for k, r in enumerate(chunk, start):
-            fs = by_row.get(r, [])
-            scores = [f["score"] for f in fs if f["score"] is not None]
-            groups = sorted({f["group"] for f in fs if f["group"] is not None})
-            items.append({
-                "row": r, "action": "/".join(sorted({f["action"] for f in fs if f["action"]})),
-                "score": max(scores) if scores else None, "group": groups[0] if groups else None,
-                "fields": ", ".join(sorted({f["field"] for f in fs if f["field"]})),
-                "detail": _short("; ".join(dict.fromkeys(f["detail"] for f in fs if f["detail"])), 240),
-                "pair": _listed_pair(folder, pairs.get(r), r, check, tok) if k < FULL_ROWS else None,
-            })
-        pages.append({"first": start + 1, "last": start + len(chunk), "lo": chunk[0], "hi": chunk[-1],
-                      "rows": items})
-    return pages
-
-
-def _listed_pair(folder: OutputFolder, pair: Pair | None, row: int, check: str, tok: Any) -> dict[str, Any]:
-    """A listed row's pair, texts shortened, no word diff; the trainer's view only when truncation
-    changed it."""
-    ctx = pair_context(folder, pair, row, check, trainer=tok, limits=(LIST_PROMPT_LIMIT, LIST_SIDE_LIMIT),
-                       diff=False)
-    if ctx["trainer"] and not ctx["trainer"].get("truncated") and not ctx["trainer"].get("error"):
-        ctx["trainer"] = None
-    return ctx
 
 
 def _short(text: str, limit: int) -> str:

@@ -19,15 +19,24 @@ def print_summary(audit: Any) -> None:
     rep = audit.report
     t = rep["totals"]
     console = Console()
-    table = Table(title=f"pairaudit: {safe(rep['source']['path'])} ({safe(rep['source']['format'])})")
-    for col in ("check", "status", "action", "rows", "rate"):
-        table.add_column(col, justify="right" if col in ("rows", "rate") else "left")
-    for name, c in rep["checks"].items():
-        if c["status"] == "off":
+    console.print(f"[bold]pairaudit: {safe(rep['source']['path'])}[/bold] ({safe(rep['source']['format'])})")
+    groups = summary_groups(rep["checks"])
+    for action, title in (("drop", "dropped"), ("flag", "flagged (kept, for review)")):
+        if not groups[action]:
             continue
-        style = "red" if c["status"] == "failed" else "yellow" if c["status"] == "skipped" else None
-        table.add_row(name, c["status"], c["action"], str(c["rows"]), f"{c['rate']:.2%}", style=style)
-    console.print(table)
+        table = Table(title=title, title_justify="left", title_style="bold red" if action == "drop" else "bold yellow")
+        table.add_column("check")
+        table.add_column("rows", justify="right")
+        table.add_column("rate", justify="right")
+        for name, c in groups[action]:
+            table.add_row(name, f"{c['rows']:,}", f"{c['rate']:.2%}")
+        console.print(table)
+    if groups["none"]:
+        console.print(f"{len(groups['none'])} checks found no rows: {', '.join(n for n, _ in groups['none'])}",
+                      markup=False, highlight=False)
+    for name, c in groups["not_run"]:
+        console.print(f"[{'red' if c['status'] == 'failed' else 'yellow'}]{c['status']}: {name}[/]"
+                      + (f" ({safe(c.get('reason') or '')})" if c.get("reason") else ""))
     console.print(f"input {t['input']:,} = kept {t['kept']:,} + dropped {t['dropped']:,}   "
                   f"(flagged and kept: {t['flagged']:,}; malformed: {t['malformed']:,})")
     for line in assumption_lines(rep) + flip_lines(rep):
@@ -35,7 +44,23 @@ def print_summary(audit: Any) -> None:
     console.print(f"outputs in {safe(audit.out_dir)}/: clean, dropped, findings.parquet, scores.parquet, "
                   "report.json, report.html")
     if rep.get("status") != "ok":
-        console.print("[bold red]incomplete:[/bold red] " + safe("; ".join(rep.get("problems", []))))
+        console.print(f"[bold red]{safe(rep.get('status'))}:[/bold red] " + safe("; ".join(rep.get("problems", []))))
+
+
+def summary_groups(checks: dict[str, Any]) -> dict[str, list[tuple[str, dict[str, Any]]]]:
+    """report.json checks split for the summary: ``drop`` / ``flag`` (ran, with rows), ``none`` (ran, no
+    rows), ``not_run`` (skipped or failed); checks that are off are left out."""
+    out: dict[str, list[tuple[str, dict[str, Any]]]] = {"drop": [], "flag": [], "none": [], "not_run": []}
+    for name, c in checks.items():
+        if c["status"] == "off":
+            continue
+        if c["status"] in ("skipped", "failed"):
+            out["not_run"].append((name, c))
+        elif not c.get("rows"):
+            out["none"].append((name, c))
+        else:
+            out["drop" if c.get("action") == "drop" else "flag"].append((name, c))
+    return out
 
 
 def assumption_lines(report: dict[str, Any]) -> list[str]:

@@ -2,8 +2,8 @@
 
 Rendered with autoescape ON: every dataset string is escaped; only values built by
 :mod:`pairaudit.report.diff` (escaped segment by segment) are passed as ``Markup``.
-The page holds no script and loads nothing: a Content-Security-Policy meta forbids every fetch except
-``data:`` images and inline styles.
+The page loads nothing: a Content-Security-Policy meta forbids every fetch except ``data:`` images and
+inline styles, and every script but the one table script of :mod:`pairaudit.report.table` (by its hash).
 """
 
 from __future__ import annotations
@@ -51,10 +51,11 @@ CSS = """
 .pa-trainer{margin-top:6px;border-top:1px dashed #d8d8de;padding-top:4px}
 .pa-trainer>summary{font-weight:400;color:#444}
 .pa-root mark.cut{background:#e3e3e8;color:#555;font-style:italic}
-.pa-page{margin:.3em 0}
-.pa-listrow{margin:2px 0 2px 14px}
-.pa-listrow>summary{font-weight:400}
-.pa-listrow>summary .row{font-weight:700}
+#pa-controls{display:flex;flex-wrap:wrap;gap:8px;align-items:center;margin:.4em 0}
+#pa-controls[hidden]{display:none}
+#pa-q{min-width:260px}
+#pa-rows td{font-size:13px}
+.pa-snip{color:#555;font-size:12px;margin-top:2px;word-break:break-word}
 """
 
 PAIR = r"""
@@ -120,7 +121,7 @@ nav{display:flex;flex-wrap:wrap;gap:4px 12px;margin:.5em 0}nav a{white-space:now
 <div class="pa-root">
 <h1>pairaudit report</h1>
 <div class="pa-muted">source <code>{{ source.path }}</code> · kind {{ source.kind or "?" }} · format <b>{{ source.format or "?" }}</b> · pairaudit {{ version }}</div>
-<nav><a href="#summary">summary</a><a href="#profile">dataset profile</a>{% for c in checks %}<a href="#check-{{ c.name }}">{{ c.name }}</a>{% endfor %}</nav>
+<nav><a href="#summary">summary</a><a href="#profile">dataset profile</a><a href="#rows">flagged rows</a>{% for c in checks %}<a href="#check-{{ c.name }}">{{ c.name }}</a>{% endfor %}</nav>
 
 <h2 id="summary">Summary</h2>
 <div class="pa-cards">
@@ -175,6 +176,22 @@ nav{display:flex;flex-wrap:wrap;gap:4px 12px;margin:.5em 0}nav a{white-space:now
 {% elif plots is none %}<p class="pa-muted">Plots need matplotlib: pip install 'pairaudit[report]'.</p>
 {% else %}<p class="pa-muted">scores.parquet holds no per-row metrics to plot.</p>{% endif %}
 
+<h2 id="rows">Flagged rows ({{ table.total }})</h2>
+<p class="pa-muted">Every row with a finding, most severe first (rows a check drops, then by check, then score). Search looks at row numbers, check names, details{% if table.snippet %} and the first {{ table.snippet }} characters of each pair's text{% endif %}; the whole pair: the examples below (linked rows), <code>pairaudit show OUT ROW</code> or <code>Review(OUT).pair(ROW)</code>. The same list is in findings.parquet.</p>
+<div id="pa-controls" hidden>
+<input id="pa-q" type="search" placeholder="search rows, checks, details, text" aria-label="search">
+<select id="pa-f-check" aria-label="check"><option value="-1">every check</option></select>
+<select id="pa-f-action" aria-label="action"><option value="-1">drop and flag</option></select>
+<select id="pa-sort" aria-label="sort"><option value="severity">most severe first</option><option value="score">score, highest first</option><option value="row">row number</option></select>
+<button id="pa-prev" type="button">previous</button><span id="pa-page"></span><button id="pa-next" type="button">next</button>
+</div>
+<div id="pa-count" class="pa-muted">{% if table.total %}the {{ table.first|length }} most severe of {{ table.total }} rows{% else %}no flagged rows{% endif %}</div>
+<table id="pa-rows"><thead><tr><th>row</th><th>action</th><th>checks</th><th>score</th><th>detail</th></tr></thead>
+<tbody id="pa-rows-body">{% for it in table.first %}<tr data-row="{{ it.row }}"><td class="num">{{ it.row }}</td><td class="pa-act-{{ it.action }}">{{ it.action }}</td><td>{% for c in it.checks %}<span class="pa-tag">{{ c }}</span> {% endfor %}</td><td class="num">{% if it.score is not none %}{{ '%.3g' % it.score }}{% endif %}</td><td>{{ it.detail }}{% if it.text %}<div class="pa-snip">{{ it.text }}</div>{% endif %}</td></tr>
+{% endfor %}</tbody></table>
+<script type="application/json" id="pa-data">{{ table.json }}</script>
+<script>{{ table.script }}</script>
+
 {% for c in checks %}
 <h2 id="check-{{ c.name }}">{{ c.name }}</h2>
 <p>{{ c.description }}</p>
@@ -190,19 +207,7 @@ nav{display:flex;flex-wrap:wrap;gap:4px 12px;margin:.5em 0}nav a{white-space:now
 {% else %}{{ pair_block(ex) }}{% endif %}
 {% endfor %}
 {% elif c.status == "ran" %}<p class="pa-muted">No findings.</p>{% endif %}
-{% if c.pages %}
-<h3 id="rows-{{ c.name }}">All {{ c.rows }} flagged row{{ "s" if c.rows != 1 }}</h3>
-<p class="pa-muted">In row order, {{ rows_per_page }} per page; open a row to see its pair{% if c.rows > full_rows %} (the first {{ full_rows }} rows; later rows: <code>pairaudit show OUT ROW</code> or <code>Review(OUT).pair(ROW)</code>){% endif %}. The same list is in findings.parquet.</p>
-{% for page in c.pages %}
-<details class="pa-page" id="rows-{{ c.name }}-{{ loop.index }}"><summary>{{ page.first }}–{{ page.last }} of {{ c.rows }}: rows {{ page.lo }} … {{ page.hi }}</summary>
-{% for it in page.rows %}
-<details class="pa-listrow" id="{{ c.name }}-row-{{ it.row }}"><summary><span class="row">row {{ it.row }}</span> · <span class="pa-act-{{ it.action }}">{{ it.action }}</span>{% if it.score is not none %} · score {{ '%.3g' % it.score }}{% endif %}{% if it.group is not none %} · group {{ it.group }}{% endif %}{% if it.fields %} · {{ it.fields }}{% endif %}{% if it.detail %} · <span class="pa-muted">{{ it.detail }}</span>{% endif %}</summary>
-{% if it.pair %}{{ pair_block(it.pair) }}{% else %}<div class="pa-muted">text not included in the page: <code>pairaudit show OUT {{ it.row }}</code></div>{% endif %}
-</details>
-{% endfor %}
-</details>
-{% endfor %}
-{% endif %}
+<p><a href="#rows={{ c.name }}">all {{ c.rows }} row{{ "s" if c.rows != 1 }} of {{ c.name }} in the table of flagged rows</a></p>
 {% endfor %}
 </div>
 </body>

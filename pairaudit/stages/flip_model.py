@@ -33,36 +33,58 @@ def _folds(n: int, folds: int, seed: int) -> tuple[np.ndarray, int]:
     return np.random.default_rng(seed).permutation(n) % k, k
 
 
-def _fit(x: np.ndarray, c: float) -> tuple[Any, Any]:
-    """Antisymmetric logistic regression on both orientations of ``x``; returns (scaler, model)."""
+def _fit(x: np.ndarray, c: float, rows: np.ndarray | None = None) -> tuple[Any, Any]:
+    """Antisymmetric logistic regression on both orientations of ``x[rows]`` (all rows when None); returns
+    (scaler, model). A float16 ``x`` (e.g. memory-mapped) is read in float32, one copy of the fitted rows."""
     from sklearn.linear_model import LogisticRegression
     from sklearn.preprocessing import StandardScaler
 
-    both = np.vstack([x, -x])
+    m = len(x) if rows is None else len(rows)
+    dtype = np.float32 if x.dtype == np.float16 else x.dtype
+    both = np.empty((2 * m, x.shape[1]), dtype)
+    both[:m] = x if rows is None else x[rows]
+    np.negative(both[:m], out=both[m:])
     scaler = StandardScaler(with_mean=False).fit(both)  # no centring: keeps x -> -x antisymmetric
-    y = np.r_[np.ones(len(x)), np.zeros(len(x))]
-    model = LogisticRegression(C=c, fit_intercept=False, max_iter=2000).fit(scaler.transform(both), y)
+    y = np.r_[np.ones(m), np.zeros(m)]
+    model = LogisticRegression(C=c, fit_intercept=False, max_iter=2000).fit(scaler.transform(both, copy=False), y)
     return scaler, model
 
 
 C_GRID = (1e-4, 1e-3, 1e-2, 1e-1, 1.0)
 C_SEARCH_ROWS = 20_000  # the regularisation is chosen on at most this many rows (a seeded sample)
+FIT_MAX_ROWS = 200_000  # a high-dimensional signal's fold model is fitted on at most this many rows (seeded sample)
+CHUNK_ROWS = 262_144  # held-out rows are scored in chunks of this many (bounded memory on large datasets)
 
 
-def _cross_fit(x: np.ndarray, folds: int, c: float, seed: int) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """Per fold: (held-out mask, standardised held-out rows, weights of the model fitted on the rest)."""
+def _cross_fit(x: np.ndarray, folds: int, c: float, seed: int, max_fit_rows: int | None = None
+               ) -> Iterator[tuple[np.ndarray, Any, np.ndarray]]:
+    """Per fold: (held-out mask, scaler, weights of the model fitted on the rest, or on a seeded sample of
+    ``max_fit_rows`` of them)."""
     fold, k = _folds(len(x), folds, seed)
     for f in range(k):
         tr, te = fold != f, fold == f
         if te.any():
-            scaler, model = _fit(x[tr], c)
-            yield te, scaler.transform(x[te]), model.coef_[0]
+            rows = np.flatnonzero(tr)
+            if max_fit_rows is not None and len(rows) > max_fit_rows:
+                rows = np.sort(np.random.default_rng(seed + 1 + f).choice(rows, max_fit_rows, replace=False))
+            scaler, model = _fit(x, c, rows)
+            yield te, scaler, model.coef_[0]
 
 
-def _oof(x: np.ndarray, folds: int, c: float, seed: int) -> np.ndarray:
+def _held_out(x: np.ndarray, te: np.ndarray, scaler: Any) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """(row indices, standardised rows) of the held-out rows, in chunks of ``CHUNK_ROWS``."""
+    idx = np.flatnonzero(te)
+    for lo in range(0, len(idx), CHUNK_ROWS):
+        part = idx[lo:lo + CHUNK_ROWS]
+        xs = x[part]
+        yield part, scaler.transform(xs.astype(np.float32) if xs.dtype == np.float16 else xs)
+
+
+def _oof(x: np.ndarray, folds: int, c: float, seed: int, max_fit_rows: int | None = None) -> np.ndarray:
     d = np.zeros(len(x))
-    for te, xs, w in _cross_fit(x, folds, c, seed):
-        d[te] = xs @ w
+    for te, scaler, w in _cross_fit(x, folds, c, seed, max_fit_rows):
+        for part, xs in _held_out(x, te, scaler):
+            d[part] = xs @ w
     return d
 
 
@@ -78,19 +100,21 @@ def oof_logodds(x: np.ndarray, *, folds: int = 5, c: float | str = "auto", seed:
     from pairaudit.stages.flip_stats import auroc_proxy
 
     require("sklearn", "flips", "the likely_flipped model")
-    x = np.asarray(x, dtype=np.float32)
+    if x.dtype not in (np.float16, np.float32):  # float16 (e.g. memory-mapped) is read in float32 chunks
+        x = np.asarray(x, dtype=np.float32)
     if c != "auto":
-        return _oof(x, folds, float(c), seed)
+        return _oof(x, folds, float(c), seed, FIT_MAX_ROWS)
     sample = x
     if len(x) > C_SEARCH_ROWS:
         sample = x[np.sort(np.random.default_rng(seed).choice(len(x), C_SEARCH_ROWS, replace=False))]
+    sample = sample.astype(np.float32) if sample.dtype == np.float16 else sample
     best_c, best_d, best_auc = C_GRID[0], None, -1.0
     for cand in C_GRID:
         d = _oof(sample, folds, cand, seed)
         auc = auroc_proxy(d)
         if auc > best_auc + 1e-9:
             best_c, best_d, best_auc = cand, d, auc
-    return best_d if sample is x else _oof(x, folds, best_c, seed)
+    return best_d if len(sample) == len(x) else _oof(x, folds, best_c, seed, FIT_MAX_ROWS)
 
 
 def temperature(d: np.ndarray) -> float:
@@ -129,8 +153,9 @@ def fit_flip_model(features: dict[str, np.ndarray], *, folds: int = 5, c: float 
         return FlipFit(np.full(n, 0.5), np.zeros(n), np.zeros((n, 0)), [], {}, 0, 0.0)
     contrib = np.zeros_like(x)
     coefs = []
-    for te, xs, w in _cross_fit(x, folds, c, seed):
-        contrib[te] = xs * w
+    for te, scaler, w in _cross_fit(x, folds, c, seed):
+        for part, xs in _held_out(x, te, scaler):
+            contrib[part] = xs * w
         coefs.append(w)
     d = contrib.sum(axis=1)
     a = temperature(d)

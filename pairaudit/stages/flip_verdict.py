@@ -20,11 +20,15 @@ def _stacked_feature(x: np.ndarray | None, ok_rows: np.ndarray, min_rows: int, f
     """Out-of-fold log-odds of a linear model on a high-dimensional antisymmetric feature (NaN elsewhere)."""
     if x is None or x.shape[1] == 0:
         return None
-    ok = ok_rows & np.isfinite(x).all(axis=1)
+    ok = ok_rows.copy()
+    for lo in range(0, len(x), 65536):  # x may be memory-mapped: read in chunks
+        ok[lo:lo + 65536] &= np.isfinite(x[lo:lo + 65536]).all(axis=1)
     if ok.sum() < min_rows:
         return None
     out = np.full(len(x), np.nan)
-    out[ok] = oof_logodds(x[ok].astype(np.float32), folds=folds)
+    # float16 stays float16 (read in float32 per fold): the same values as one float32 copy, half the memory
+    sub = x if ok.all() else x[ok]
+    out[ok] = oof_logodds(sub if sub.dtype == np.float16 else sub.astype(np.float32), folds=folds)
     return out
 
 

@@ -27,6 +27,7 @@ import numpy as np
 from pairaudit.checks.base import CheckInfo, Stage
 from pairaudit.errors import ConfigError, MissingDependency, require
 from pairaudit.stages.overflow import DPO_OVERFLOW_INFO, overflow_risk
+from pairaudit.stages.spill import Spill
 from pairaudit.types import Finding, Pair, StageResult
 
 LIKELY_FLIPPED_INFO = CheckInfo(
@@ -92,6 +93,7 @@ class FlipStage(Stage):
         self._ref_rows: list[int] = []
         self._skipped: dict[str, int] = {}
         self._notes: list[str] = []
+        self._spill = Spill()  # the embedding differences move to disk when large
         self.ref = self.policy = self.reward = self.static = None
         self._same_tok = False
         flips_on = "likely_flipped" in enabled
@@ -158,6 +160,11 @@ class FlipStage(Stage):
             self._hid.append(hid if hid is not None else np.full((n, 0), np.nan, np.float16))
         if "likely_flipped" in self.enabled:
             self._observe_text(pairs)
+        self._spill.maybe({"emb": self._emb})
+
+    def absorb_state(self, part: dict[str, Any]) -> None:
+        super().absorb_state(part)
+        self._spill.maybe({"emb": self._emb})
 
     def _observe_reference(self, pairs: list[Pair], encoded: list[Any] | None, cols: dict) -> np.ndarray | None:
         assert self.ref is not None
@@ -201,7 +208,9 @@ class FlipStage(Stage):
             lenf[idx] = length_features(c, r)
         self._lenf.append(lenf)
         if self.static is not None:
-            emb = self.static.encode(c + r) if idx else None
+            from pairaudit.models.batch_vectors import batch_vectors
+
+            emb = batch_vectors(self.ctx.shared).encode(self.static, pairs, c + r) if idx else None
             diff = np.full((len(pairs), self.static.dim), np.nan, np.float16)
             if emb is not None:
                 diff[idx] = (emb[: len(idx)] - emb[len(idx):]).astype(np.float16)
@@ -223,6 +232,12 @@ class FlipStage(Stage):
 
     # -- finalize ------------------------------------------------------------------------------
     def finalize(self) -> StageResult:
+        try:
+            return self._finalize()
+        finally:
+            self._spill.close()
+
+    def _finalize(self) -> StageResult:
         from pairaudit.stages.flip_verdict import flip_result
 
         t0 = time.perf_counter()
@@ -251,7 +266,7 @@ class FlipStage(Stage):
             lenf = np.concatenate(self._lenf)
             for j, name in enumerate(("chars", "words", "lines", "ends_punct")):
                 raw[name] = lenf[:, j].astype(np.float64)
-            emb = np.concatenate(self._emb) if self._emb else None
+            emb = self._spill.column("emb", self._emb) if self._emb or self._spill.spilled else None
             hid = _stack_hidden(self._hid) if self._hid else None
             findings, scores, stats["likely_flipped"] = flip_result(rows, raw, emb, hid, self.p_flip, LABELS)
             res.findings += findings

@@ -16,9 +16,10 @@ from typing import Any
 import numpy as np
 
 
-def center(A: np.ndarray, mean: np.ndarray | None, chunk: int = 65536) -> np.ndarray:
-    """Unit rows of ``A - mean`` (float16 in, float16 out; ``mean=None``: only re-normalised)."""
-    out = np.empty(A.shape, dtype=np.float16)
+def center(A: np.ndarray, mean: np.ndarray | None, chunk: int = 65536, out: np.ndarray | None = None) -> np.ndarray:
+    """Unit rows of ``A - mean`` (float16 in, float16 out; ``mean=None``: only re-normalised; ``out``: where to
+    write them, e.g. a memory-mapped file)."""
+    out = np.empty(A.shape, dtype=np.float16) if out is None else out
     for lo in range(0, len(A), chunk):
         x = A[lo:lo + chunk].astype(np.float32)
         if mean is not None:

@@ -39,6 +39,7 @@ from pairaudit.errors import ConfigError, MissingDependency
 from pairaudit.stages.nd_match import SKETCH_BYTES, char_ratio, match_pairs, normalise, sketch  # noqa: F401
 from pairaudit.stages.nd_search import center, field_mean, rowdot
 from pairaudit.stages.nd_verify import find_groups
+from pairaudit.stages.spill import Blobs, Spill
 from pairaudit.types import Finding, Pair, StageResult
 
 if TYPE_CHECKING:
@@ -91,6 +92,10 @@ def _check_deps(mode: str = DEFAULT_MODE) -> None:
                                     "near-duplicate search (near_duplicate_pair)")
 
 
+def _blob_bytes(blobs: Any) -> int:
+    return int(blobs.nbytes) if isinstance(blobs, Blobs) else int(sum(len(b) for b in blobs))
+
+
 def _pack(texts: list[str]) -> bytes:
     return zlib.compress("\x00".join(texts).encode("utf-8", "surrogatepass"), 6)
 
@@ -125,6 +130,7 @@ class NearDuplicateStage(Stage):
         self.n_skipped = 0
         self._t_embed = 0.0
         self._n_texts = 0
+        self._spill = Spill()  # the per-row columns move to disk when large (stages/spill.py)
 
     def _params(self, info: CheckInfo) -> dict[str, Any]:
         return {**info.thresholds, **self.ctx.params.get(info.name, {})}
@@ -163,7 +169,10 @@ class NearDuplicateStage(Stage):
         if self.mode == "transformer":
             V = self.embedder.encode(texts, progress=lambda d: self.ctx.progress("embed", base + d, None))
         else:
-            V = self.static.encode(texts, progress=lambda d: self.ctx.progress("embed_static", base + d, None))
+            from pairaudit.models.batch_vectors import batch_vectors
+
+            V = batch_vectors(self.ctx.shared).encode(
+                self.static, pairs, texts, progress=lambda d: self.ctx.progress("embed_static", base + d, None))
             blobs = [_pack(texts[i:i + 3]) for i in range(0, len(texts), 3)]
             self._texts.append(np.array(blobs, dtype=object))
         self._n_texts += len(texts)
@@ -177,12 +186,15 @@ class NearDuplicateStage(Stage):
         self._ln.append(np.array([n for _, n in sks], dtype=np.int32).reshape(-1, 3))
         self._phash.append(np.fromiter((_prompt_hash(p.prompt or "") for p in keep), dtype=np.int64,
                                        count=len(keep)))
+        self._spill.maybe(self._columns())
 
-    @staticmethod
-    def _concat(parts: list[np.ndarray]) -> np.ndarray:
-        out = np.concatenate(parts)
-        parts.clear()
-        return out
+    def _columns(self) -> dict[str, list[np.ndarray]]:
+        return {"rows": self._rows, "P": self._P, "C": self._C, "R": self._R, "sk": self._sk, "ln": self._ln,
+                "phash": self._phash, "texts": self._texts}
+
+    def absorb_state(self, part: dict[str, Any]) -> None:
+        super().absorb_state(part)
+        self._spill.maybe(self._columns())
 
     def _transformer_vectors(self, texts_blobs: np.ndarray, idx: np.ndarray, timings: dict[str, float]
                              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -204,16 +216,19 @@ class NearDuplicateStage(Stage):
         res = StageResult()
         stats: dict[str, Any] = {"n_skipped_pretokenized": self.n_skipped}
         res.stats = {"near_duplicates": stats}
-        if not self._rows:
+        if not self._rows and not self._spill.spilled:
             return res
-        rows = np.concatenate(self._rows)
-        P, C, R = (self._concat(parts) for parts in (self._P, self._C, self._R))  # one at a time
-        sk, ln = np.concatenate(self._sk), np.concatenate(self._ln)
-        phash = np.concatenate(self._phash)
-        blobs = np.concatenate(self._texts) if self._texts else None
-        self._sk.clear()
-        self._ln.clear()
-        self._texts.clear()
+        try:
+            return self._finalize(res, stats)
+        finally:
+            self._spill.close()
+
+    def _finalize(self, res: StageResult, stats: dict[str, Any]) -> StageResult:
+        spill = self._spill
+        has_texts = bool(self._texts) or "texts" in spill.spilled_columns
+        rows, P, C, R, sk, ln, phash, blobs = (spill.column(k, v) for k, v in self._columns().items())
+        rows = np.asarray(rows)
+        blobs = blobs if has_texts else None
         n = len(rows)
         dup = self._params(NEAR_DUPLICATE_INFO)
         con = {**dup, **self._params(NEAR_CONTRADICTION_INFO)}
@@ -229,9 +244,9 @@ class NearDuplicateStage(Stage):
         want_dups = "near_duplicate_pair" in self.enabled
         want_con = "contradictory_pair" in self.enabled
         pair_raw = rowdot(C, R, np.arange(n), np.arange(n))  # chosen-vs-rejected, this mode's model
-        if mode in ("static", "hybrid"):
-            means = [field_mean(A) for A in (P, C, R)]
-            P, C, R = (center(A, m) for A, m in zip((P, C, R), means))
+        if mode in ("static", "hybrid"):  # centred copies: on disk when the stage spilled
+            P, C, R = (center(A, field_mean(A), out=spill.scratch(f"{k}_centred", A.shape, np.float16))
+                       for k, A in (("P", P), ("C", C), ("R", R)))
         out = find_groups(rows, P, C, R, sk, ln, dup, con, want_dups=want_dups, want_contradictions=want_con,
                           candidates_only=mode == "hybrid", timings=timings)
         if mode == "hybrid" and len(out["candidate_rows"]):
@@ -268,7 +283,7 @@ class NearDuplicateStage(Stage):
             max_pairs_per_prompt=int(counts.max()),
             dim=int(P.shape[1]),
             bytes_per_row_observed=int(P.itemsize * (P.shape[1] * 3) + sk.itemsize * 3 + 3 * 4 + 16
-                                       + (int(sum(len(b) for b in blobs)) // n if blobs is not None else 0)),
+                                       + (_blob_bytes(blobs) // n if blobs is not None else 0)),
         )
         res.timings = timings
         return res

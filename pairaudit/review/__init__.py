@@ -7,20 +7,21 @@
 >>> rv.decide(12, "flip", note="rejected is clearly better")
 >>> rv.apply()                                          # rewrite clean/dropped with the decisions
 
-Many flagged rows: a queue walks the unreviewed ones, most severe first, and counts what is left.
+Many flagged rows: a queue walks the unreviewed ones, most severe first (:mod:`pairaudit.review.queue`).
 
->>> q = rv.queue(check="near_identical_pair")          # rows with that finding (any action)
+>>> q = rv.queue(action="flag").filter(check="length_outlier", min_score=4, text="sorry")
 >>> q.next()                                            # the next unreviewed pair (a PairView)
 >>> q.decide(q.current, "keep"); q.skip(row)            # record, or pass over for this session
->>> q.widget()                                          # pair + keep/drop/flip/skip buttons, moves on
->>> rv.progress()                                       # reviewed / total per check (polars)
->>> rv.decide_many(rows, "drop", note="spam")           # one decision for many rows, one write
+>>> q.decide_rest("keep")                               # bulk: rows the scan drops need force=
+>>> rv.undo()                                           # take back the last (bulk) decision
+>>> q.widget()                                          # buttons, filters, keys k/d/f/s/u
+>>> rv.merge("../ana/decisions.jsonl")                  # another reviewer's decisions; conflicts listed
 
-Decisions go to ``OUT/decisions.jsonl``, one JSON object per line: ``{"row", "decision", "note",
-"pair_hash"}``; later lines win. ``pair_hash`` is the row's content hash from scores.parquet so a
-decision whose source row has changed since is ignored when applied (listed under
-``report.json`` ``decisions.ignored``). ``Decision`` and ``load_decisions`` live in
-:mod:`pairaudit.decisions` and are re-exported here.
+Decisions go to ``OUT/decisions.jsonl`` (or ``decisions_file=``), one JSON object per line: ``{"row",
+"decision", "note", "pair_hash", "reviewer", "time"}``; later lines win, ``undo`` lines take one back.
+``pair_hash`` is the row's content hash from scores.parquet so a decision whose source row has changed
+since is ignored when applied (listed under ``report.json`` ``decisions.ignored``). ``Decision`` and
+``load_decisions`` live in :mod:`pairaudit.decisions` and are re-exported here.
 """
 
 from __future__ import annotations
@@ -31,12 +32,19 @@ from typing import TYPE_CHECKING, Any
 from pairaudit.decisions import (
     DECISIONS,
     FILENAME,
+    UNDO,
     Decision,
+    Merge,
     append_decision,
     append_decisions,
+    final_decisions,
     load_decisions,
+    merge_decisions,
+    now,
+    read_log,
 )
 from pairaudit.errors import ConfigError, InputError
+from pairaudit.review.queue import Bulk, Filter, ReviewQueue, guard
 
 if TYPE_CHECKING:
     import polars as pl
@@ -44,25 +52,31 @@ if TYPE_CHECKING:
     from pairaudit.report.data import OutputFolder
 
 DECISIONS_FILE = FILENAME
-__all__ = ["DECISIONS", "Decision", "PairView", "Review", "ReviewQueue", "load_decisions", "open_review"]
+__all__ = ["DECISIONS", "Bulk", "Decision", "Merge", "PairView", "Review", "ReviewQueue", "load_decisions"]
 
 
 class Review:
     """Review helper over one output folder (see module docstring)."""
 
-    def __init__(self, out_dir: str | Path, source: Any = None) -> None:
+    def __init__(self, out_dir: str | Path, source: Any = None, reviewer: str | None = None,
+                 decisions_file: str | Path | None = None) -> None:
         """``source``: the in-memory object a scan read (a Dataset, DataFrame, list...), needed by
-        :meth:`apply` for such scans; paths are taken from report.json."""
+        :meth:`apply` for such scans; paths are taken from report.json. ``reviewer``: the name written
+        with every decision (default ``$PAIRAUDIT_REVIEWER``, else the login name). ``decisions_file``:
+        where decisions go (default ``OUT/decisions.jsonl``, which ``apply`` and ``scan`` read)."""
         from pairaudit.report.data import OutputFolder
 
         self.out_dir = Path(out_dir)
         self.source = source
+        self.reviewer = reviewer if reviewer is not None else _default_reviewer()
+        self._path = Path(decisions_file) if decisions_file is not None else self.out_dir / DECISIONS_FILE
         self._folder: OutputFolder = OutputFolder.open(self.out_dir)
         self._tok: Any = None
+        self._history: list[list[int]] = []  # rows of each write of this session, for undo
 
     @property
     def decisions_path(self) -> Path:
-        return self.out_dir / DECISIONS_FILE
+        return self._path
 
     def reload(self) -> Review:
         """Re-read the output folder (after a rescan or apply)."""
@@ -115,12 +129,16 @@ class Review:
         if not self._folder.has_row(row):
             raise InputError(f"row {row} is not in the scan at {self.out_dir}",
                              fix="use a row number from review.findings() or scores.parquet")
-        d = Decision(row=row, decision=decision, note=str(note), pair_hash=self._folder.pair_hash(row))
+        d = Decision(row=row, decision=decision, note=str(note), pair_hash=self._folder.pair_hash(row),
+                     reviewer=self.reviewer, time=now())
         append_decision(self.decisions_path, d)
+        self._history.append([row])
         return d
 
-    def decide_many(self, rows: Any, decision: str, note: str = "") -> list[Decision]:
-        """Record the same decision for many rows (validated first, then one append and one fsync)."""
+    def decide_many(self, rows: Any, decision: str, note: str = "", force: bool | list[str] = False) -> Bulk:
+        """Record the same decision for many rows (validated first, then one append and one fsync).
+        ``keep`` / ``flip`` leave rows the scan drops as they are (listed in the result's ``held``)
+        unless ``force`` is True or names the checks that drop them."""
         rows = sorted({int(r) for r in rows})
         if decision not in DECISIONS:
             raise ConfigError(f"unknown decision {decision!r}", expected=" | ".join(DECISIONS))
@@ -129,9 +147,44 @@ class Review:
         if missing:
             raise InputError(f"row(s) {missing[:10]} are not in the scan at {self.out_dir}",
                              fix="use row numbers from review.findings() or scores.parquet")
-        decisions = [Decision(row=r, decision=decision, note=str(note), pair_hash=hashes[r]) for r in rows]
+        allowed, held = guard(self, rows, decision, force)
+        t = now()
+        decisions = [Decision(row=r, decision=decision, note=str(note), pair_hash=hashes[r],
+                              reviewer=self.reviewer, time=t) for r in allowed]
         append_decisions(self.decisions_path, decisions)
-        return decisions
+        if decisions:
+            self._history.append([d.row for d in decisions])
+        return Bulk(decisions, decision, held)
+
+    def undo(self) -> list[Decision]:
+        """Take back the last decision, or the last bulk decision, made through this Review: appends
+        ``undo`` lines, so each row's previous decision (or none) holds again. [] when nothing is left."""
+        if not self._history:
+            return []
+        rows = self._history.pop()
+        t = now()
+        lines = [Decision(row=r, decision=UNDO, reviewer=self.reviewer, time=t) for r in rows]
+        append_decisions(self.decisions_path, lines)
+        return lines
+
+    def merge(self, other: str | Path | Review) -> Merge:
+        """Join another reviewer's decisions (a decisions file or a Review) into this one's file: rows
+        only they decided are added, rows decided differently are listed as conflicts and left as here."""
+        path = other.decisions_path if isinstance(other, Review) else Path(other)
+        return merge_decisions(self.decisions_path, path)
+
+    def conflicts(self) -> list[dict[str, Any]]:
+        """Rows of this decisions file on which reviewers' last decisions differ."""
+        log = read_log(self.decisions_path)
+        per = {name: final_decisions(log, name) for name in dict.fromkeys(d.reviewer for d in log)}
+        rows = sorted({r for finals in per.values() for r in finals})
+        out = []
+        for r in rows:
+            ds = [(name, finals[r]) for name, finals in per.items() if r in finals]
+            if len({d.decision for _, d in ds}) > 1:
+                out.append({"row": r, "decisions": [{"reviewer": n, "decision": d.decision, "note": d.note,
+                                                     "time": d.time} for n, d in ds]})
+        return out
 
     def _hashes(self, rows: list[int]) -> dict[int, str | None]:
         import polars as pl
@@ -144,17 +197,13 @@ class Review:
         return {int(r["row"]): r.get("pair_hash") for r in sub.iter_rows(named=True)}
 
     # -------------------------------------------------------------------- queues
-    def queue(self, check: str | None = None, action: str | None = None) -> ReviewQueue:
+    def queue(self, check: str | None = None, action: str | None = None, min_score: float | None = None,
+              text: str | None = None) -> ReviewQueue:
         """The rows to review: with a finding of ``check`` (default: any check but
-        ``malformed_record``, which cannot be kept) and/or ``action``, most severe first (the order of
-        :meth:`findings`: by check, score descending, row)."""
-        import polars as pl
-
-        df = self.findings(check=check, action=action)
-        if check is None:
-            df = df.filter(pl.col("check") != "malformed_record")
-        rows = list(dict.fromkeys(int(r) for r in df["row"].to_list()))
-        return ReviewQueue(self, rows, check or "all checks", action)
+        ``malformed_record``, which cannot be kept), ``action``, score >= ``min_score``, and ``text`` in
+        the pair or a finding's detail; most severe first (rows the scan drops, then by the checks' order,
+        then score): :mod:`pairaudit.review.queue`."""
+        return ReviewQueue(self, Filter(check=check, action=action, min_score=min_score, text=text))
 
     def progress(self) -> pl.DataFrame:
         """Per check: flagged rows, rows with a decision, rows left (plus a total over all checks)."""
@@ -261,119 +310,11 @@ def _display(obj: Any, make_widget: Any) -> None:
     display({**bundle, **widget._repr_mimebundle_()}, raw=True)
 
 
-class ReviewQueue:
-    """Flagged rows still to review, in order (see :meth:`Review.queue`). ``reviewed`` counts rows of
-    the queue with a decision in decisions.jsonl (made here or anywhere else); ``skip`` passes over a
-    row for this session only."""
+def _default_reviewer() -> str:
+    import getpass
+    import os
 
-    def __init__(self, review: Review, rows: list[int], label: str, action: str | None = None) -> None:
-        self.review, self.rows, self.label, self.action = review, rows, label, action
-        self.skipped: set[int] = set()
-        self.current: int | None = None
-
-    @property
-    def total(self) -> int:
-        return len(self.rows)
-
-    def reviewed_rows(self) -> list[int]:
-        decided = self.review.decisions()
-        return [r for r in self.rows if r in decided]
-
-    @property
-    def reviewed(self) -> int:
-        return len(self.reviewed_rows())
-
-    @property
-    def remaining(self) -> int:
-        return self.total - self.reviewed
-
-    def pending(self) -> list[int]:
-        """Rows without a decision, in queue order (skipped rows last)."""
-        decided = self.review.decisions()
-        todo = [r for r in self.rows if r not in decided]
-        return [r for r in todo if r not in self.skipped] + [r for r in todo if r in self.skipped]
-
-    def next(self) -> PairView | None:
-        """The next unreviewed row's pair (None when every row has a decision)."""
-        todo = self.pending()
-        self.current = todo[0] if todo else None
-        return None if self.current is None else self.review.pair(self.current)
-
-    def skip(self, row: int | None = None) -> None:
-        """Pass over ``row`` (default: the current one) until the others are done."""
-        row = self.current if row is None else int(row)
-        if row is not None:
-            self.skipped.add(row)
-
-    def decide(self, row: int | None, decision: str, note: str = "") -> Decision:
-        row = self.current if row is None else int(row)
-        if row is None:
-            raise ConfigError("no current row: call next() first, or pass a row")
-        return self.review.decide(row, decision, note)
-
-    def decide_rest(self, decision: str, note: str = "") -> list[Decision]:
-        """The same decision for every row of the queue that has none yet."""
-        return self.review.decide_many(self.pending(), decision, note)
-
-    def __iter__(self) -> Any:
-        """Unreviewed pairs, one at a time (decisions made in between are taken into account)."""
-        seen: set[int] = set()
-        while True:
-            todo = [r for r in self.pending() if r not in seen]
-            if not todo:
-                return
-            seen.add(todo[0])
-            self.current = todo[0]
-            yield self.review.pair(todo[0])
-
-    def __len__(self) -> int:
-        return self.remaining
-
-    def __repr__(self) -> str:
-        what = self.label + (f", action {self.action}" if self.action else "")
-        return f"ReviewQueue({what}: {self.reviewed}/{self.total} reviewed, {self.remaining} left)"
-
-    def widget(self) -> Any:
-        """Pair + keep/drop/flip/skip buttons and a note; each click records and moves to the next
-        unreviewed row (needs ``pairaudit[review]``)."""
-        from pairaudit.errors import require
-
-        w = require("ipywidgets", "review", "review buttons")
-        status, pair_html, note = w.HTML(), w.HTML(), w.Text(placeholder="note (optional)")
-        buttons = {d: w.Button(description=d, tooltip=f"record '{d}' and go to the next row") for d in DECISIONS}
-        buttons["skip"] = w.Button(description="skip", tooltip="next row without a decision")
-
-        def show() -> None:
-            view = self.next()
-            done = view is None
-            status.value = (f"<b>{self.label}</b>: {self.reviewed} of {self.total} reviewed"
-                            + ("" if done else f" · row {self.current}"))
-            pair_html.value = "<p>every row of this queue has a decision</p>" if done else view._repr_html_()
-            for b in buttons.values():
-                b.disabled = done
-
-        def on(decision: str) -> Any:
-            def click(_: Any) -> None:
-                if self.current is None:
-                    return
-                if decision == "skip":
-                    self.skip()
-                else:
-                    self.decide(self.current, decision, note.value)
-                note.value = ""
-                show()
-            return click
-
-        for d, b in buttons.items():
-            b.on_click(on(d))
-        show()
-        return w.VBox([status, pair_html, w.HBox([*buttons.values(), note])])
-
-    def _repr_html_(self) -> str:
-        from html import escape
-
-        return f"<div class='pa-muted'>{escape(repr(self))}</div>"
-
-
-def open_review(out_dir: str | Path) -> Review:
-    return Review(out_dir)
+    try:
+        return os.environ.get("PAIRAUDIT_REVIEWER") or getpass.getuser()
+    except (KeyError, OSError):  # no login name (some containers)
+        return ""

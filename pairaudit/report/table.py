@@ -1,0 +1,140 @@
+"""report.html's table of every flagged row: an embedded compact JSON table, paged, searched, filtered by
+check and action and sorted by score in the browser by one small inline script (no library, no network;
+the page's Content-Security-Policy allows only this script, by its hash).
+
+Per row the table holds its findings (check, action, score), one short detail, and as much of the pair's
+text as the size budget allows (``TEXT_BUDGET`` characters over all rows, at most ``SNIPPET_MAX`` a row),
+so that 10,000 flagged rows stay well under 1 MB. The first page is also rendered as HTML, so a viewer
+without scripts still sees the most severe rows.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pairaudit.report.data import OutputFolder
+
+PAGE_SIZE = 50
+DETAIL_MAX = 90  # characters of a row's detail
+TEXT_BUDGET = 400_000  # characters of pair text over all rows
+SNIPPET_MAX = 360  # characters of pair text per row
+SNIPPET_MIN = 24  # below this per row, no text at all
+ACTIONS = ("drop", "flag")
+
+
+def table_data(folder: OutputFolder) -> dict[str, Any]:
+    """The compact table: ``checks`` (names, scan order), ``details`` (interned texts), ``rows``:
+    ``[row, [check index, action index, score, ...], detail index, text]`` in severity order (rows a check
+    drops first, then by check order, score descending, row)."""
+    import polars as pl
+
+    f = folder.findings
+    checks = [c for c in folder.checks if c in set(f["check"].unique().to_list())]
+    checks += sorted(set(f["check"].unique().to_list()) - set(checks))
+    cidx = {c: i for i, c in enumerate(checks)}
+    if f.height == 0:
+        return {"checks": checks, "actions": list(ACTIONS), "details": [], "rows": [], "snippet": 0}
+    f = f.with_columns(pl.col("check").replace_strict(cidx, return_dtype=pl.Int32).alias("_c"),
+                       pl.when(pl.col("action") == "drop").then(0).otherwise(1).alias("_a"),
+                       (-pl.col("score").fill_null(float("-inf"))).alias("_neg"))
+    f = f.sort(["row", "_a", "_c", "_neg"])
+    per: dict[int, list[Any]] = {}
+    details: dict[str, int] = {}
+    for row, c, a, score, detail in f.select("row", "_c", "_a", "score", "detail").iter_rows():
+        entry = per.get(row)
+        if entry is None:
+            d = _short(detail or "", DETAIL_MAX)
+            entry = per[row] = [int(row), [], details.setdefault(d, len(details)), ""]
+        entry[1].extend([int(c), int(a), None if score is None else float(f"{score:.4g}")])
+    order = sorted(per.values(), key=lambda e: (e[1][1], e[1][0], -(e[1][2] if e[1][2] is not None else -1e300),
+                                                e[0]))
+    budget = min(SNIPPET_MAX, TEXT_BUDGET // max(1, len(order)))
+    if budget >= SNIPPET_MIN:
+        pairs = folder.pairs([e[0] for e in order])
+        for e in order:
+            e[3] = _snippet(pairs.get(e[0]), budget)
+    return {"checks": checks, "actions": list(ACTIONS), "details": list(details), "rows": order,
+            "snippet": budget if budget >= SNIPPET_MIN else 0}
+
+
+def _short(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def _snippet(pair: Any, budget: int) -> str:
+    if pair is None or pair.chosen is None or pair.rejected is None:
+        return ""
+    third = budget // 3
+    parts = [_short(pair.prompt or "", third), _short(pair.chosen, third), _short(pair.rejected, third)]
+    return " ▸ ".join(parts)
+
+
+def data_json(data: dict[str, Any]) -> str:
+    """The table as JSON safe inside ``<script type="application/json">`` (``<`` escaped)."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return text.replace("<", "\\u003c").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+
+
+def first_page(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """The first page as template rows (what the script renders, for viewers without scripts)."""
+    out = []
+    for row, fs, d, text in data["rows"][:PAGE_SIZE]:
+        items = [(data["checks"][fs[i]], ACTIONS[fs[i + 1]], fs[i + 2]) for i in range(0, len(fs), 3)]
+        out.append({"row": row, "action": items[0][1], "detail": data["details"][d], "text": text,
+                    "checks": [f"{c}{'' if s is None else f' {s:.3g}'}" for c, _, s in items],
+                    "score": max((s for _, _, s in items if s is not None), default=None)})
+    return out
+
+
+def script_hash(script: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode() + "'"
+
+
+SCRIPT = r"""(function(){
+"use strict";
+var D=JSON.parse(document.getElementById("pa-data").textContent);
+var $=function(id){return document.getElementById(id);};
+var S={q:"",check:-1,action:-1,sort:"severity",page:0,size:PAGE_SIZE};
+var view=[];
+function el(tag,cls,text){var e=document.createElement(tag);if(cls)e.className=cls;if(text!=null)e.textContent=text;return e;}
+function hay(r){if(r._h)return r._h;var s=String(r[0]);for(var i=0;i<r[1].length;i+=3)s+=" "+D.checks[r[1][i]];
+  r._h=(s+" "+D.details[r[2]]+" "+r[3]).toLowerCase();return r._h;}
+function match(r){var f=r[1],best=null,hit=false;for(var i=0;i<f.length;i+=3){
+  if((S.check<0||f[i]===S.check)&&(S.action<0||f[i+1]===S.action)){hit=true;
+    if(f[i+2]!==null&&(best===null||f[i+2]>best))best=f[i+2];}}
+  return hit?{score:best}:null;}
+function apply(){var q=S.q.toLowerCase().trim();view=[];
+  for(var k=0;k<D.rows.length;k++){var r=D.rows[k],m=match(r);
+    if(m&&(!q||hay(r).indexOf(q)>=0))view.push({r:r,s:m.score,k:k});}
+  if(S.sort==="score")view.sort(function(a,b){var x=a.s===null?-Infinity:a.s,y=b.s===null?-Infinity:b.s;return y-x||a.r[0]-b.r[0];});
+  else if(S.sort==="row")view.sort(function(a,b){return a.r[0]-b.r[0];});
+  var pages=Math.max(1,Math.ceil(view.length/S.size));if(S.page>=pages)S.page=pages-1;if(S.page<0)S.page=0;render(pages);}
+function render(pages){var body=$("pa-rows-body");while(body.firstChild)body.removeChild(body.firstChild);
+  var start=S.page*S.size,end=Math.min(view.length,start+S.size);
+  for(var i=start;i<end;i++){var r=view[i].r,f=r[1],tr=el("tr");tr.setAttribute("data-row",r[0]);
+    var td=el("td","num"),a;if($("row-"+r[0])){a=el("a",null,String(r[0]));a.href="#row-"+r[0];td.appendChild(a);}else td.textContent=r[0];
+    tr.appendChild(td);tr.appendChild(el("td","pa-act-"+D.actions[f[1]],D.actions[f[1]]));
+    var c=el("td");for(var j=0;j<f.length;j+=3){c.appendChild(el("span","pa-tag "+D.actions[f[j+1]],
+      D.checks[f[j]]+(f[j+2]===null?"":" "+Number(f[j+2]).toPrecision(3))));c.appendChild(document.createTextNode(" "));}
+    tr.appendChild(c);tr.appendChild(el("td","num",view[i].s===null?"":Number(view[i].s).toPrecision(3)));
+    var d=el("td",null,D.details[r[2]]);if(r[3]){d.appendChild(el("div","pa-snip",r[3]));}tr.appendChild(d);body.appendChild(tr);}
+  $("pa-count").textContent=view.length?("rows "+(start+1)+"\u2013"+end+" of "+view.length+" ("+D.rows.length+" flagged in all)"):("no row matches ("+D.rows.length+" flagged in all)");
+  $("pa-page").textContent="page "+(S.page+1)+" of "+pages;$("pa-prev").disabled=S.page<=0;$("pa-next").disabled=S.page>=pages-1;}
+function opts(sel,names){for(var i=0;i<names.length;i++){var o=el("option",null,names[i]);o.value=String(i);sel.appendChild(o);}}
+opts($("pa-f-check"),D.checks);opts($("pa-f-action"),D.actions);
+$("pa-q").addEventListener("input",function(e){S.q=e.target.value;S.page=0;apply();});
+$("pa-f-check").addEventListener("change",function(e){S.check=Number(e.target.value);S.page=0;apply();});
+$("pa-f-action").addEventListener("change",function(e){S.action=Number(e.target.value);S.page=0;apply();});
+$("pa-sort").addEventListener("change",function(e){S.sort=e.target.value;S.page=0;apply();});
+$("pa-prev").addEventListener("click",function(){S.page--;apply();});
+$("pa-next").addEventListener("click",function(){S.page++;apply();});
+function fromHash(){var m=/^#rows=([A-Za-z0-9_]+)$/.exec(location.hash);if(!m)return;var i=D.checks.indexOf(m[1]);
+  if(i<0)return;S.check=i;S.page=0;$("pa-f-check").value=String(i);apply();$("rows").scrollIntoView();}
+window.addEventListener("hashchange",fromHash);
+$("pa-controls").hidden=false;apply();fromHash();
+})();""".replace("PAGE_SIZE", str(PAGE_SIZE))

@@ -1,0 +1,134 @@
+"""Per-row columns of the whole-dataset stages that move to disk when they grow large.
+
+A stage appends one array per batch to a column (a list of arrays, the form engines ship between
+processes). :class:`Spill` moves a stage's lists to files once their total passes ``limit`` bytes (64 MB by
+default) and hands the whole column back at the end: concatenated in memory when it never spilled,
+else a read-only ``np.memmap`` of the file (pages the kernel can drop; only the parts read are
+loaded). Byte strings (compressed texts) spill to one data file plus an offsets array
+(:class:`Blobs`). Files live in a private temp folder (``PAIRAUDIT_SPILL_DIR`` or the system temp
+folder), removed when the stage is done or the process ends. ``PAIRAUDIT_SPILL_BYTES`` sets the limit (tests
+force spilling with a small one).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import weakref
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+DEFAULT_LIMIT = 64 << 20
+
+
+class Blobs:
+    """Read-only sequence of byte strings: ``data`` (uint8) cut at ``ends`` (int64)."""
+
+    def __init__(self, data: np.ndarray, ends: np.ndarray) -> None:
+        self.data, self.ends = data, ends
+
+    def __len__(self) -> int:
+        return len(self.ends)
+
+    def __getitem__(self, i: int) -> bytes:
+        lo = int(self.ends[i - 1]) if i else 0
+        return self.data[lo:int(self.ends[i])].tobytes()
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.ends[-1]) if len(self.ends) else 0
+
+
+def _nbytes(part: Any) -> int:
+    if isinstance(part, np.ndarray) and part.dtype == object:
+        return sum(len(b) for b in part.tolist()) + 8 * len(part)
+    return int(getattr(part, "nbytes", 0))
+
+
+class Spill:
+    def __init__(self, limit: int | None = None) -> None:
+        self.limit = int(os.environ.get("PAIRAUDIT_SPILL_BYTES") or DEFAULT_LIMIT) if limit is None else limit
+        self.folder: Path | None = None
+        self._shapes: dict[str, tuple[np.dtype, tuple[int, ...], int]] = {}  # name -> (dtype, row shape, rows)
+        self._blob_ends: dict[str, list[np.ndarray]] = {}
+        self._blob_bytes: dict[str, int] = {}
+        self._cleanup: Any = None
+
+    def _file(self, name: str) -> Path:
+        if self.folder is None:
+            base = os.environ.get("PAIRAUDIT_SPILL_DIR") or None
+            self.folder = Path(tempfile.mkdtemp(prefix="pairaudit-spill-", dir=base))
+            self._cleanup = weakref.finalize(self, shutil.rmtree, str(self.folder), True)
+        return self.folder / f"{name}.bin"
+
+    @property
+    def spilled_columns(self) -> set[str]:
+        return set(self._shapes) | set(self._blob_ends)
+
+    @property
+    def spilled(self) -> bool:
+        return bool(self._shapes or self._blob_ends)
+
+    def maybe(self, columns: dict[str, list[Any]]) -> None:
+        """Move every list of ``columns`` to disk (and clear it) once their total size passes the limit,
+        or always once the stage has spilled (a column is either all in memory or all on disk)."""
+        if not self.spilled and sum(_nbytes(p) for parts in columns.values() for p in parts) < self.limit:
+            return
+        for name, parts in columns.items():
+            self._write(name, parts)
+
+    def _write(self, name: str, parts: list[Any]) -> None:
+        if not parts:
+            return
+        with open(self._file(name), "ab") as fh:
+            for part in parts:
+                if isinstance(part, np.ndarray) and part.dtype == object:  # byte strings
+                    lens = np.fromiter((len(b) for b in part.tolist()), np.int64, len(part))
+                    fh.write(b"".join(part.tolist()))
+                    base = self._blob_bytes.get(name, 0)
+                    self._blob_ends.setdefault(name, []).append(base + np.cumsum(lens))
+                    self._blob_bytes[name] = base + int(lens.sum())
+                    continue
+                arr = np.ascontiguousarray(part)
+                dtype, shape, rows = self._shapes.get(name, (arr.dtype, arr.shape[1:], 0))
+                if (arr.dtype, arr.shape[1:]) != (dtype, shape):
+                    raise ValueError(f"spill column {name}: {arr.dtype}{arr.shape[1:]} after {dtype}{shape}")
+                fh.write(arr.tobytes())
+                self._shapes[name] = (dtype, shape, rows + len(arr))
+        parts.clear()
+
+    def column(self, name: str, parts: list[Any]) -> Any:
+        """The whole column (what was spilled, then ``parts``), and ``parts`` cleared."""
+        if name not in self._shapes and name not in self._blob_ends:
+            if parts and isinstance(parts[0], np.ndarray) and parts[0].dtype == object:
+                out: Any = np.concatenate(parts)
+            else:
+                out = np.concatenate(parts) if parts else np.empty(0)
+            parts.clear()
+            return out
+        self._write(name, parts)
+        if name in self._blob_ends:
+            ends = np.concatenate(self._blob_ends[name])
+            data = np.memmap(self._file(name), dtype=np.uint8, mode="r") if len(ends) and ends[-1] else np.empty(0, np.uint8)
+            return Blobs(data, ends)
+        dtype, shape, rows = self._shapes[name]
+        if rows == 0:
+            return np.empty((0, *shape), dtype)
+        return np.memmap(self._file(name), dtype=dtype, mode="r", shape=(rows, *shape))
+
+    def scratch(self, name: str, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+        """A writable array for a derived column: on disk when this stage spilled, else in memory."""
+        if not self.spilled:
+            return np.empty(shape, dtype)
+        return np.memmap(self._file(name), dtype=dtype, mode="w+", shape=shape)
+
+    def close(self) -> None:
+        if self._cleanup is not None:
+            self._cleanup()
+        self.folder = None
+        self._shapes.clear()
+        self._blob_ends.clear()
+        self._blob_bytes.clear()

@@ -1,0 +1,78 @@
+"""Joint tokenization with each prompt tokenized once gives the same ids as tokenizing the whole texts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pairaudit.io.formats import detect_format, normalise
+from pairaudit.models.joint_tokens import JointSplitter
+from pairaudit.tokenize import DPOTokenizer, load_tokenizer
+from pairaudit.types import Pair
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "hh-rlhf-helpful-base-500.jsonl"
+EDGES = [  # (prompt, chosen, rejected): junctions that merge, straddle added tokens, or are empty
+    ("\n\nHuman: hi\n\nAssistant:", " Hello there.", " Go away."),
+    ("\n\nHuman: hi\n\nAssistant: I", "'m fine", "’m fine"),
+    ("Q: it", "'s", "'ll do"),
+    ("Question: what is 12", "34?", ".5"),
+    ("Say <", "|endoftext|> now", "|im_end|>"),
+    ("a <|im_end|", ">b", "> c"),
+    ("text ending in space ", "word", " word"),
+    ("ends with newline\n", "\nnext", "next"),
+    ("tabs\t", "\tx", "x"),
+    ("punct run!!", "!!", "?"),
+    ("", "only a completion", "other"),
+    ("no completion:", "", " x"),
+    ("naïve café:", " déjà vu", "—dash"),
+    ("emoji 🙂:", "🙂", " ok"),
+    ("<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n", "hello<|im_end|>", "bye"),
+    ("x" * 5000 + ": y", "z", " z"),
+    ("digits 2024:", "2025", " 2026"),
+]
+
+
+@pytest.fixture(scope="module")
+def tok() -> object:
+    return load_tokenizer(None)
+
+
+def _pairs(rows: list[dict]) -> list[Pair]:
+    fmt = detect_format(rows[0], {})
+    return [normalise(i, r, fmt, {}) for i, r in enumerate(rows)]
+
+
+@pytest.mark.parametrize("profile", ["trl-1.14.2", "trl-1.9", "trl-0.29"])
+def test_once_matches_whole_texts(tok: tuple, profile: str) -> None:
+    dtok = DPOTokenizer(*tok, trainer=profile)
+    assert dtok.splitter is not None  # the bundled byte-level BPE tokenizer is covered
+    rows = [json.loads(line) for line in EXAMPLE.read_text(encoding="utf-8").splitlines()[:300]]
+    rows += [{"prompt": p, "chosen": c, "rejected": r} for p, c, r in EDGES]
+    rendered = [dtok.render(p) for p in _pairs(rows[:300])] + [dtok.render(p) for p in _pairs(rows[300:])]
+    whole = dtok.encode_rendered(rendered, once=False)
+    once = dtok.encode_rendered(rendered, once=True)
+    for k, (a, b) in enumerate(zip(whole, once)):
+        assert a == b, (k, rows[k])
+
+
+def test_split_point_is_conservative(tok: tuple) -> None:
+    sp = JointSplitter.for_backend(DPOTokenizer(*tok).tok.backend_tokenizer)
+    assert sp is not None
+    assert sp.split_point("\n\nAssistant:", (" a", " b")) == len("\n\nAssistant:")
+    assert sp.split_point("Assistant: I", ("'m", "t")) == len("Assistant:")  # before the merged word
+    assert sp.split_point("no punctuation here", ("x",)) == 0
+    assert sp.split_point("a <", ("|endoftext|>",)) == 0  # an added token spans the junction
+
+
+def test_uncovered_tokenizer_is_left_to_whole_texts() -> None:
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
+
+    t = Tokenizer(models.BPE())
+    t.normalizer = normalizers.Lowercase()
+    t.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    assert JointSplitter.for_backend(t) is None
+    t = Tokenizer(models.BPE())
+    t.pre_tokenizer = pre_tokenizers.Metaspace()
+    assert JointSplitter.for_backend(t) is None
