@@ -272,7 +272,9 @@ def _route_driver(findings: list[Any], scores: list[Any], starts: list[int]) -> 
 
 
 def _decision_json(d: Any) -> dict[str, Any]:
-    return {"row": d.row, "decision": d.decision, "note": d.note, "pair_hash": d.pair_hash}
+    from dataclasses import asdict
+
+    return asdict(d)
 
 
 def _collect(scanner: Scanner, outs: list[dict[str, Any]], by_cls: dict[str, Any],
