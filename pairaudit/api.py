@@ -21,7 +21,7 @@ from pairaudit.config import Progress, ScanConfig, load_config_file, no_progress
 from pairaudit.engines import get_engine
 from pairaudit.errors import InputError
 from pairaudit.pipeline import Audit, Scanner
-from pairaudit.policy import apply_config_file
+from pairaudit.plan import apply_config_file
 from pairaudit.report import render_report
 from pairaudit.report.progress import PlainProgress, ProgressDisplay, quiet_libraries
 from pairaudit.schema import read_report_json
@@ -121,7 +121,7 @@ def _as_requested(cfg: ScanConfig, report: dict[str, Any]) -> ScanConfig:
     """``cfg`` (report.json's config: the profile and limits made concrete) with the trainer and the
     limits asked for as the scan asked for them, where that gives the same profile today."""
     from pairaudit.errors import PairauditError
-    from pairaudit.trainers import settings
+    from pairaudit.trainer.profiles import settings
 
     tr = (report.get("assumptions") or {}).get("trainer") or {}
     requested = tr.get("requested")

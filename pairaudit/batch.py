@@ -13,17 +13,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pairaudit import trainers
 from pairaudit.checks.base import PairCheck
 from pairaudit.checks.encoding import strip_surrogates
 from pairaudit.checks.registry import PAIR_CHECKS
 from pairaudit.config import ScanConfig
+from pairaudit.datatypes import Finding, Pair
 from pairaudit.hashing import pair_hash, side_digests
 from pairaudit.io.formats import Malformed, detect_format, normalise, row_format
 from pairaudit.io.readers import Record
-from pairaudit.policy import Policy
-from pairaudit.tokenize import DPOTokenizer, EncodedPair, load_tokenizer
-from pairaudit.types import Finding, Pair
+from pairaudit.plan import CheckPlan
+from pairaudit.trainer import profiles
+from pairaudit.trainer.tokenizer import DPOTokenizer, EncodedPair, load_tokenizer
 
 MAX_ERROR_EXAMPLES = 5
 #: rows per progress report within a batch (``process(records, on_rows=...)``)
@@ -68,14 +68,14 @@ class BatchResult:
 
 
 class BatchProcessor:
-    def __init__(self, cfg: ScanConfig, policy: Policy, columns: dict[str, str], fmt: str | None,
-                 cache_dir: Path, trainer: trainers.TrainerSettings | None = None) -> None:
-        self.cfg, self.policy, self.columns, self.fmt, self.cache_dir = cfg, policy, columns, fmt, cache_dir
+    def __init__(self, cfg: ScanConfig, plan: CheckPlan, columns: dict[str, str], fmt: str | None,
+                 cache_dir: Path, trainer: profiles.TrainerSettings | None = None) -> None:
+        self.cfg, self.plan, self.columns, self.fmt, self.cache_dir = cfg, plan, columns, fmt, cache_dir
         self.forced = cfg.format is not None  # a forced format applies to every row
-        self.trainer = trainer or trainers.resolve(cfg)
+        self.trainer = trainer or profiles.resolve(cfg)
         self.tok: DPOTokenizer | None = None
-        self.checks: list[PairCheck] = [cls(policy.params[cls.info.name], None) for cls in PAIR_CHECKS
-                                        if cls.info.name in policy.enabled]
+        self.checks: list[PairCheck] = [cls(plan.params[cls.info.name], None) for cls in PAIR_CHECKS
+                                        if cls.info.name in plan.enabled]
 
     def load_tokenizer(self) -> DPOTokenizer:
         if self.tok is None:
@@ -190,7 +190,7 @@ class BatchProcessor:
                     m.update(extra)
             metrics.append(m)
         for f in found:
-            f.action = self.policy.action(f.check)
+            f.action = self.plan.action(f.check)
         metrics.extend({"row": f.row} for f in found if f.check == "malformed_record")
         dropped = {f.row for f in found if f.action == "drop"}
         keep = [k for k, p in enumerate(pairs) if p.row not in dropped]

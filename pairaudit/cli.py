@@ -11,15 +11,13 @@ from typing import Annotated
 
 import typer
 
-from pairaudit import __version__
+from pairaudit import __version__, exit_codes
 from pairaudit.errors import ConfigError, PairauditError
 
 app = typer.Typer(
     name="pairaudit",
     help="Audit and clean preference datasets (prompt / chosen / rejected) before DPO, RLHF, ORPO or KTO "
-         "training. Exit codes: 0 ok, 2 usage or input error, 3 a --fail-on limit was exceeded, "
-         "4 a check or model failed (outputs are still written and the report says which), 5 nothing usable: no "
-         "record could be read or every record was dropped (--allow-empty for 0).",
+         "training. " + exit_codes.HELP,
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -62,21 +60,21 @@ def _parse_fail_on(values: list[str] | None) -> list[tuple[str, float]]:
 def _check_fail_on(limits: list[tuple[str, float]], cfg: object) -> None:
     """Before scanning: every --fail-on gate names a check that will run (a gate on a check that does not
     run would always pass)."""
-    from pairaudit.policy import build_policy
+    from pairaudit.plan import build_plan
 
-    policy = build_policy(cfg)  # type: ignore[arg-type]
+    plan = build_plan(cfg)  # type: ignore[arg-type]
     for check, _ in limits:
-        if check not in policy.infos:
-            raise ConfigError(f"--fail-on names unknown check {check!r}", expected=", ".join(policy.infos),
+        if check not in plan.infos:
+            raise ConfigError(f"--fail-on names unknown check {check!r}", expected=", ".join(plan.infos),
                               fix="run `pairaudit checks` to list them")
-        if check not in policy.enabled:
+        if check not in plan.enabled:
             raise ConfigError(f"--fail-on {check} gates a check that does not run in this scan, so it would "
                               "always pass", fix=f"enable it (e.g. --only ...,{check}) or drop the gate")
 
 
 def _limit(value: str | None, option: str) -> int | str | None:
     """A length option: not given = "auto" (the trainer's default), "none" = no limit, else a positive int."""
-    from pairaudit.trainers import AUTO, parse_limit
+    from pairaudit.trainer.profiles import AUTO, parse_limit
 
     return AUTO if value is None else parse_limit(value, option)
 
@@ -251,7 +249,7 @@ def scan(
             ray_address=ray_address, ray_workers=ray_workers)
         if config:
             from pairaudit.config import load_config_file
-            from pairaudit.policy import apply_config_file
+            from pairaudit.plan import apply_config_file
 
             cfg = apply_config_file(cfg, load_config_file(config))
         _check_fail_on(limits, cfg)
@@ -271,26 +269,17 @@ def scan(
             typer.echo(f"interrupted after the new outputs were committed to {out}", err=True)
         else:
             typer.echo("interrupted: no outputs were changed", err=True)
-        raise typer.Exit(130) from None
+        raise typer.Exit(exit_codes.INTERRUPTED) from None
     if not quiet:
         from pairaudit.report.summary import print_summary
 
         print_summary(audit)
-    from pairaudit.pipeline import EXIT_EMPTY
-
-    code = audit.exit_code
-    if allow_empty and code == EXIT_EMPTY:
-        code = 0
     for problem in audit.messages:
         _echo(f"warning: {problem}")
-    for check, limit in limits:
-        info = audit.report["checks"][check]
-        if info["status"] != "ran":
-            _echo(f"fail-on: {check} {info['status']} ({info['reason']}): the gate cannot pass without it")
-            code = 4
-        elif info["rate"] > limit:
-            typer.echo(f"fail-on: {check} rate {info['rate']:.4f} > {limit}", err=True)
-            code = max(code, 3) if code != 4 else code
+    code = exit_codes.OK if allow_empty and audit.exit_code == exit_codes.EMPTY else audit.exit_code
+    code, messages = exit_codes.fail_on_code(code, audit.report, limits)
+    for message in messages:
+        _echo(message)
     raise typer.Exit(code)
 
 
@@ -301,7 +290,7 @@ def list_checks(
     as_json: Annotated[bool, typer.Option("--json", metavar="", help="Everything, as JSON.")] = False,
 ) -> None:
     """List the checks: one line each (name, kind, default action, on by default, summary)."""
-    from pairaudit.checks.registry import all_checks, merged_thresholds
+    from pairaudit.catalog import all_checks, merged_thresholds
     from pairaudit.report.checklist import check_lines, verbose_blocks
 
     infos = all_checks()

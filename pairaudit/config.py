@@ -39,7 +39,7 @@ class ScanConfig:
     split: str | list[str] | None = None  # None: train if present; a name, "all" or "a,b" (io.hf)
     subset: str | None = None
     tokenizer: str | None = None  # HF folder/id or GGUF file; None = bundled SmolLM2
-    # the trainer whose preprocessing is reproduced (pairaudit.trainers): "trl" = the installed TRL's
+    # the trainer whose preprocessing is reproduced (pairaudit.trainer.profiles): "trl" = the installed TRL's
     # version (else the newest known), "trl==X.Y.Z", or a profile name such as "trl-0.28"
     trainer: str = "trl"
     # limits: a positive int, None (or "none") for no limit, "auto" for the trainer profile's default;

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from pairaudit import exit_codes
+
 
 class PairauditError(Exception):
     """Base class: an error the CLI prints without a traceback (exit code 2)."""
 
-    exit_code = 2
+    exit_code = exit_codes.INPUT
 
     def __init__(self, what: str, *, expected: str | None = None, fix: str | None = None) -> None:
         parts = [what]
@@ -40,7 +42,7 @@ class MissingDependency(PairauditError):
 class ModelError(PairauditError):
     """A model (tokenizer, embedder, reference) could not be loaded or failed while running."""
 
-    exit_code = 4
+    exit_code = exit_codes.CHECK_FAILED
 
 
 def require(module: str, extra: str, purpose: str):  # noqa: ANN201 - returns a module

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 
-from pairaudit.types import Pair
+from pairaudit.datatypes import Pair
 
 
 def _side(pair: Pair, side: str) -> str:

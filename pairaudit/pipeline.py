@@ -1,4 +1,4 @@
-"""The scan pipeline: read -> normalise -> tokenize -> per-pair checks -> stages -> policy -> outputs.
+"""The scan pipeline: read -> normalise -> tokenize -> per-pair checks -> stages -> check plan (actions) -> outputs.
 
 Memory: the streaming part holds one batch; stages keep compact per-row data; per-row metrics go
 to part files on disk and are joined at the end.
@@ -15,36 +15,43 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from pairaudit import __version__, trainers
+from pairaudit import exit_codes
 from pairaudit.audit import Audit
 from pairaudit.batch import BatchProcessor, BatchResult
-from pairaudit.checks.base import Stage
-from pairaudit.checks.registry import SHARED_CHECKS, stage_classes
 from pairaudit.config import Context, Progress, ScanConfig, default_cache_dir, validate_config
+from pairaudit.datatypes import Finding
 from pairaudit.decisions import FILENAME as DECISIONS_FILE
 from pairaudit.decisions import Resolution, load_decisions, resolve
 from pairaudit.errors import ConfigError, InputError, MissingDependency
 from pairaudit.io.formats import parse_columns
 from pairaudit.io.readers import Record, Source, open_source
-from pairaudit.io.writers import write_outputs
-from pairaudit.models.loading import check_model_arg
-from pairaudit.outputs import OutputDir, findings_table, guard_source, output_names, write_json, write_parquet
-from pairaudit.policy import Policy, build_policy
-from pairaudit.tally import Tally, dedupe, drops_and_flips
-from pairaudit.trainers import TrainerSettings
-from pairaudit.types import Finding
+from pairaudit.models.runtime import check_runtime
+from pairaudit.outputs.folder import (
+    OutputDir,
+    findings_table,
+    guard_source,
+    output_names,
+    write_json,
+    write_parquet,
+)
+from pairaudit.outputs.records import write_outputs
+from pairaudit.outputs.report_json import REPORT_JSON, TIMINGS, build_report
+from pairaudit.outputs.scores import SCORES, part_hashes, write_part, write_scores
+from pairaudit.outputs.tally import Tally, dedupe, drops_and_flips
+from pairaudit.plan import CheckPlan, build_plan
+from pairaudit.stages.base import Stage
+from pairaudit.stages.registry import SHARED_CHECKS, stage_classes
+from pairaudit.trainer import profiles
+from pairaudit.trainer.profiles import TrainerSettings
 
 #: an engine runs the streaming part of a scan: every batch through ``scanner.processor`` and the
 #: stages' observe, merged with ``scanner.absorb``; it may return statistics for report.json
 Engine = Callable[["Scanner", Source, list[Path]], "dict[str, Any] | None"]
 
-EXIT_OK, EXIT_INPUT, EXIT_FAIL_ON, EXIT_CHECK_FAILED, EXIT_EMPTY = 0, 2, 3, 4, 5
-
-
 class Scanner:
     def __init__(self, cfg: ScanConfig, log: Callable[[str], None], progress: Progress | None = None) -> None:
         # the trainer profile makes every limit concrete before anything reads the config
-        self.trainer: TrainerSettings = trainers.resolve(cfg)
+        self.trainer: TrainerSettings = profiles.resolve(cfg)
         cfg = self.trainer.apply(cfg)
         validate_config(cfg)
         check_runtime(cfg)
@@ -52,9 +59,9 @@ class Scanner:
         self.log = log
         for note in self.trainer.notes:
             log(note)
-        self.policy: Policy = build_policy(cfg)
+        self.plan: CheckPlan = build_plan(cfg)
         self.columns = parse_columns(cfg.columns)
-        self.ctx = Context(cfg, default_cache_dir(), log, params=self.policy.params)
+        self.ctx = Context(cfg, default_cache_dir(), log, params=self.plan.params)
         if progress is not None:
             self.ctx.progress = progress
         self.timings: dict[str, float] = defaultdict(float)
@@ -65,7 +72,7 @@ class Scanner:
         self.n_input = 0
         self.formats: dict[str, int] = defaultdict(int)  # rows per format (files can mix them)
         self.stages: list[Stage] = []
-        self.processor = BatchProcessor(cfg, self.policy, self.columns, cfg.format, self.ctx.cache_dir,
+        self.processor = BatchProcessor(cfg, self.plan, self.columns, cfg.format, self.ctx.cache_dir,
                                         self.trainer)
         self.stats: dict[str, Any] = {}
         #: set by an engine that wrote the data files itself: (tally, flipped rows, counts, resolution, t)
@@ -78,21 +85,21 @@ class Scanner:
     # -- setup --------------------------------------------------------------------------------
     def _make_stages(self) -> None:
         for cls in stage_classes():
-            names = {i.name for i in cls.infos} & self.policy.enabled
+            names = {i.name for i in cls.infos} & self.plan.enabled
             if not names - SHARED_CHECKS.get(cls.__name__, frozenset()):
                 continue
             # a stage that cannot apply to this source (e.g. split_leakage on one split) is off, not failed
             reason = cls.not_applicable(self.ctx) if hasattr(cls, "not_applicable") else None
             if reason:
-                if names & self.policy.explicit:
-                    raise ConfigError(f"{', '.join(sorted(names & self.policy.explicit))} cannot run: {reason}")
+                if names & self.plan.explicit:
+                    raise ConfigError(f"{', '.join(sorted(names & self.plan.explicit))} cannot run: {reason}")
                 for n in names:
                     self.status.setdefault(n, {"status": "off", "reason": reason})
                 continue
             try:
                 self.stages.append(cls(self.ctx, names))
             except MissingDependency as exc:
-                if names & self.policy.explicit:
+                if names & self.plan.explicit:
                     raise
                 for n in names:
                     self.status.setdefault(n, {"status": "skipped", "reason": str(exc).replace("\n  ", "; ")})
@@ -122,9 +129,7 @@ class Scanner:
                     self._stage_failed(stage, exc)
                 self.timings[f"stage:{type(stage).__name__}"] += time.perf_counter() - ts
         if res.metrics:
-            part = self.out.tmp / f".metrics-{len(parts):06d}.parquet"
-            pl.DataFrame(res.metrics, infer_schema_length=None).sort("row").write_parquet(part)
-            parts.append(part)
+            write_part(res.metrics, self.out.tmp, parts)
         self.n_input += res.n_records
 
     def _stage_failed(self, stage: Stage, exc: BaseException) -> None:
@@ -137,12 +142,13 @@ class Scanner:
             self.stages.remove(stage)
 
     # -- run ----------------------------------------------------------------------------------
-    def run(self, source_arg: Any, out_dir: Path, *, engine: Engine | None = None,
+    def run(self, source_arg: Any, out_dir: Path, *, engine: Engine,
             finish: Callable[[Path], Any] | None = None) -> Audit:
         """Scan ``source_arg`` (a path, hub id or in-memory object, see ``io.readers.open_source``) into
-        ``out_dir``. ``engine`` runs the streaming part (default: in this process, :meth:`run_local`);
-        ``finish`` is called on the temp output folder once every data file is written and before the
-        folder is committed (the API renders report.html there)."""
+        ``out_dir``. ``engine`` runs the streaming part (``engines.get_engine(name)``;
+        ``engines.local.run_local`` runs it in this process); ``finish`` is called on the temp output
+        folder once every data file is written and before the folder is committed (the API renders
+        report.html there)."""
         t_start = time.perf_counter()
         source = open_source(source_arg, split=self.cfg.split, subset=self.cfg.subset)
         self.source = source
@@ -160,7 +166,7 @@ class Scanner:
         self.out = OutputDir(out_dir, output_names(source.ext))
         try:
             parts: list[Path] = []
-            stats = (engine or Scanner.run_local)(self, source, parts)
+            stats = engine(self, source, parts)
             if stats:
                 self.stats["engine"] = stats
             if len(self.formats) > 1:
@@ -177,31 +183,6 @@ class Scanner:
                 exc.outputs_committed = self.out.committed  # type: ignore[attr-defined]
             raise
         return audit
-
-    def run_local(self, source: Source, parts: list[Path]) -> None:
-        """The local engine: every batch in this process, in source order. Progress ("read": rows
-        read, tokenized, checked and observed by the stages) is reported every ``PROGRESS_ROWS`` rows
-        within a batch, and after the stages' observe of each batch."""
-        total, unit = source.progress_total()
-        batch_rows = 0
-
-        def report(done_in_batch: int) -> None:
-            # a batch's last rows count once the stages have observed it too (embedding, scoring), so
-            # the phase never looks complete while they run; the total is estimated from the rows read
-            # so far (the whole batch), not the rows done
-            if batch_rows and done_in_batch >= batch_rows:
-                return
-            estimate = _estimate_rows(self.n_input + batch_rows, source, total, unit)
-            self.ctx.progress("read", self.n_input + done_in_batch, estimate)
-
-        for k, records in enumerate(source.batches(self.cfg.batch_size)):
-            batch_rows = len(records)
-            self.absorb(self.processor.process(records, on_rows=report), parts)
-            batch_rows = 0
-            if k == 0:
-                self._first_batch_sanity(records)
-            report(0)
-        self.ctx.progress("read", self.n_input, self.n_input)
 
     def _first_batch_sanity(self, records: list[Record]) -> None:
         parsed = [r for r in records if r.data is not None]
@@ -226,7 +207,7 @@ class Scanner:
             ts = time.perf_counter()
             self.ctx.progress("finalize", k, len(stages))
             if hasattr(stage, "set_findings"):  # stages that read earlier stages' findings (split_leakage)
-                ran = {n for n in self.policy.enabled if self.status.get(n, {}).get("status", "ran") == "ran"
+                ran = {n for n in self.plan.enabled if self.status.get(n, {}).get("status", "ran") == "ran"
                        and any(n in s.enabled for s in self.stages)}
                 stage.set_findings(self.findings, ran)
             try:
@@ -236,7 +217,7 @@ class Scanner:
                 continue
             finally:
                 self.timings[f"stage:{type(stage).__name__}"] += time.perf_counter() - ts
-            self.findings.extend(stage_findings(stage, res, self.policy))
+            self.findings.extend(stage_findings(stage, res, self.plan))
             if res.rows is not None and res.scores:
                 out.append((np.asarray(res.rows, dtype=np.int64), res.scores))
             self.stats.update(res.stats)
@@ -248,10 +229,10 @@ class Scanner:
     def _write(self, source: Source, out_dir: Path, parts: list[Path], stage_scores: list, t_start: float,
                finish: Callable[[Path], Any] | None) -> Audit:
         t = time.perf_counter()
-        findings = dedupe(self.findings)
+        findings = dedupe(self.findings)  # one finding per (row, check, field)
         decisions = self.decisions
-        drops, flips = drops_and_flips(findings, self.cfg.flip)
-        hashes = self._hashes(parts, set(decisions)) if decisions else {}
+        drops, flips = drops_and_flips(findings, self.cfg.flip)  # --flip CHECK: kept rows reversed
+        hashes = part_hashes(parts, set(decisions)) if decisions else {}
         resolution = resolve(decisions, drops, flips, hashes)
         steps = 5 if finish is not None else 4
         self.ctx.progress("write", 0, steps)
@@ -260,7 +241,7 @@ class Scanner:
         self.ctx.progress("write", 1, steps)
         write_parquet(findings_table(findings), self.out.tmp / "findings.parquet")
         self.ctx.progress("write", 2, steps)
-        self._write_scores(parts, stage_scores, drops)
+        write_scores(self.out.tmp / SCORES, parts, stage_scores, drops, self.source.splits)
         self.ctx.progress("write", 3, steps)
         return self.commit(source, out_dir, Tally.of(findings, drops), sorted(flips), counts, resolution,
                            t, t_start, finish)
@@ -269,33 +250,18 @@ class Scanner:
                resolution: Resolution, t: float, t_start: float, finish: Callable[[Path], Any] | None) -> Audit:
         """Once every data file is in the temp folder: report.json, ``finish``, timings, commit."""
         steps = 5 if finish is not None else 4
-        report = self._report(source, tally, flips, counts, self.decisions, resolution)
-        write_json(self.out.tmp / "report.json", report)
+        report = build_report(self, source, tally, flips, counts, self.decisions, resolution, self._assumptions())
+        write_json(self.out.tmp / REPORT_JSON, report)
         self.ctx.progress("write", 4, steps)
         if finish is not None:
             finish(self.out.tmp)
             self.ctx.progress("write", 5, steps)
         self.timings["write_outputs"] += time.perf_counter() - t
         self.timings["total"] = time.perf_counter() - t_start
-        write_json(self.out.tmp / "timings.json", {k: round(v, 4) for k, v in sorted(self.timings.items())})
+        write_json(self.out.tmp / TIMINGS, {k: round(v, 4) for k, v in sorted(self.timings.items())})
         self.out.commit()
         fdf = pl.read_parquet(Path(out_dir) / "findings.parquet")
-        code = EXIT_OK if report["status"] == "ok" else EXIT_CHECK_FAILED
-        if report["status"] == "empty" and not self._check_problems:
-            code = EXIT_EMPTY  # nothing usable came through: never "ok"
-        if report["source"].get("damage"):
-            code = EXIT_INPUT  # the input itself could not be read to its end
-        return Audit(Path(out_dir), report, fdf, code, list(report.get("problems", [])))
-
-    def _hashes(self, parts: list[Path], rows: set[int]) -> dict[int, str]:
-        """pair_hash of the given rows (only the rows that have a review decision)."""
-        if not parts:
-            return {}
-        df = pl.concat([pl.scan_parquet(p) for p in parts], how="diagonal_relaxed")
-        if "pair_hash" not in df.collect_schema():
-            return {}
-        df = df.select("row", "pair_hash").filter(pl.col("row").is_in(sorted(rows))).drop_nulls().collect()
-        return dict(zip(df["row"].to_list(), df["pair_hash"].to_list()))
+        return Audit(Path(out_dir), report, fdf, exit_codes.scan_code(report), list(report.get("problems", [])))
 
     def _decisions(self, out_dir: Path) -> dict:
         decisions = load_decisions(Path(out_dir) / DECISIONS_FILE)
@@ -306,74 +272,10 @@ class Scanner:
             decisions.update(load_decisions(self.cfg.decisions))
         return decisions
 
-    def _write_scores(self, parts: list[Path], stage_scores: list, drops: dict[int, list[str]]) -> None:
-        """Join the per-batch metric parts (each sorted by row, batches in row order) with the stages'
-        score columns and stream the result to scores.parquet without holding it all in memory.
-
-        Added columns: ``kept`` (bool: the row is in the cleaned output, review decisions included),
-        and for several splits ``split`` / ``split_row``. Every float column holds null, never NaN,
-        where no value was computed (a check off, a row a stage did not score, e.g. beyond
-        ``--reference-max-rows``, or a model result that is NaN); +-inf are kept (overflows are data)."""
-        lf = scores_frame([pl.scan_parquet(p) for p in parts], stage_scores, sorted(drops), self.source.splits)
-        lf.sink_parquet(self.out.tmp / "scores.parquet", compression="zstd")
-        for p in parts:
-            p.unlink()
-
-    def _report(self, source, tally, flips, counts, decisions, resolution) -> dict[str, Any]:  # noqa: ANN001
-        per_check_findings, per_check_rows = tally.findings, tally.rows
-        checks = {}
-        problems = []
-        damage = source.describe().get("damage")
-        if damage:
-            problems.append(f"input damaged: {damage}; the rows before it were scanned, the rest is missing")
-        for name, info in self.policy.infos.items():
-            st = self.status.get(name)
-            if st is None:
-                st = {"status": "ran" if name in self.policy.enabled else "off", "reason": ""}
-            if name in self.check_errors:
-                st = {"status": "failed", "reason": f"{self.error_counts[name]} row(s) raised: "
-                                                    + "; ".join(self.check_errors[name])}
-            if st["status"] == "failed" or (st["status"] == "skipped" and name in self.policy.explicit):
-                problems.append(f"{name} {st['status']}: {st['reason']}")
-            n_rows = per_check_rows.get(name, 0)
-            checks[name] = {
-                "description": info.description, "kind": info.kind, "default_action": info.default_action,
-                "action": self.policy.actions[name], "thresholds": self.policy.params[name], **st,
-                "findings": per_check_findings.get(name, 0), "rows": n_rows,
-                "rate": round(n_rows / self.n_input, 6) if self.n_input else 0.0,
-            }
-        totals = {"input": self.n_input, "kept": counts["kept"], "dropped": counts["dropped"], "flagged": tally.flagged,
-                  "malformed": per_check_rows.get("malformed_record", 0)}
-        if totals["kept"] + totals["dropped"] != totals["input"]:
-            raise RuntimeError(f"internal error: kept {totals['kept']} + dropped {totals['dropped']} != "
-                               f"input {totals['input']}")
-        self._check_problems = bool(problems)
-        if not totals["kept"]:  # nothing usable came through: a distinct status, never "ok"
-            problems.append("no record could be read from the source" if not totals["input"] else
-                            f"every record was dropped ({totals['dropped']:,} of {totals['input']:,}; "
-                            f"{totals['malformed']:,} malformed): the cleaned output is empty")
-        return {
-            "pairaudit_version": __version__,
-            "status": "empty" if not totals["kept"] else "ok" if not problems else "incomplete",
-            "problems": problems,
-            "source": {**source.describe(), "format": self.fmt, "columns": self.columns,
-                       **({"formats": dict(sorted(self.formats.items()))} if len(self.formats) > 1 else {})},
-            "totals": totals,
-            "checks": checks,
-            "config": self.cfg.to_json(),
-            "models": self.ctx.models,
-            "assumptions": self._assumptions(),
-            "versions": _versions(),
-            "stats": self.stats,
-            "decisions": {"total": len(decisions), "applied": resolution.applied, "ignored": resolution.ignored,
-                          "flipped": list(flips)},
-            "timings_file": "timings.json",
-        }
-
     def _assumptions(self) -> dict[str, Any]:
         """The tokenizer and trainer semantics every length figure depends on (report.json ``assumptions``)."""
         from pairaudit.models.loading import resolve_model
-        from pairaudit.tokenize import assumptions
+        from pairaudit.trainer.tokenizer import assumptions
 
         tok = self.processor.tok
         if tok is not None:
@@ -385,92 +287,12 @@ class Scanner:
         return assumptions(spec, self.trainer, display=None if spec else str(self.cfg.tokenizer))
 
 
-def _versions() -> dict[str, str]:
-    import importlib.metadata as md
-    import platform
-
-    out = {"python": platform.python_version()}
-    for pkg in ("transformers", "tokenizers", "datasets", "polars", "pyarrow", "rapidfuzz", "ftfy",
-                "sentence-transformers", "faiss-cpu", "torch", "trl"):
-        try:
-            out[pkg] = md.version(pkg)
-        except md.PackageNotFoundError:
-            pass
-    return out
-
-
-def check_runtime(cfg: ScanConfig) -> None:
-    """Before a scan: model paths exist and the device is there (not a failure at the end of the scan)."""
-    for option, value in (("--tokenizer", cfg.tokenizer), ("--embedder", cfg.embedder), ("--reference", cfg.reference),
-                          ("--reward-model", cfg.reward_model), ("--policy", cfg.policy)):
-        check_model_arg(value, option)
-    if cfg.device not in ("auto", "cpu", "mps") and not cfg.device.startswith("cuda"):
-        raise ConfigError(f"--device {cfg.device!r}", expected="auto, cpu, cuda, cuda:N or mps")
-    if cfg.device.startswith("cuda"):
-        import importlib.util
-
-        if importlib.util.find_spec("torch") is not None:
-            import torch
-
-            if not torch.cuda.is_available():
-                raise ConfigError(f"--device {cfg.device} was requested but CUDA is not available to torch",
-                                  fix="use --device cpu (or auto), or install a CUDA build of torch")
-
-
-def stage_findings(stage: Stage, res: Any, policy: Policy) -> list[Finding]:
-    """The findings of a stage's result that the user asked for, with the policy's action set."""
-    shared = SHARED_CHECKS.get(type(stage).__name__, frozenset()) & policy.enabled
+def stage_findings(stage: Stage, res: Any, plan: CheckPlan) -> list[Finding]:
+    """The findings of a stage's result that the user asked for, with the plan's action set."""
+    shared = SHARED_CHECKS.get(type(stage).__name__, frozenset()) & plan.enabled
     out = []
     for f in res.findings:
         if f.check in stage.enabled or f.check in shared:
-            f.action = policy.action(f.check)
+            f.action = plan.action(f.check)
             out.append(f)
     return out
-
-
-def scores_frame(parts: list[pl.LazyFrame], stage_scores: list, dropped: list[int],
-                 splits: list[tuple[str, int, int]] | None) -> pl.LazyFrame:
-    """scores.parquet from per-batch metric frames (each sorted by row, in row order) and the stages'
-    ``(rows, columns)`` score pairs: float NaN -> null, ``kept``, and ``split``/``split_row`` for several
-    splits. Used for the whole dataset (local engine) and for one shard's rows (Ray engine)."""
-    if parts:
-        lf = pl.concat(parts, how="diagonal_relaxed")
-    else:
-        lf = pl.LazyFrame({"row": []}, schema={"row": pl.Int64})
-    lf = lf.with_columns(pl.col("row").cast(pl.Int64))
-    columns = set(lf.collect_schema().names())
-    for rows, cols in stage_scores:
-        extra = pl.DataFrame({"row": pl.Series("row", rows, dtype=pl.Int64),
-                              **{k: pl.Series(k, np.asarray(v)) for k, v in cols.items() if k not in columns}})
-        columns |= set(extra.columns)
-        lf = lf.join(extra.lazy(), on="row", how="left", maintain_order="left")
-    lf = lf.with_columns(_float_nan_to_null(lf))
-    dropped_s = pl.Series("dropped", dropped, dtype=pl.Int64)
-    lf = lf.with_columns((~pl.col("row").is_in(dropped_s.implode())).alias("kept"))
-    if splits:
-        lf = lf.with_columns(*_split_columns(splits))
-    return lf
-
-
-def _float_nan_to_null(lf: pl.LazyFrame) -> list[pl.Expr]:
-    schema = lf.collect_schema()
-    return [pl.col(c).fill_nan(None) for c, t in schema.items() if t in (pl.Float32, pl.Float64)]
-
-
-def _split_columns(splits: list[tuple[str, int, int]]) -> list[pl.Expr]:
-    """``split`` (name) and ``split_row`` (index within the split) from the global row number."""
-    name: Any = pl.lit(None, dtype=pl.Utf8)
-    first: Any = pl.lit(None, dtype=pl.Int64)
-    for split, start, n in reversed(splits):
-        inside = (pl.col("row") >= start) & (pl.col("row") < start + n)
-        name = pl.when(inside).then(pl.lit(split)).otherwise(name)
-        first = pl.when(inside).then(pl.lit(start, dtype=pl.Int64)).otherwise(first)
-    return [name.alias("split"), (pl.col("row") - first).alias("split_row")]
-
-
-def _estimate_rows(rows: int, source: Source, total: int | None, unit: str) -> int | None:
-    """Total rows: known, or extrapolated from the bytes read so far (JSONL)."""
-    if unit != "bytes":
-        return total
-    read = getattr(source, "bytes_read", 0)
-    return max(rows, round(rows * total / read)) if total and read else None

@@ -17,7 +17,7 @@ Columns: recall on planted paraphrases / light edits / exact copies (grouped wit
 unrelated extras (findings on rows that are neither a planted copy nor its source, nor an exact repeat
 already in the file), wall time of the stage (embedding included; the one-off distillation of the static
 model excluded: cached), peak RSS, and the speed-up against today. Then the flip classifier's AUROC
-(pairaudit.stages.flip_features, cross-validated, on UltraFeedback label_flip_10 / _20 with metadata
+(pairaudit.stages.flips.features, cross-validated, on UltraFeedback label_flip_10 / _20 with metadata
 dropped) with each embedder.
 
 Older sections, on request: ``--embed`` (embedding throughput, bf16 vs fp32) and ``--search`` (search time,
@@ -178,7 +178,7 @@ class PeakRSS:
 
 
 def search_worker(n: int, d: int, recall_queries: int, index: str | None, nprobe: int | None) -> dict:
-    from pairaudit.stages.near_duplicates import NEAR_DUPLICATE_INFO, find_groups
+    from pairaudit.stages.near_duplicates.stage import NEAR_DUPLICATE_INFO, find_groups
 
     t = time.perf_counter()
     data = synthetic(n, d)
@@ -208,7 +208,7 @@ def search_worker(n: int, d: int, recall_queries: int, index: str | None, nprobe
     if recall_queries and not out["stats"]["index"].startswith("flat"):
         import faiss
 
-        from pairaudit.stages.near_duplicates import sum_vectors
+        from pairaudit.stages.near_duplicates.stage import sum_vectors
 
         k = int(params["neighbors"])
         rng = np.random.default_rng(1)
@@ -304,9 +304,9 @@ def planted_hh(n_rows: int | None, frac: float = 0.1, seed: int = 12) -> dict:
 def _old_rule_groups(rows_idx: np.ndarray, P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray,
                      ln: np.ndarray) -> set[tuple[int, int]]:
     """The stage before issue 12: every field equal, or cosine >= 0.75 and character ratio >= 0.80."""
-    from pairaudit.stages.nd_match import char_ratio
-    from pairaudit.stages.nd_search import neighbour_search, rowdot, sum_vectors
-    from pairaudit.stages.unionfind import UnionFind
+    from pairaudit.stages.near_duplicates.match import char_ratio
+    from pairaudit.stages.near_duplicates.search import neighbour_search, rowdot, sum_vectors
+    from pairaudit.stages.near_duplicates.unionfind import UnionFind
 
     a, b, _, _, _ = neighbour_search(sum_vectors(P, C, R), 16, 0.6, 20000, 8)
     ok = np.ones(len(a), dtype=bool)
@@ -363,7 +363,7 @@ def design_worker(design: str, n_rows: int | None, cache: str, frac: float) -> d
             info = {k: v for k, v in res.stats["near_duplicates"].items() if k in ("hybrid_candidate_rows", "mode")}
         wall = time.perf_counter() - t
     if design == "today":  # same embeddings (now cached), the old per-field gate
-        from pairaudit.stages.nd_match import sketch
+        from pairaudit.stages.near_duplicates.match import sketch
 
         emb = stage.embedder
         V = emb.encode([x for r in rows for x in r]).astype(np.float16)
@@ -416,8 +416,8 @@ def flips_auroc(which: list[str]) -> None:
     from pairaudit.config import default_cache_dir
     from pairaudit.models.embedder import Embedder
     from pairaudit.models.static_embedder import StaticEmbedder
-    from pairaudit.stages.flip_features import length_features
-    from pairaudit.stages.flip_model import fit_flip_model, oof_logodds
+    from pairaudit.stages.flips.features import length_features
+    from pairaudit.stages.flips.model import fit_flip_model, oof_logodds
 
     base = Embedder(cache_dir=default_cache_dir())
     encoders = {"all-MiniLM-L6-v2": base.encode,

@@ -168,17 +168,17 @@ def main() -> None:
 
     import torch
 
-    from pairaudit import trainers
     from pairaudit.config import ScanConfig
     from pairaudit.models.device import cpu_supports_bf16
     from pairaudit.models.logp_kernel import sequence_logps
     from pairaudit.models.reference import LogpScorer
+    from pairaudit.trainer import profiles
 
     if args.threads:
         torch.set_num_threads(args.threads)
     print(f"torch {torch.__version__} | threads {torch.get_num_threads()} | cpu native bf16: {cpu_supports_bf16()}"
           f" | batch_tokens {args.batch_tokens} | best of {args.rounds} interleaved rounds", flush=True)
-    cfg = trainers.resolve(ScanConfig()).apply(ScanConfig())
+    cfg = profiles.resolve(ScanConfig()).apply(ScanConfig())
     scorer = LogpScorer(None, cache_dir=Path(args.cache), device="cpu", precision="fp32",
                         max_length=cfg.max_length, max_prompt_length=cfg.max_prompt_length,
                         max_completion_length=cfg.max_completion_length, truncation_mode=cfg.truncation_mode)

@@ -38,7 +38,7 @@ REF = ("ref_sum", "ref_mean", "ref_min", "ref_tokens")
 
 
 def load_uf(name: str) -> tuple[list, np.ndarray]:
-    from pairaudit.types import Pair
+    from pairaudit.datatypes import Pair
 
     pairs, truth = [], []
     for i, line in enumerate(open(DATA / f"ultrafeedback-1k/{name}.jsonl", encoding="utf-8")):
@@ -81,12 +81,12 @@ def metrics(score: np.ndarray, truth: np.ndarray) -> dict:
 
 def collect(pairs: list, with_ref: bool, cache: Path) -> tuple[dict, np.ndarray | None, np.ndarray | None]:
     """Run the real stage's observe over every pair; return (raw features, emb diff, hidden diff)."""
-    from pairaudit import trainers
     from pairaudit.config import Context, ScanConfig
-    from pairaudit.stages.flips import FlipStage
+    from pairaudit.stages.flips.stage import FlipStage
+    from pairaudit.trainer import profiles
 
     base = ScanConfig(reference="default" if with_ref else None, device="cpu")
-    cfg = trainers.resolve(base).apply(base)
+    cfg = profiles.resolve(base).apply(base)
     stage = FlipStage(Context(cfg, cache, lambda m: print("  [log]", m, flush=True), params={}), {"likely_flipped"})
     for s in range(0, len(pairs), 100):
         stage.observe(pairs[s:s + 100], None)
@@ -105,8 +105,8 @@ def collect(pairs: list, with_ref: bool, cache: Path) -> tuple[dict, np.ndarray 
 
 
 def evaluate(raw: dict, emb, hid, truth: np.ndarray, with_ref: bool) -> dict:  # noqa: ANN001
-    from pairaudit.stages.flip_verdict import flip_result
-    from pairaudit.stages.flips import LIKELY_FLIPPED_INFO
+    from pairaudit.stages.flips.stage import LIKELY_FLIPPED_INFO
+    from pairaudit.stages.flips.verdict import flip_result
 
     n = len(truth)
     params = {**LIKELY_FLIPPED_INFO.thresholds}
@@ -154,8 +154,8 @@ def evaluate(raw: dict, emb, hid, truth: np.ndarray, with_ref: bool) -> dict:  #
 
 def min_rows_curve(raw: dict, emb, truth: np.ndarray, name: str) -> None:  # noqa: ANN001
     """AUROC vs truth and the at-chance z of the default combination on random subsets of size m."""
-    from pairaudit.stages.flip_verdict import flip_result
-    from pairaudit.stages.flips import LIKELY_FLIPPED_INFO
+    from pairaudit.stages.flips.stage import LIKELY_FLIPPED_INFO
+    from pairaudit.stages.flips.verdict import flip_result
 
     params = {**LIKELY_FLIPPED_INFO.thresholds, "min_rows": 20}
     for m in (50, 100, 200, 400, 800):

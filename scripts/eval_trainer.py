@@ -75,12 +75,12 @@ def pairaudit_rows(src: Path, out: Path, **kw) -> dict[str, set[int]]:  # noqa: 
 
 
 def pairaudit_ids(rows: list[dict], tok, spec, max_length: int | None, mode: str) -> dict:  # noqa: ANN001
-    from pairaudit import trainers
     from pairaudit.io.formats import detect_format, normalise
-    from pairaudit.tokenize import DPOTokenizer
+    from pairaudit.trainer import profiles
+    from pairaudit.trainer.tokenizer import DPOTokenizer
 
     fmt = detect_format(rows[0])
-    dtok = DPOTokenizer(tok, spec, trainer=trainers.settings("trl", max_length=max_length, truncation_mode=mode))
+    dtok = DPOTokenizer(tok, spec, trainer=profiles.settings("trl", max_length=max_length, truncation_mode=mode))
     encs = dtok.encode_pairs([normalise(i, r, fmt) for i, r in enumerate(rows)])
     return {i: (e.prompt_ids, e.chosen_ids, e.rejected_ids) for i, e in enumerate(encs)}
 
@@ -98,7 +98,7 @@ def main() -> int:
     ap.add_argument("--sets", default=",".join(SETS))
     args = ap.parse_args()
     max_length = None if args.max_length.lower() == "none" else int(args.max_length)
-    from pairaudit.tokenize import load_tokenizer
+    from pairaudit.trainer.tokenizer import load_tokenizer
 
     tok, spec = load_tokenizer(None)
     print(f"tokenizer {spec.display}; DPOConfig(max_length={max_length}, truncation_mode={args.truncation_mode!r})")

@@ -7,8 +7,12 @@ import os
 from pathlib import Path
 
 from pairaudit.config import Context, ScanConfig
-from pairaudit.stages.near_duplicates import NEAR_CONTRADICTION_INFO, NEAR_DUPLICATE_INFO, NearDuplicateStage
-from pairaudit.types import Finding, Pair, StageResult
+from pairaudit.datatypes import Finding, Pair, StageResult
+from pairaudit.stages.near_duplicates.stage import (
+    NEAR_CONTRADICTION_INFO,
+    NEAR_DUPLICATE_INFO,
+    NearDuplicateStage,
+)
 
 
 def session_cache() -> Path:

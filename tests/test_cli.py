@@ -115,7 +115,7 @@ def test_scan_help_at_80_columns_cuts_nothing() -> None:
 
 
 def test_checks_is_a_compact_list_at_80_columns() -> None:
-    from pairaudit.checks.registry import all_checks
+    from pairaudit.catalog import all_checks
 
     res = runner.invoke(app, ["checks"], env={"COLUMNS": "80"})
     assert res.exit_code == 0

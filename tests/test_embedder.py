@@ -106,7 +106,7 @@ def test_bundled_folder_and_model_errors(tmp_path: Path) -> None:
 
 
 def test_missing_dependency_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    from pairaudit.stages import near_duplicates
+    from pairaudit.stages.near_duplicates import stage as near_duplicates
 
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec",

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from pairaudit.config import Context, ScanConfig
-from pairaudit.stages.flips import DPO_OVERFLOW_INFO, LIKELY_FLIPPED_INFO, FlipStage
-from pairaudit.stages.overflow import half_ulp
-from pairaudit.types import Pair
+from pairaudit.datatypes import Pair
+from pairaudit.stages.flips.overflow import half_ulp
+from pairaudit.stages.flips.stage import DPO_OVERFLOW_INFO, LIKELY_FLIPPED_INFO, FlipStage
 
 pytest.importorskip("sklearn")
 
@@ -54,7 +54,7 @@ def _planted(n: int, rate: float, seed: int, strength: float = 1.5) -> tuple[dic
 def test_inverted_informative_feature_is_learned_not_fought() -> None:
     from sklearn.metrics import roc_auc_score
 
-    from pairaudit.stages.flip_model import fit_flip_model
+    from pairaudit.stages.flips.model import fit_flip_model
 
     feats, flipped = _planted(600, 0.1, seed=1)
     fit = fit_flip_model(feats, folds=5)
@@ -71,7 +71,7 @@ def test_inverted_informative_feature_is_learned_not_fought() -> None:
 
 @pytest.mark.parametrize("rate", [0.1, 0.2])
 def test_flip_rate_interval_covers_the_planted_rate(rate: float) -> None:
-    from pairaudit.stages.flip_verdict import flip_result
+    from pairaudit.stages.flips.verdict import flip_result
 
     feats, flipped = _planted(800, rate, seed=2, strength=2.5)
     raw = {"chars": feats["inverted"], "words": feats["weak"], "lines": feats["noise_a"],
@@ -87,7 +87,7 @@ def test_flip_rate_interval_covers_the_planted_rate(rate: float) -> None:
 
 
 def test_random_labels_are_at_chance_and_flag_nothing() -> None:
-    from pairaudit.stages.flip_verdict import flip_result
+    from pairaudit.stages.flips.verdict import flip_result
 
     rng = np.random.default_rng(3)
     raw = {k: rng.normal(size=500) for k in ("chars", "words", "lines", "ends_punct")}
@@ -99,7 +99,7 @@ def test_random_labels_are_at_chance_and_flag_nothing() -> None:
 
 
 def test_too_few_rows_give_no_scores() -> None:
-    from pairaudit.stages.flip_verdict import flip_result
+    from pairaudit.stages.flips.verdict import flip_result
 
     feats, _ = _planted(50, 0.1, seed=4, strength=3.0)
     raw = {"chars": feats["inverted"], "words": feats["weak"], "lines": feats["noise_a"], "ends_punct": feats["noise_b"]}
@@ -111,7 +111,7 @@ def test_too_few_rows_give_no_scores() -> None:
 def test_auroc_proxy_matches_sklearn() -> None:
     from sklearn.metrics import roc_auc_score
 
-    from pairaudit.stages.flip_stats import auroc_proxy
+    from pairaudit.stages.flips.stats import auroc_proxy
 
     d = np.random.default_rng(5).normal(0.3, 1, size=300).round(1)  # with ties
     assert auroc_proxy(d) == pytest.approx(roc_auc_score(np.r_[np.ones(300), np.zeros(300)], np.r_[d, -d]))
@@ -170,7 +170,7 @@ def test_real_reference_overflow_and_cache(real_run) -> None:  # noqa: ANN001
 
 def test_reference_joins_by_default_only_where_it_is_cheap(monkeypatch: pytest.MonkeyPatch) -> None:
     torch = pytest.importorskip("torch")
-    from pairaudit.stages.flips import wants_reference
+    from pairaudit.stages.flips.stage import wants_reference
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)  # this machine has no GPU to show it
     assert wants_reference(ScanConfig(), {"likely_flipped"})

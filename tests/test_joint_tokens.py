@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from pairaudit.datatypes import Pair
 from pairaudit.io.formats import detect_format, normalise
 from pairaudit.models.joint_tokens import JointSplitter
-from pairaudit.tokenize import DPOTokenizer, load_tokenizer
-from pairaudit.types import Pair
+from pairaudit.trainer.tokenizer import DPOTokenizer, load_tokenizer
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "hh-rlhf-helpful-base-500.jsonl"
 EDGES = [  # (prompt, chosen, rejected): junctions that merge, straddle added tokens, or are empty

@@ -13,13 +13,14 @@ PKG = Path(__file__).resolve().parent.parent / "pairaudit"
 
 # lowest first; a module may import its own layer and the ones below it
 LAYERS: list[tuple[str, ...]] = [
-    ("pairaudit", "pairaudit.errors", "pairaudit.types", "pairaudit.config", "pairaudit.hashing"),
+    ("pairaudit", "pairaudit.exit_codes", "pairaudit.errors", "pairaudit.datatypes", "pairaudit.config",
+     "pairaudit.hashing"),
     ("pairaudit.io", "pairaudit.outputs"),
-    ("pairaudit.models", "pairaudit.tokenize", "pairaudit.checks", "pairaudit.stages", "pairaudit.policy",
-     "pairaudit.decisions", "pairaudit.trainers"),
+    ("pairaudit.models", "pairaudit.trainer", "pairaudit.checks", "pairaudit.stages"),
+    ("pairaudit.catalog", "pairaudit.plan", "pairaudit.decisions"),
     ("pairaudit.batch", "pairaudit.pipeline"),
     ("pairaudit.engines", "pairaudit.report"),
-    ("pairaudit.api", "pairaudit.review", "pairaudit.trace", "pairaudit.integrations"),
+    ("pairaudit.api", "pairaudit.review", "pairaudit.trace"),
     ("pairaudit.cli", "pairaudit.__main__"),
 ]
 

@@ -10,9 +10,14 @@ import pytest
 from nd_support import by_check, fresh_cache, run_stage, to_pairs
 from planting import HH, LIGHT_KINDS, hh_rows, light_edit, paraphrase, reword_prompt, uf_rows
 
-from pairaudit.stages.nd_search import center, field_mean
-from pairaudit.stages.near_duplicates import NEAR_DUPLICATE_INFO, NearDuplicateStage, find_groups, sketch
-from pairaudit.types import Pair
+from pairaudit.datatypes import Pair
+from pairaudit.stages.near_duplicates.search import center, field_mean
+from pairaudit.stages.near_duplicates.stage import (
+    NEAR_DUPLICATE_INFO,
+    NearDuplicateStage,
+    find_groups,
+    sketch,
+)
 
 N_ORIG = 300
 

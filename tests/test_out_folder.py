@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 import pairaudit
 from pairaudit.cli import app
 from pairaudit.errors import ConfigError
-from pairaudit.outputs import OutputDir
+from pairaudit.outputs.folder import OutputDir
 
 ROWS = [{"prompt": f"Question {i}?", "chosen": f"A careful answer number {i}.", "rejected": "no"} for i in range(12)]
 

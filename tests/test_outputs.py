@@ -11,7 +11,7 @@ import pytest
 from conftest import CHEAP, EXAMPLE, output_files
 
 import pairaudit
-from pairaudit.io import writers
+from pairaudit.outputs import records as writers
 
 
 def _scan(out: Path, **kw):  # noqa: ANN202

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from pairaudit.datatypes import Finding, StageResult
 from pairaudit.engines.partition import merge_routed, merge_stats, route, shard_of, split_state
 from pairaudit.engines.ray_engine import actor_plan
-from pairaudit.types import Finding, StageResult
 
 
 def test_split_state_keeps_equal_keys_together_and_rows_in_order() -> None:

@@ -14,8 +14,8 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
 from pairaudit.config import Context, ScanConfig  # noqa: E402
+from pairaudit.datatypes import Pair  # noqa: E402
 from pairaudit.models.reference import LogpScorer, make_batches, pretokenized_parts  # noqa: E402
-from pairaudit.types import Pair  # noqa: E402
 
 WORDS = ("the a cat dog sat on mat ran fast slow red blue green is was and or not very good bad answer "
          "question what why how when who capital france paris colour sky grass blorf zork").split()
@@ -143,7 +143,7 @@ def test_cache_hit_on_rerun(tiny: dict[str, Path], tmp_path: Path) -> None:
 
 
 def test_policy_dpo_logit_by_hand(tiny: dict[str, Path], tmp_path: Path) -> None:
-    from pairaudit.stages.flips import FlipStage
+    from pairaudit.stages.flips.stage import FlipStage
 
     beta = 0.25
     cfg = ScanConfig(tokenizer=str(tiny["ref"]), reference=str(tiny["ref"]), policy=str(tiny["policy"]),

@@ -19,8 +19,8 @@ from pairaudit.checks.repetition import (
     top_ngram_fraction,
     words,
 )
-from pairaudit.tokenize import DPOTokenizer, load_tokenizer
-from pairaudit.types import Finding, Pair
+from pairaudit.datatypes import Finding, Pair
+from pairaudit.trainer.tokenizer import DPOTokenizer, load_tokenizer
 
 
 @pytest.fixture(scope="module")

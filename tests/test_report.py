@@ -151,7 +151,7 @@ def test_not_an_output_folder(tmp_path: Path) -> None:
 
 
 def test_record_to_pair_formats() -> None:
-    from pairaudit.report.data import record_to_pair
+    from pairaudit.outputs.reader import record_to_pair
 
     hh = record_to_pair(6, {"chosen": "\n\nHuman: hi\n\nAssistant: yes\n\nHuman: ok?\n\nAssistant: sure",
                             "rejected": "\n\nHuman: hi\n\nAssistant: yes\n\nHuman: ok?\n\nAssistant: no"})

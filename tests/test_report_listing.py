@@ -14,8 +14,8 @@ from conftest import write_jsonl
 from report_fixtures import write_out
 
 import pairaudit
+from pairaudit.outputs.reader import OutputFolder
 from pairaudit.report import render_report, table
-from pairaudit.report.data import OutputFolder
 
 
 def _data(page: str) -> dict:
@@ -72,7 +72,7 @@ def test_trainer_view_shows_what_survives_truncation(tmp_path: Path) -> None:
     # what the trainer keeps, computed with the public tokenize API and the scan's own settings
     from pairaudit.report.trainer_view import trainer_tokenizer
     from pairaudit.review import Review
-    from pairaudit.tokenize import kept_sequence
+    from pairaudit.trainer.tokenizer import kept_sequence
 
     rv = Review(tmp_path / "out")
     tok, note = trainer_tokenizer(rv.report)

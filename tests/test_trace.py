@@ -28,7 +28,7 @@ def test_extract_prompt_matches_trl_on_real_hh_rows() -> None:
     recs = read_records(HH, 400)
     recs += [{"chosen": "same text", "rejected": "same text"}, {"chosen": "Hi there", "rejected": "Hi there!"},
              {"chosen": "Q: a b", "rejected": "Q: a c"}, {"chosen": "x", "rejected": "y"}]
-    from pairaudit.trainers import trl_extract_prompt
+    from pairaudit.trainer.profiles import trl_extract_prompt
 
     for rec in recs:
         p, c, r = trl_extract_prompt(rec["chosen"], rec["rejected"])
@@ -55,7 +55,7 @@ def _conversational(recs: list[dict]) -> list[dict]:
     ("uf", 96, "keep_start"), ("uf", 64, "keep_end"), ("hh", 128, "keep_start"), ("uf_chat", 128, "keep_start"),
     ("uf", None, "keep_start")])
 def test_trl_row_filter_and_lengths_match_trl(tmp_path: Path, kind: str, max_length: int | None, mode: str) -> None:
-    from pairaudit.tokenize import load_tokenizer
+    from pairaudit.trainer.tokenizer import load_tokenizer
 
     tok, _ = load_tokenizer(None)
     recs = read_records(HH, 120) if kind == "hh" else read_records(UF, 120)
@@ -78,7 +78,7 @@ def test_trl_row_filter_and_lengths_match_trl(tmp_path: Path, kind: str, max_len
 
 
 def test_filter_boundary_prompt_of_exactly_max_length_is_dropped(tmp_path: Path) -> None:
-    from pairaudit.tokenize import load_tokenizer
+    from pairaudit.trainer.tokenizer import load_tokenizer
 
     tok, _ = load_tokenizer(None)
     recs = read_records(UF, 60)

@@ -11,11 +11,11 @@ from conftest import write_jsonl
 from typer.testing import CliRunner
 
 import pairaudit
-from pairaudit import trainers
 from pairaudit.cli import app
+from pairaudit.datatypes import Pair
 from pairaudit.errors import ConfigError
-from pairaudit.tokenize import DPOTokenizer, kept_sequence, load_tokenizer
-from pairaudit.types import Pair
+from pairaudit.trainer import profiles
+from pairaudit.trainer.tokenizer import DPOTokenizer, kept_sequence, load_tokenizer
 
 runner = CliRunner()
 TOKEN_CHECKS = ["too_long", "truncation_identical", "dropped_by_trainer"]
@@ -33,80 +33,80 @@ def smol() -> tuple:
     ("trl-latest", "trl-1.14.2"), ("TRL-0.29", "trl-0.29"),
 ])
 def test_profile_by_name_or_version(asked: str, profile: str) -> None:
-    assert trainers.pick_profile(asked)[0].name == profile
+    assert profiles.pick_profile(asked)[0].name == profile
 
 
 def test_installed_trl_decides_the_default(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(trainers, "installed_trl", lambda: "0.28.0")
-    st = trainers.settings("trl")
+    monkeypatch.setattr(profiles, "installed_trl", lambda: "0.28.0")
+    st = profiles.settings("trl")
     assert (st.profile.name, st.max_prompt_length, st.truncation_mode) == ("trl-0.27.2", 512, "keep_end")
     assert st.chosen_by == "installed TRL 0.28.0"
-    monkeypatch.setattr(trainers, "installed_trl", lambda: None)
-    st = trainers.settings("trl")
-    assert st.profile is trainers.PROFILES[0] and st.chosen_by.startswith("newest known")
+    monkeypatch.setattr(profiles, "installed_trl", lambda: None)
+    st = profiles.settings("trl")
+    assert st.profile is profiles.PROFILES[0] and st.chosen_by.startswith("newest known")
     assert (st.max_length, st.max_prompt_length, st.truncation_mode) == (1024, None, "keep_start")
 
 
 @pytest.mark.parametrize("asked", ["trl==0.15.0", "axolotl", "trl==latest"])
 def test_unknown_trainers_are_errors(asked: str) -> None:
     with pytest.raises(ConfigError) as err:
-        trainers.pick_profile(asked)
+        profiles.pick_profile(asked)
     assert "--trainer" in str(err.value) or "profile" in str(err.value)
 
 
 @pytest.mark.parametrize("value,want", [("none", None), ("None", None), (None, None), ("2048", 2048), (7, 7),
                                         ("auto", "auto")])
 def test_limits_accept_numbers_none_and_auto(value: object, want: object) -> None:
-    assert trainers.parse_limit(value, "--max-length") == want
+    assert profiles.parse_limit(value, "--max-length") == want
 
 
 @pytest.mark.parametrize("value", [0, "0", -3, "-3", "abc", 2.5, True, "1e3"])
 def test_nonsense_limits_are_errors(value: object) -> None:
     with pytest.raises(ConfigError) as err:
-        trainers.parse_limit(value, "--max-prompt-length")
+        profiles.parse_limit(value, "--max-prompt-length")
     assert "--max-prompt-length" in str(err.value) and "none" in str(err.value)
 
 
 def test_prompt_limits_only_where_the_trainer_has_them() -> None:
     with pytest.raises(ConfigError) as err:
-        trainers.settings("trl-1.14.2", max_prompt_length=256)
+        profiles.settings("trl-1.14.2", max_prompt_length=256)
     assert "trl-legacy" in str(err.value) and "max_prompt_length" in str(err.value)
-    assert trainers.settings("trl-1.14.2", max_prompt_length=None, max_completion_length="none").max_prompt_length is None
-    legacy = trainers.settings("trl-legacy", max_completion_length=300)
+    assert profiles.settings("trl-1.14.2", max_prompt_length=None, max_completion_length="none").max_prompt_length is None
+    legacy = profiles.settings("trl-legacy", max_completion_length=300)
     assert (legacy.max_prompt_length, legacy.max_completion_length, legacy.truncation_mode) == (512, 300, "keep_end")
     with pytest.raises(ConfigError):
-        trainers.settings("trl", truncation_mode="keep_middle")
-    assert any("deprecated" in n for n in trainers.settings("trl-1.14.2", truncation_mode="keep_end").notes)
+        profiles.settings("trl", truncation_mode="keep_middle")
+    assert any("deprecated" in n for n in profiles.settings("trl-1.14.2", truncation_mode="keep_end").notes)
 
 
 def test_trainer_filter_is_prompt_at_least_max_length() -> None:
-    st = trainers.settings("trl-1.14.2", max_length=10)
+    st = profiles.settings("trl-1.14.2", max_length=10)
     assert st.keeps(9) and not st.keeps(10) and not st.keeps(11)
-    assert trainers.settings("trl-1.14.2", max_length=10, truncation_mode="keep_end").keeps(50)  # keep_end: no filter
-    assert trainers.settings("trl-1.14.2", max_length=None).keeps(10**6)
-    assert trainers.settings("trl-0.29", max_length=10).keeps(50)  # filter came with TRL 1.9
-    assert trainers.settings("trl-legacy", max_length=10).keeps(50)
+    assert profiles.settings("trl-1.14.2", max_length=10, truncation_mode="keep_end").keeps(50)  # keep_end: no filter
+    assert profiles.settings("trl-1.14.2", max_length=None).keeps(10**6)
+    assert profiles.settings("trl-0.29", max_length=10).keeps(50)  # filter came with TRL 1.9
+    assert profiles.settings("trl-legacy", max_length=10).keeps(50)
 
 
 def test_extract_prompt_like_trl() -> None:
-    assert trainers.trl_extract_prompt("Q: hi A: yes", "Q: hi A: no") == ("Q: hi A:", " yes", " no")
-    assert trainers.trl_extract_prompt("same", "same") == ("sam", "e", "e")  # TRL's off-by-one
-    assert trainers.trl_extract_prompt(["u", "a"], ["u", "b"]) == (["u"], ["a"], ["b"])
+    assert profiles.trl_extract_prompt("Q: hi A: yes", "Q: hi A: no") == ("Q: hi A:", " yes", " no")
+    assert profiles.trl_extract_prompt("same", "same") == ("sam", "e", "e")  # TRL's off-by-one
+    assert profiles.trl_extract_prompt(["u", "a"], ["u", "b"]) == (["u"], ["a"], ["b"])
     with pytest.raises(ValueError):
-        trainers.trl_extract_prompt("", "x")
+        profiles.trl_extract_prompt("", "x")
 
 
 def test_joint_tokenization_and_eos(smol: tuple) -> None:
     tok, spec = smol
     eos = tok.eos_token
     pair = Pair(0, "standard", "how to cook t-bone in the oven", "To cook it, preheat." + eos, "Just grill it.")
-    new = DPOTokenizer(tok, spec, trainer=trainers.settings("trl-1.14.2"))
+    new = DPOTokenizer(tok, spec, trainer=profiles.settings("trl-1.14.2"))
     (enc,) = new.encode_pairs([pair])
     whole = tok(pair.prompt + pair.chosen)["input_ids"]
     assert enc.prompt_ids + enc.chosen_ids == whole  # prompt + completion tokenized as one text
     assert enc.chosen_ids.count(tok.eos_token_id) == 1  # EOS text not added twice
     assert enc.rejected_ids[-1] == tok.eos_token_id and enc.content_lengths()[2] == len(enc.rejected_ids) - 1
-    old = DPOTokenizer(tok, spec, trainer=trainers.settings("trl-legacy"))
+    old = DPOTokenizer(tok, spec, trainer=profiles.settings("trl-legacy"))
     (enc_old,) = old.encode_pairs([pair])
     assert enc_old.prompt_ids == tok(pair.prompt, add_special_tokens=False)["input_ids"]
     assert enc_old.chosen_ids[-2:] == [tok.eos_token_id] * 2  # TRL < 0.29 appends the EOS id regardless
@@ -118,7 +118,7 @@ def test_conversational_eos_depends_on_the_trl_version(smol: tuple) -> None:
                 [{"role": "assistant", "content": "Hey"}], [{"role": "assistant", "content": "No"}])
     ids = {}
     for name in ("trl-1.14.2", "trl-0.27.2", "trl-0.20"):
-        (enc,) = DPOTokenizer(tok, spec, trainer=trainers.settings(name)).encode_pairs([pair])
+        (enc,) = DPOTokenizer(tok, spec, trainer=profiles.settings(name)).encode_pairs([pair])
         ids[name] = enc.chosen_ids
     end = tok("<|im_end|>\n", add_special_tokens=False)["input_ids"]
     assert ids["trl-1.14.2"][-len(end):] == end and ids["trl-1.14.2"] == ids["trl-0.27.2"]
@@ -141,7 +141,7 @@ def test_kept_sequence_cuts_like_trl() -> None:
 def test_keyword_construction_keeps_the_old_semantics(smol: tuple) -> None:
     tok, spec = smol
     d = DPOTokenizer(tok, spec, max_length=64, max_prompt_length=16)
-    assert d.trainer.profile is trainers.KEYWORD_PROFILE and d.truncation_mode == "keep_end"
+    assert d.trainer.profile is profiles.KEYWORD_PROFILE and d.truncation_mode == "keep_end"
     assert (d.max_length, d.max_prompt_length, d.max_completion_length) == (64, 16, None)
     assert DPOTokenizer(tok, spec).max_prompt_length == 512
 
@@ -149,7 +149,7 @@ def test_keyword_construction_keeps_the_old_semantics(smol: tuple) -> None:
 def _prompt_tokens(text: str) -> int:
     tok, spec = load_tokenizer(None)
     pair = Pair(0, "standard", text, " yes", " no")
-    (enc,) = DPOTokenizer(tok, spec, trainer=trainers.settings("trl")).encode_pairs([pair])
+    (enc,) = DPOTokenizer(tok, spec, trainer=profiles.settings("trl")).encode_pairs([pair])
     return len(enc.prompt_ids)
 
 

@@ -22,9 +22,9 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
 import pairaudit  # noqa: E402
-from pairaudit import trainers  # noqa: E402
 from pairaudit.io.formats import detect_format, normalise  # noqa: E402
-from pairaudit.tokenize import DPOTokenizer, load_tokenizer  # noqa: E402
+from pairaudit.trainer import profiles  # noqa: E402
+from pairaudit.trainer.tokenizer import DPOTokenizer, load_tokenizer  # noqa: E402
 
 UF = SHARED / "ultrafeedback-1k" / "train_clean.jsonl"
 HH = SHARED / "hh-rlhf" / "helpful-base-test.jsonl"
@@ -91,7 +91,7 @@ def trl_prepare(rows: list[dict[str, Any]], tok: Any, out: Path, **config: Any) 
     return trainer.train_dataset, trainer.data_collator
 
 
-def pairaudit_encode(rows: list[dict[str, Any]], tok: Any, spec: Any, st: trainers.TrainerSettings) -> tuple:
+def pairaudit_encode(rows: list[dict[str, Any]], tok: Any, spec: Any, st: profiles.TrainerSettings) -> tuple:
     fmt = detect_format(rows[0])
     pairs = [normalise(i, r, fmt) for i, r in enumerate(rows)]
     dtok = DPOTokenizer(tok, spec, trainer=st)
@@ -111,7 +111,7 @@ def _unpadded(batch: dict[str, Any], k: int) -> tuple[list[int], list[int]]:
 def assert_same_as_trl(rows: list[dict[str, Any]], tok: Any, spec: Any, tmp_path: Path, max_length: int | None,
                        mode: str) -> list[int]:
     prepared, collator = trl_prepare(rows, tok, tmp_path / "trl", max_length=max_length, truncation_mode=mode)
-    st = trainers.settings("trl", max_length=max_length, truncation_mode=mode)
+    st = profiles.settings("trl", max_length=max_length, truncation_mode=mode)
     assert st.profile.name == "trl-1.14.2"
     dtok, encs = pairaudit_encode(rows, tok, spec, st)
     kept = list(prepared["row"])
@@ -179,7 +179,7 @@ def test_scan_drops_exactly_the_rows_trl_drops(smol: dict[str, Any], tmp_path: P
 
 def test_trl_config_defaults_are_the_profile_defaults() -> None:
     args = trl.DPOConfig(output_dir="unused", report_to="none", use_cpu=True, bf16=False)
-    prof = trainers.pick_profile("trl")[0]
+    prof = profiles.pick_profile("trl")[0]
     assert (args.max_length, args.truncation_mode) == (prof.max_length, prof.truncation_mode)
     assert not hasattr(args, "max_prompt_length") and not hasattr(args, "max_completion_length")
     assert not prof.prompt_limits
@@ -224,7 +224,7 @@ def test_legacy_profile_matches_trl_028(name: str, limits: tuple, smol: dict[str
     max_length, mpl, mcl, mode = limits
     rows = DATA[name]
     prepared, impl = trl_legacy.prepare(rows, smol["tok"], smol["dir"], mpl, mcl)
-    st = trainers.settings("trl==0.28.0", max_length=max_length, max_prompt_length=mpl, max_completion_length=mcl,
+    st = profiles.settings("trl==0.28.0", max_length=max_length, max_prompt_length=mpl, max_completion_length=mcl,
                            truncation_mode=mode)
     assert st.profile.name == "trl-0.27.2" and not st.profile.drops_full_prompts, impl
     dtok, encs = pairaudit_encode(rows, smol["tok"], smol["spec"], st)

@@ -18,7 +18,7 @@ TRAP = 7  # global step at which a Crash callback raises (simulated crash)
 
 
 def tokenizer() -> Any:
-    from pairaudit.tokenize import load_tokenizer
+    from pairaudit.trainer.tokenizer import load_tokenizer
 
     tok, _ = load_tokenizer(None)
     if tok.pad_token is None:
@@ -70,7 +70,7 @@ def train_sft(out: Path, data: Path, *, resume: str | None = None, crash_at: int
     import torch
     from transformers import DataCollatorForLanguageModeling, Trainer
 
-    from pairaudit.integrations import PairauditCallback
+    from pairaudit.trace.recorder import PairauditCallback
     from pairaudit.trace.rows import record_rows
 
     tok = tokenizer()
@@ -142,7 +142,7 @@ def train_dpo(out: Path, data: Path, init: Path, *, max_length: int, resume: str
     from transformers import AutoModelForCausalLM
     from trl import DPOConfig, DPOTrainer
 
-    from pairaudit.integrations import add_pairaudit_callback
+    from pairaudit.trace.recorder import add_pairaudit_callback
 
     tok = tokenizer()
     ds = datasets.load_dataset("json", data_files=str(data), split="train")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 
 from pairaudit.checks.base import CheckInfo, PairCheck, text_sides
-from pairaudit.tokenize import EncodedPair
-from pairaudit.types import Finding, Pair
+from pairaudit.datatypes import Finding, Pair
+from pairaudit.trainer.tokenizer import EncodedPair
 
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _SURROGATE = re.compile("[\ud800-\udfff]")

@@ -8,8 +8,8 @@ from rapidfuzz import fuzz
 from rapidfuzz.distance import Levenshtein
 
 from pairaudit.checks.base import CheckInfo, PairCheck
-from pairaudit.tokenize import EncodedPair
-from pairaudit.types import Finding, Pair
+from pairaudit.datatypes import Finding, Pair
+from pairaudit.trainer.tokenizer import EncodedPair
 
 _WORD = re.compile(r"\w+")
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from pairaudit.checks.base import CheckInfo, PairCheck, is_blank
-from pairaudit.tokenize import EncodedPair
-from pairaudit.types import Finding, Pair
+from pairaudit.datatypes import Finding, Pair
+from pairaudit.trainer.tokenizer import EncodedPair
 
 
 class AllPadding(PairCheck):

@@ -37,8 +37,8 @@ import zlib
 from collections import Counter
 
 from pairaudit.checks.base import CheckInfo, PairCheck
-from pairaudit.tokenize import EncodedPair
-from pairaudit.types import Finding, Pair
+from pairaudit.datatypes import Finding, Pair
+from pairaudit.trainer.tokenizer import EncodedPair
 
 _WORD = re.compile(r"\w+(?:['’]\w+)*", re.UNICODE)
 

@@ -2,15 +2,15 @@
 
 Today's TRL (``DPOTrainer`` from 1.9, ``truncation_mode="keep_start"``) drops every row whose prompt
 alone has ``>= max_length`` tokens. The rule lives in the trainer profile
-(:meth:`pairaudit.trainers.TrainerSettings.drop_reason`), so other trainers' filters plug in there.
+(:meth:`pairaudit.trainer.profiles.TrainerSettings.drop_reason`), so other trainers' filters plug in there.
 """
 
 from __future__ import annotations
 
 from pairaudit.checks.base import CheckInfo, PairCheck
 from pairaudit.checks.length import pair_ids
-from pairaudit.tokenize import EncodedPair
-from pairaudit.types import Finding, Pair
+from pairaudit.datatypes import Finding, Pair
+from pairaudit.trainer.tokenizer import EncodedPair
 
 
 class DroppedByTrainer(PairCheck):

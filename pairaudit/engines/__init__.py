@@ -2,7 +2,7 @@
 (batches through the engine-neutral ``BatchProcessor`` and the stages' ``observe``) and hands the
 results to the :class:`~pairaudit.pipeline.Scanner`, which finalizes stages and writes outputs.
 
-``local`` (default) runs every batch in this process (``Scanner.run_local``); ``ray`` runs the same
+``local`` (default) runs every batch in this process (``engines.local.run_local``); ``ray`` runs the same
 code in Ray actors spread over a cluster and also finalizes the stages and writes the outputs there,
 setting ``Scanner.written`` (``engines.ray_engine``). Engines are imported only when chosen.
 """
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from pairaudit.pipeline import Engine
 
 ENGINES: dict[str, str] = {
-    "local": "pairaudit.pipeline:Scanner.run_local",
+    "local": "pairaudit.engines.local:run_local",
     "ray": "pairaudit.engines.ray_engine:run_ray",
 }
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from pairaudit.types import Finding, StageResult
+from pairaudit.datatypes import Finding, StageResult
 
 FINDING_FIELDS = ("row", "check", "field", "score", "group", "detail", "action")
 

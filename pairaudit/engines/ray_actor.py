@@ -8,7 +8,7 @@ the stages' observed state. What leaves it is small or goes to another worker, n
   ``distribute = "hash"`` stage, one object per hash partition, consumed by ``reduce`` on some worker;
 * ``reduce``: one hash partition of one stage, finalized by the stage's own ``finalize``; returns a
   small status and one object per shard (its findings and scores), consumed by ``finish``;
-* ``finish``: one shard's findings merged, the policy applied, and its part of every output written
+* ``finish``: one shard's findings merged, the check plan applied, and its part of every output written
   into the output generation (a folder every node sees); returns counts;
 * ``commit``: the parts concatenated in shard (= row) order into the output files.
 
@@ -32,17 +32,17 @@ class ShardActor:
     def __init__(self, cfg: dict[str, Any], fmt: str | None, stage_specs: list[tuple[str, list[str]]],
                  cache_dir: str) -> None:
         from pairaudit.batch import BatchProcessor
-        from pairaudit.checks.registry import load_stage
         from pairaudit.config import Context, ScanConfig
         from pairaudit.io.formats import parse_columns
-        from pairaudit.policy import build_policy
+        from pairaudit.plan import build_plan
+        from pairaudit.stages.registry import load_stage
 
         self.cfg = ScanConfig(**cfg)
         self.fmt = fmt
-        self.policy = build_policy(self.cfg)
+        self.plan = build_plan(self.cfg)
         self.columns = parse_columns(self.cfg.columns)
-        self.ctx = Context(self.cfg, Path(cache_dir), lambda m: None, params=self.policy.params)
-        self.processor = BatchProcessor(self.cfg, self.policy, self.columns, fmt, Path(cache_dir))
+        self.ctx = Context(self.cfg, Path(cache_dir), lambda m: None, params=self.plan.params)
+        self.processor = BatchProcessor(self.cfg, self.plan, self.columns, fmt, Path(cache_dir))
         self.stages = []
         for path, enabled in stage_specs:
             cls = load_stage(path)
@@ -133,7 +133,7 @@ class ShardActor:
             status = {"error": f"{type(exc).__name__}: {exc}", "stats": {}, "timings": {}}
             return [dumps(status), *[dumps({"findings": [], "rows": np.zeros(0, np.int64), "scores": {}})
                                      for _ in starts]]
-        parts = route(res, stage_findings(fresh, res, self.policy), starts)
+        parts = route(res, stage_findings(fresh, res, self.plan), starts)
         seconds = time.perf_counter() - t0
         self.seconds += seconds
         out = [dumps(p) for p in parts]
@@ -183,7 +183,7 @@ class ShardActor:
                 continue
             finally:
                 stage.export_state()
-            findings.extend(stage_findings(stage, res, self.policy))
+            findings.extend(stage_findings(stage, res, self.plan))
             if res.rows is not None and res.scores:
                 stage_scores.append((np.asarray(res.rows, np.int64), res.scores))
             stats[name] = res.stats

@@ -86,12 +86,12 @@ def run_ray(scanner: Scanner, source: Source, parts: list[Path]) -> dict[str, An
 
 
 def _run(ray: Any, scanner: Scanner, source: Source) -> dict[str, Any]:
-    from pairaudit.checks.registry import STAGE_PATHS
     from pairaudit.engines.partition import merge_stats
     from pairaudit.engines.ray_actor import ShardActor
     from pairaudit.engines.wire import dumps, loads
     from pairaudit.io.readers import JsonlSource
     from pairaudit.io.shards import first_row, plan_shards
+    from pairaudit.stages.registry import STAGE_PATHS
 
     cfg = scanner.cfg
     resources = ray.cluster_resources()
@@ -165,7 +165,7 @@ def _run(ray: Any, scanner: Scanner, source: Source) -> dict[str, Any]:
     driver_stats = {k: v for k, v in scanner.stats.items() if k not in stats_before}
     for h, stage in enumerate(hash_stages):
         if hasattr(stage, "set_findings"):
-            ran = {n for n in scanner.policy.enabled if scanner.status.get(n, {}).get("status", "ran") == "ran"
+            ran = {n for n in scanner.plan.enabled if scanner.status.get(n, {}).get("status", "ran") == "ran"
                    and any(n in st.enabled for st in scanner.stages)}
             near = [[f.row, f.check, f.field, f.score, f.group, f.detail, f.action] for f in scanner.findings
                     if f.check == "near_duplicate_pair" and f.group is not None]
@@ -214,7 +214,7 @@ def _run(ray: Any, scanner: Scanner, source: Source) -> dict[str, Any]:
     data_names = ["clean.jsonl", "dropped.jsonl"] if write_jsonl else None
     ray.get(actors[0].commit.remote(tmp, len(shards), data_names))
     if not write_jsonl:
-        from pairaudit.io.writers import write_outputs
+        from pairaudit.outputs.records import write_outputs
 
         written["counts"] = write_outputs(source, scanner.out.tmp, written.pop("drops"), set(written["flips"]),
                                           scanner.fmt or "standard", scanner.columns)
@@ -260,8 +260,8 @@ def _absorb_meta(scanner: Scanner, m: dict[str, Any], by_cls: dict[str, Any], su
 
 def _route_driver(findings: list[Any], scores: list[Any], starts: list[int]) -> list[dict[str, Any]]:
     """The driver-finalized stages' findings and score columns, cut by shard."""
+    from pairaudit.datatypes import StageResult
     from pairaudit.engines.partition import route
-    from pairaudit.types import StageResult
 
     out = [{"findings": p["findings"], "scores": []} for p in route(StageResult(), findings, starts)]
     for rows, cols in scores:
@@ -279,7 +279,7 @@ def _decision_json(d: Any) -> dict[str, Any]:
 
 def _collect(scanner: Scanner, outs: list[dict[str, Any]], by_cls: dict[str, Any],
              stage_stats: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    from pairaudit.tally import Tally
+    from pairaudit.outputs.tally import Tally
 
     tally, flips, ignored, applied = Tally(), [], [], 0
     counts = {"kept": 0, "dropped": 0}

@@ -2,7 +2,7 @@
 scores and (for JSONL sources) the cleaned and dropped records into ``GEN/.shards/``; ``commit_parts``
 then concatenates the parts in shard order, which is row order, into the output generation ``GEN``
 (a folder every node must see: ``--out`` on a shared filesystem). The same functions as the local
-engine decide (``tally``, ``pipeline.scores_frame``, ``io.writers.write_jsonl_batches``).
+engine decide (``outputs.tally``, ``outputs.scores.scores_frame``, ``outputs.records.write_jsonl_batches``).
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from typing import Any
 
 import polars as pl
 
+from pairaudit.datatypes import Finding
 from pairaudit.decisions import Decision, resolve
-from pairaudit.types import Finding
 
 PARTS = ".shards"
 TAIL_COLUMNS = ("kept", "split", "split_row")  # written last, as the local engine does
@@ -30,10 +30,10 @@ def write_shard(s: int, spec: dict[str, Any], tmp: Path, findings: list[Finding]
                 flip_checks: Iterable[str]) -> dict[str, Any]:
     """One shard's findings / scores / clean / dropped parts; returns counts and the shard's tally."""
     from pairaudit.io.readers import JsonlSource
-    from pairaudit.io.writers import write_jsonl_batches
-    from pairaudit.outputs import findings_table, write_parquet
-    from pairaudit.pipeline import scores_frame
-    from pairaudit.tally import Tally, dedupe, drops_and_flips
+    from pairaudit.outputs.folder import findings_table, write_parquet
+    from pairaudit.outputs.records import write_jsonl_batches
+    from pairaudit.outputs.scores import scores_frame
+    from pairaudit.outputs.tally import Tally, dedupe, drops_and_flips
 
     (tmp / PARTS).mkdir(exist_ok=True)
     findings = dedupe(findings)
@@ -64,7 +64,7 @@ def commit_parts(tmp: Path, n_shards: int, data_names: list[str] | None) -> None
     (None: the driver wrote them)."""
     import pyarrow.parquet as pq
 
-    from pairaudit.outputs import FINDINGS_SCHEMA
+    from pairaudit.outputs.folder import FINDINGS_SCHEMA
 
     with pq.ParquetWriter(tmp / "findings.parquet", FINDINGS_SCHEMA, compression="zstd") as writer:
         for s in range(n_shards):

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from pairaudit.batch import BatchResult
-from pairaudit.types import Finding
+from pairaudit.datatypes import Finding
 
 _ARRAY = "__ndarray__"
 _BYTES = "__bytes__"  # an object array of bytes: one uint8 blob + lengths

@@ -12,8 +12,8 @@ import difflib
 import os
 from typing import Any
 
+from pairaudit.datatypes import Messages, Pair
 from pairaudit.errors import ConfigError
-from pairaudit.types import Messages, Pair
 
 FORMATS = {
     "standard": "explicit prompt, text: {prompt, chosen, rejected}",

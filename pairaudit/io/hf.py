@@ -12,7 +12,7 @@ scanned splits in the order given (``all``: the dataset's own order), so the fir
 split is ``len(first split)``; scores.parquet and dropped records also carry ``split`` and
 ``split_row`` (the index within the split). ``clean/`` is a ``DatasetDict`` folder holding the kept rows
 of each scanned split; ``dropped/`` one ``Dataset`` of ``{"row", "split", "split_row", "reasons",
-"record"}`` (written by ``io.writers``).
+"record"}`` (written by ``outputs.records``).
 """
 
 from __future__ import annotations
@@ -249,7 +249,7 @@ class MultiSplitSource(Source):
                 yield [Record(off + r.row, r.data, r.error, r.field) for r in recs]
 
     def raw_batches(self, batch_size: int) -> Iterator[tuple[list[int], Any]]:
-        raise NotImplementedError("several splits are written by io.writers.write_outputs")
+        raise NotImplementedError("several splits are written by outputs.records.write_outputs")
 
     def describe(self) -> dict[str, Any]:
         out: dict[str, Any] = {"path": self.path, "kind": self.kind, "split": self.split,

@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 
 from pairaudit.config import ScanConfig
+from pairaudit.datatypes import Pair
 from pairaudit.errors import PairauditError
 from pairaudit.io.formats import Malformed, normalise, row_format
 from pairaudit.io.readers import open_source
-from pairaudit.types import Pair
 
 
 def load_pairs(out_dir: str | Path, rows: list[int]) -> dict[int, Pair]:

@@ -19,7 +19,7 @@ import re
 import string
 from typing import Any
 
-from pairaudit.trainers import common_prefix_length
+from pairaudit.trainer.profiles import common_prefix_length
 
 _END = frozenset(string.punctuation) - {"'"}
 _START = frozenset(string.ascii_letters + string.digits + " \t\n\r\x0b\x0c")

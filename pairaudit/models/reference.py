@@ -3,7 +3,7 @@
 For every pair we compute, under a causal LM, the summed log-probability of the chosen and of the
 rejected completion given the prompt, over the *same* tokens the trainer feeds the loss: the chat
 template applied TRL-style, EOS appended to each completion, the trainer profile's truncation and
-prompt tokens masked out (``pairaudit.tokenize``). The kernel is ``logp_kernel.sequence_logps``; it
+prompt tokens masked out (``pairaudit.trainer.tokenizer``). The kernel is ``logp_kernel.sequence_logps``; it
 also returns each completion's mean last-layer hidden state, which ``likely_flipped``'s reward probe
 uses.
 
@@ -26,13 +26,13 @@ from typing import Any
 
 import numpy as np
 
+from pairaudit.datatypes import Pair
 from pairaudit.errors import ModelError
 from pairaudit.models.causal_lm import load_causal_lm
 from pairaudit.models.device import cpu_supports_bf16, pick_device, pick_precision, torch_dtype
 from pairaudit.models.loading import resolve_model
 from pairaudit.models.logp_cache import LogpCache, seq_key
 from pairaudit.models.logp_kernel import Seq, make_batches, sequence_logps
-from pairaudit.types import Pair
 
 # re-exported: the public names of the reference-model layer
 __all__ = ["LogpCache", "LogpScorer", "PairLogps", "Seq", "cpu_supports_bf16", "dpo_logits", "make_batches",
@@ -128,7 +128,7 @@ class LogpScorer:
                  truncation_mode: str = "keep_end", dpo_tokenizer: Any = None,
                  batch_tokens: int | None = None, max_batch: int = 64,
                  log: Callable[[str], None] | None = None, role: str = "reference") -> None:
-        from pairaudit.tokenize import DPOTokenizer, load_tokenizer
+        from pairaudit.trainer.tokenizer import DPOTokenizer, load_tokenizer
 
         self.role = role
         self.log = log or (lambda msg: None)
@@ -192,7 +192,7 @@ class LogpScorer:
         tokenizer (saves re-tokenizing). ``pretokenized_ok``: pre-tokenized pairs are scored only if
         this model's tokenizer is the training tokenizer.
         """
-        from pairaudit.tokenize import kept_sequence
+        from pairaudit.trainer.tokenizer import kept_sequence
 
         t0 = time.perf_counter()
         mode = self.dtok.truncation_mode

@@ -18,12 +18,12 @@ from typing import Any
 
 import numpy as np
 
+from pairaudit.datatypes import Pair
 from pairaudit.errors import ModelError, require
 from pairaudit.models.device import pick_device, pick_precision, torch_dtype
 from pairaudit.models.loading import hub_error, resolve_model
 from pairaudit.models.logp_cache import LogpCache
 from pairaudit.models.logp_kernel import make_batches
-from pairaudit.types import Pair
 
 
 class RewardScorer:

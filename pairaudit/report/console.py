@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pairaudit.errors import InputError
-from pairaudit.report.data import OutputFolder
+from pairaudit.outputs.reader import OutputFolder
 
 if TYPE_CHECKING:
     from rich.console import Console

@@ -2,7 +2,7 @@
 filters the table of flagged rows: :mod:`pairaudit.report.table`) built from an output folder.
 
 ``render_report(out_dir)`` reads report.json, findings.parquet and scores.parquet, loads the text of
-the example rows (:func:`pairaudit.report.data.load_pairs`) and writes ``OUT/report.html`` atomically.
+the example rows (:func:`pairaudit.outputs.reader.load_pairs`) and writes ``OUT/report.html`` atomically.
 The same folder always gives the same bytes. Needs ``pairaudit[report]`` (jinja2; matplotlib for the
 plots: without it the page is rendered without plots and says so).
 """
@@ -18,10 +18,10 @@ from typing import Any
 import jinja2  # noqa: F401 - ImportError here lets the pipeline fall back to the plain report
 from markupsafe import Markup
 
-from pairaudit.outputs import committed_file, refresh_record
-from pairaudit.report.data import OutputFolder
+from pairaudit.datatypes import Pair
+from pairaudit.outputs.folder import committed_file, refresh_record
+from pairaudit.outputs.reader import OutputFolder
 from pairaudit.report.trainer_view import trainer_tokenizer, trainer_view
-from pairaudit.types import Pair
 
 PROMPT_LIMIT = 1500  # characters of the prompt shown per example
 SIDE_LIMIT = 4000  # characters per response shown per example
@@ -35,7 +35,7 @@ def render_report(out_dir: str | Path, *, max_examples: int = 5) -> Path:
     folder = OutputFolder.open(out_dir)
     html = build_html(folder, max_examples=max_examples)
     link = folder.path / "report.html"
-    # outputs are links into the committed generation (pairaudit.outputs): replace the file there, never
+    # outputs are links into the committed generation (pairaudit.outputs.folder): replace the file there, never
     # a file the link leads to outside it
     target = committed_file(folder.path, "report.html")
     fd, tmp = tempfile.mkstemp(prefix=".report.html.", suffix=".tmp", dir=target.parent)

@@ -16,7 +16,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from pairaudit.report.data import OutputFolder
+    from pairaudit.outputs.reader import OutputFolder
 
 PAGE_SIZE = 50
 DETAIL_MAX = 90  # characters of a row's detail

@@ -2,7 +2,7 @@
 
 The scan's own tokenizer and limits (report.json ``config``) are rebuilt the way the scan built them
 (``BatchProcessor.load_tokenizer``); each side is encoded (chat template and EOS included) and cut
-with :func:`pairaudit.tokenize.kept_sequence`, then decoded with special tokens kept, so a reader sees
+with :func:`pairaudit.trainer.tokenizer.kept_sequence`, then decoded with special tokens kept, so a reader sees
 exactly which text reaches the loss and where it was cut.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pairaudit.types import Pair
+from pairaudit.datatypes import Pair
 
 TEXT_LIMIT = 6000  # characters of decoded kept text shown per part
 
@@ -23,11 +23,11 @@ def trainer_tokenizer(report: dict[str, Any]) -> tuple[Any, str]:
     try:
         from pairaudit.batch import BatchProcessor
         from pairaudit.config import ScanConfig, default_cache_dir
-        from pairaudit.policy import build_policy
+        from pairaudit.plan import build_plan
 
         cfg = ScanConfig(**report["config"])
         columns = (report.get("source") or {}).get("columns") or {}
-        proc = BatchProcessor(cfg, build_policy(cfg), columns, (report.get("source") or {}).get("format"),
+        proc = BatchProcessor(cfg, build_plan(cfg), columns, (report.get("source") or {}).get("format"),
                               Path(default_cache_dir()))
         return proc.load_tokenizer(), ""
     except Exception as exc:  # noqa: BLE001 - a moved tokenizer folder, an old config...
@@ -66,7 +66,7 @@ def _decode(tok: Any, ids: list[int]) -> str:
 
 def trainer_view(tok: Any, pair: Pair | None) -> dict[str, Any] | None:
     """Template context of the trainer's view of ``pair`` (None when there is nothing to show)."""
-    from pairaudit.tokenize import kept_sequence
+    from pairaudit.trainer.tokenizer import kept_sequence
 
     if tok is None or pair is None:
         return None

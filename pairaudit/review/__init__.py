@@ -49,7 +49,7 @@ from pairaudit.review.queue import Bulk, Filter, ReviewQueue, guard
 if TYPE_CHECKING:
     import polars as pl
 
-    from pairaudit.report.data import OutputFolder
+    from pairaudit.outputs.reader import OutputFolder
 
 DECISIONS_FILE = FILENAME
 __all__ = ["DECISIONS", "Bulk", "Decision", "Merge", "PairView", "Review", "ReviewQueue", "load_decisions"]
@@ -64,7 +64,7 @@ class Review:
         :meth:`apply` for such scans; paths are taken from report.json. ``reviewer``: the name written
         with every decision (default ``$PAIRAUDIT_REVIEWER``, else the login name). ``decisions_file``:
         where decisions go (default ``OUT/decisions.jsonl``, which ``apply`` and ``scan`` read)."""
-        from pairaudit.report.data import OutputFolder
+        from pairaudit.outputs.reader import OutputFolder
 
         self.out_dir = Path(out_dir)
         self.source = source
@@ -80,7 +80,7 @@ class Review:
 
     def reload(self) -> Review:
         """Re-read the output folder (after a rescan or apply)."""
-        from pairaudit.report.data import OutputFolder
+        from pairaudit.outputs.reader import OutputFolder
 
         self._folder = OutputFolder.open(self.out_dir)
         return self

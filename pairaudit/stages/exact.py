@@ -11,10 +11,11 @@ import hashlib
 
 import numpy as np
 
-from pairaudit.checks.base import CheckInfo, Stage
+from pairaudit.checks.base import CheckInfo
+from pairaudit.datatypes import Finding, Pair, StageResult
 from pairaudit.hashing import side_digests
-from pairaudit.tokenize import EncodedPair
-from pairaudit.types import Finding, Pair, StageResult
+from pairaudit.stages.base import Stage
+from pairaudit.trainer.tokenizer import EncodedPair
 
 DUPLICATE_INFO = CheckInfo(
     "duplicate_pair",

@@ -24,13 +24,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pairaudit.checks.base import CheckInfo, Stage
+from pairaudit.checks.base import CheckInfo
+from pairaudit.datatypes import Finding, Pair, StageResult
 from pairaudit.hashing import side_digests
-from pairaudit.types import Finding, Pair, StageResult
+from pairaudit.stages.base import Stage
 
 if TYPE_CHECKING:
     from pairaudit.config import Context
-    from pairaudit.tokenize import EncodedPair
+    from pairaudit.trainer.tokenizer import EncodedPair
 
 SPLIT_LEAKAGE_INFO = CheckInfo(
     "split_leakage",

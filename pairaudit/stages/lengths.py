@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from pairaudit.checks.base import CheckInfo, Stage
-from pairaudit.tokenize import EncodedPair
-from pairaudit.types import Finding, Pair, StageResult
+from pairaudit.checks.base import CheckInfo
+from pairaudit.datatypes import Finding, Pair, StageResult
+from pairaudit.stages.base import Stage
+from pairaudit.trainer.tokenizer import EncodedPair
 
 LENGTH_OUTLIER_INFO = CheckInfo(
     "length_outlier",

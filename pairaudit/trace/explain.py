@@ -76,11 +76,11 @@ def pair_check_findings(records: dict[int, Any], *, tokenizer: str | None, max_l
     """pairaudit's per-pair checks on just these records (no whole-dataset stage: no duplicates etc.)."""
     from pairaudit.batch import BatchProcessor
     from pairaudit.config import ScanConfig, default_cache_dir
-    from pairaudit.policy import build_policy
+    from pairaudit.plan import build_plan
 
     cfg = ScanConfig(tokenizer=tokenizer, max_length=max_length, max_prompt_length=None,
                      truncation_mode=truncation_mode)
-    proc = BatchProcessor(cfg, build_policy(cfg), {}, None, default_cache_dir())
+    proc = BatchProcessor(cfg, build_plan(cfg), {}, None, default_cache_dir())
     res = proc.process([records[r] for r in sorted(records)])
     out: dict[int, list[dict[str, Any]]] = {r: [] for r in records}
     for f in sorted(res.findings, key=lambda f: (f.row, f.check, f.field or "")):
@@ -114,7 +114,7 @@ def dpo_scores(pairs: dict[int, Any], *, policy: str, reference: str | None, bet
                max_length: int | None, truncation_mode: str, device: str = "auto", precision: str = "fp32",
                cache_dir: Path | None = None, log: Callable[[str], None] | None = None) -> dict[int, dict[str, Any]]:
     """Policy (and reference) summed log-probs and the DPO logit of each pair, with fp16/bf16 limits marked."""
-    from pairaudit.tokenize import DPOTokenizer, load_tokenizer
+    from pairaudit.trainer.tokenizer import DPOTokenizer, load_tokenizer
 
     rows = sorted(pairs)
     if not rows:

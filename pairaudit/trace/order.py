@@ -85,7 +85,7 @@ def check_supported(s: TraceSettings) -> None:
                "(it depends on everything the run did before)")
     if why:
         raise ConfigError(f"the data order of this run cannot be reproduced: {why}",
-                          fix="record the next run with pairaudit.integrations.PairauditCallback")
+                          fix="record the next run with pairaudit.trace.recorder.PairauditCallback")
 
 
 def _loader(s: TraceSettings, n: int, rank: int) -> Any:

@@ -1,6 +1,6 @@
 """Which rows each optimizer step saw: one table format for recorded and reconstructed runs.
 
-The recording callback (:mod:`pairaudit.integrations`) writes, under ``OUTPUT_DIR/pairaudit-record/``:
+The recording callback (:mod:`pairaudit.trace.recorder`) writes, under ``OUTPUT_DIR/pairaudit-record/``:
 
 - ``rank-00000.bin`` (one file per process): fixed-size little-endian records, one per training sample
   (``STEP_DTYPE``: step, epoch, rank, micro-batch, trainer index, source row, session; 36 bytes), appended and flushed after every optimizer

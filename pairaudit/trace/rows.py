@@ -3,7 +3,7 @@
 :func:`trainer_rows` is the one place that answers "trainer dataset index i is source row r". A
 ``transformers.Trainer`` fed the file keeps every record in order (JSONL: physical line numbers of the
 non-blank lines). TRL's ``DPOTrainer`` filters rows: :func:`token_lengths` runs the scan's own emulation
-of the installed TRL's preprocessing (:mod:`pairaudit.trainers` profiles and ``DPOTokenizer``: prompt
+of the installed TRL's preprocessing (:mod:`pairaudit.trainer.profiles` profiles and ``DPOTokenizer``: prompt
 extraction for implicit-prompt data, EOS, tokenization, and the row filter ``len(prompt_ids) >= max_length``
 under ``keep_start``; pinned against TRL's own ``DPOTrainer._prepare_dataset`` by
 tests/test_trl_differential.py and tests/test_trace.py).
@@ -70,20 +70,20 @@ def kept_lengths(prompt: int, completion: int, max_length: int | None, mode: str
 def token_lengths(source: str | Path, settings: TraceSettings, *, tokenizer_obj: Any = None,
                   batch_size: int = 1000) -> TokenLengths:
     """TRL token counts and keep/drop of every source record, computed by the scan's own trainer-profile
-    tokenization (:mod:`pairaudit.trainers`, :class:`pairaudit.tokenize.DPOTokenizer`: the installed TRL's
+    tokenization (:mod:`pairaudit.trainer.profiles`, :class:`pairaudit.trainer.tokenizer.DPOTokenizer`: the installed TRL's
     preprocessing, pinned against TRL's own code by tests/test_trl_differential.py)."""
-    from pairaudit import trainers
     from pairaudit.batch import BatchProcessor
     from pairaudit.config import ScanConfig, default_cache_dir
+    from pairaudit.datatypes import Finding
     from pairaudit.io.readers import open_source
-    from pairaudit.policy import build_policy
-    from pairaudit.tokenize import DPOTokenizer
-    from pairaudit.types import Finding
+    from pairaudit.plan import build_plan
+    from pairaudit.trainer import profiles
+    from pairaudit.trainer.tokenizer import DPOTokenizer
 
-    st = trainers.settings("trl", max_length=settings.max_length, truncation_mode=settings.truncation_mode)
+    st = profiles.settings("trl", max_length=settings.max_length, truncation_mode=settings.truncation_mode)
     cfg = st.apply(ScanConfig(tokenizer=settings.tokenizer, columns=dict(settings.columns or {}),
                               only=["malformed_record"]))
-    proc = BatchProcessor(cfg, build_policy(cfg), cfg.columns, None, default_cache_dir(), st)
+    proc = BatchProcessor(cfg, build_plan(cfg), cfg.columns, None, default_cache_dir(), st)
     if tokenizer_obj is not None:
         proc.tok = DPOTokenizer(tokenizer_obj, None, trainer=st)
     rows: list[int] = []

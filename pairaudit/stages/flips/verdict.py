@@ -6,9 +6,9 @@ from typing import Any
 
 import numpy as np
 
-from pairaudit.stages.flip_model import drivers, fit_flip_model, oof_logodds
-from pairaudit.stages.flip_stats import judge
-from pairaudit.types import Finding
+from pairaudit.datatypes import Finding
+from pairaudit.stages.flips.model import drivers, fit_flip_model, oof_logodds
+from pairaudit.stages.flips.stats import judge
 
 # which raw features make up each signal (for "rows scored per signal")
 SIGNAL_FEATURES = {"embedding": ("embedding",), "length": ("chars", "words", "lines", "ends_punct"),

@@ -24,9 +24,9 @@ from typing import Any
 
 import numpy as np
 
-from pairaudit.stages.nd_search import rowdot
-from pairaudit.stages.unionfind import UnionFind
-from pairaudit.types import Finding
+from pairaudit.datatypes import Finding
+from pairaudit.stages.near_duplicates.search import rowdot
+from pairaudit.stages.near_duplicates.unionfind import UnionFind
 
 SKETCH_BYTES = 256
 HALF = SKETCH_BYTES // 2

@@ -1,7 +1,7 @@
 """``near_duplicate_pair`` and near ``contradictory_pair`` from sentence embeddings; also the embedding view
 of ``near_identical_pair`` (chosen-vs-rejected cosine, score column ``pair_cosine``).
 
-Decision (``nd_match``): two rows are near duplicates when, per field (prompt, chosen, rejected), the
+Decision (``match``): two rows are near duplicates when, per field (prompt, chosen, rejected), the
 similarity ``max(embedding cosine, wording similarity)`` (1 for equal normalised texts) is at least
 ``min_field`` and their mean over the three fields is at least ``min_mean``; near contradictions use the
 same rule with the responses compared crosswise. The embedding decides; the wording similarity only lifts a
@@ -34,19 +34,20 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pairaudit.checks.base import CheckInfo, Stage
+from pairaudit.checks.base import CheckInfo
+from pairaudit.datatypes import Finding, Pair, StageResult
 from pairaudit.errors import ConfigError, MissingDependency
-from pairaudit.stages.nd_match import SKETCH_BYTES, char_ratio, match_pairs, normalise, sketch  # noqa: F401
-from pairaudit.stages.nd_search import center, field_mean, rowdot
-from pairaudit.stages.nd_verify import find_groups
+from pairaudit.stages.base import Stage
+from pairaudit.stages.near_duplicates.match import SKETCH_BYTES, char_ratio, match_pairs, normalise, sketch  # noqa: F401
+from pairaudit.stages.near_duplicates.search import center, field_mean, rowdot
+from pairaudit.stages.near_duplicates.verify import find_groups
 from pairaudit.stages.spill import Blobs, Spill
-from pairaudit.types import Finding, Pair, StageResult
 
 if TYPE_CHECKING:
     from pairaudit.config import Context
     from pairaudit.models.embedder import Embedder
     from pairaudit.models.static_embedder import StaticEmbedder
-    from pairaudit.tokenize import EncodedPair
+    from pairaudit.trainer.tokenizer import EncodedPair
 
 MODES = ("hybrid", "static", "transformer")
 DEFAULT_MODE = "hybrid"

@@ -1,6 +1,6 @@
 """Training-time integration: a ``transformers.TrainerCallback`` that records the rows of every step.
 
-    from pairaudit.integrations import PairauditCallback, add_pairaudit_callback
+    from pairaudit.trace.recorder import PairauditCallback, add_pairaudit_callback
 
     trainer = DPOTrainer(model, args=DPOConfig(...), train_dataset=ds, ...)
     add_pairaudit_callback(trainer, data="pairs.jsonl")   # or callbacks=[PairauditCallback()]

@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from pairaudit.catalog import all_checks, merged_thresholds, validate_names
 from pairaudit.checks.base import CheckInfo
-from pairaudit.checks.registry import all_checks, merged_thresholds, validate_names
 from pairaudit.config import ACTIONS, ScanConfig
 from pairaudit.errors import ConfigError
 from pairaudit.io.formats import parse_columns
@@ -18,7 +18,7 @@ ALWAYS_ON = ("malformed_record",)
 
 
 @dataclass
-class Policy:
+class CheckPlan:
     infos: dict[str, CheckInfo]
     enabled: set[str]
     actions: dict[str, str]
@@ -33,7 +33,7 @@ class Policy:
                 for name in self.infos}
 
 
-def build_policy(cfg: ScanConfig) -> Policy:
+def build_plan(cfg: ScanConfig) -> CheckPlan:
     infos = all_checks()
     only = validate_names(cfg.only, "--only")
     skip = validate_names(cfg.skip, "--skip")
@@ -87,7 +87,7 @@ def build_policy(cfg: ScanConfig) -> Policy:
                 raise ConfigError(f"{name} has no threshold {key!r}", expected=f"one of {sorted(p)}")
             p[key] = check_threshold(name, key, value, p[key])
         params[name] = p
-    return Policy(infos, enabled, actions, params, explicit)
+    return CheckPlan(infos, enabled, actions, params, explicit)
 
 
 # thresholds whose code needs more than "a whole number >= 1" (cross-fitting needs two folds)

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pairaudit.types import Finding
+from pairaudit.datatypes import Finding
 
 
 def dedupe(findings: Iterable[Finding]) -> list[Finding]:

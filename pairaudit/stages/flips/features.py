@@ -3,7 +3,7 @@
 Every feature is *antisymmetric*: swapping chosen and rejected negates it. ``length_features``:
 ``log1p(chars_c) - log1p(chars_r)``, the same for words and lines, and
 ``ends_with_punctuation(c) - ends_with_punctuation(r)``. The static-embedding difference
-``e(chosen) - e(rejected)`` is computed by the stage (``flips.py``); ``flip_model`` learns from both.
+``e(chosen) - e(rejected)`` is computed by the stage (``stage.py``); ``model`` learns from both.
 """
 
 from __future__ import annotations

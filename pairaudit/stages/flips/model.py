@@ -97,7 +97,7 @@ def oof_logodds(x: np.ndarray, *, folds: int = 5, c: float | str = "auto", seed:
     regularisation, large datasets less. On more than ``C_SEARCH_ROWS`` rows the search runs on a
     seeded sample of that size and only the chosen value is fitted on every row.
     """
-    from pairaudit.stages.flip_stats import auroc_proxy
+    from pairaudit.stages.flips.stats import auroc_proxy
 
     require("sklearn", "flips", "the likely_flipped model")
     if x.dtype not in (np.float16, np.float32):  # float16 (e.g. memory-mapped) is read in float32 chunks

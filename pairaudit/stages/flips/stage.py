@@ -8,8 +8,8 @@ Per row the stage collects antisymmetric features (chosen minus rejected), from 
   hidden-state difference (the in-dataset reward probe);
 - with ``--reward-model``: the reward margin; with ``--policy``: the DPO logit.
 
-``flip_model.fit_flip_model`` learns their signs and weights from the dataset itself, cross-fitted;
-``flip_stats.judge`` says what the result supports (not enough rows / at chance / a flip rate with an
+``model.fit_flip_model`` learns their signs and weights from the dataset itself, cross-fitted;
+``stats.judge`` says what the result supports (not enough rows / at chance / a flip rate with an
 interval or "unknown"). ``likely_flipped_score = 1 - p_correct``; rows are flagged at ``threshold``
 only when the evidence is better than chance. See docs/flips.md for measured quality.
 
@@ -24,11 +24,12 @@ from typing import Any
 
 import numpy as np
 
-from pairaudit.checks.base import CheckInfo, Stage
+from pairaudit.checks.base import CheckInfo
+from pairaudit.datatypes import Finding, Pair, StageResult
 from pairaudit.errors import ConfigError, MissingDependency, require
-from pairaudit.stages.overflow import DPO_OVERFLOW_INFO, overflow_risk
+from pairaudit.stages.base import Stage
+from pairaudit.stages.flips.overflow import DPO_OVERFLOW_INFO, overflow_risk
 from pairaudit.stages.spill import Spill
-from pairaudit.types import Finding, Pair, StageResult
 
 LIKELY_FLIPPED_INFO = CheckInfo(
     "likely_flipped",
@@ -198,7 +199,7 @@ class FlipStage(Stage):
         return hid
 
     def _observe_text(self, pairs: list[Pair]) -> None:
-        from pairaudit.stages.flip_features import length_features
+        from pairaudit.stages.flips.features import length_features
 
         idx = [i for i, p in enumerate(pairs) if not p.pretokenized]
         c = [pairs[i].chosen or "" for i in idx]
@@ -238,7 +239,7 @@ class FlipStage(Stage):
             self._spill.close()
 
     def _finalize(self) -> StageResult:
-        from pairaudit.stages.flip_verdict import flip_result
+        from pairaudit.stages.flips.verdict import flip_result
 
         t0 = time.perf_counter()
         res = StageResult()

@@ -1,4 +1,4 @@
-"""Tokenize pairs exactly as the user's trainer sees them (see :mod:`pairaudit.trainers`).
+"""Tokenize pairs exactly as the user's trainer sees them (see :mod:`pairaudit.trainer.profiles`).
 
 ``DPOTokenizer`` follows a trainer profile. TRL >= 0.29 tokenizes the prompt and prompt + completion as
 whole texts (EOS text appended to standard completions, the chat template for conversational ones) and
@@ -16,12 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pairaudit import trainers
+from pairaudit.datatypes import Pair
 from pairaudit.errors import ModelError
 from pairaudit.models import joint_tokens
 from pairaudit.models.loading import ModelSpec, hub_error, resolve_model
-from pairaudit.trainers import TrainerSettings
-from pairaudit.types import Pair
+from pairaudit.trainer import profiles
+from pairaudit.trainer.profiles import TrainerSettings
 
 
 @dataclass(slots=True)
@@ -126,19 +126,19 @@ def _common_text_prefix(a: str, b: str) -> str:
 class DPOTokenizer:
     """The user's training tokenizer with the trainer semantics that decide tokens and truncation.
 
-    ``trainer``: :class:`~pairaudit.trainers.TrainerSettings` (what a scan passes), or a profile name
+    ``trainer``: :class:`~pairaudit.profiles.TrainerSettings` (what a scan passes), or a profile name
     with the keyword limits (``"auto"`` = the profile's default). Without it the keywords alone give
-    pairaudit's earlier behaviour (``trainers.KEYWORD_PROFILE``: TRL 0.20-0.27 rules).
+    pairaudit's earlier behaviour (``profiles.KEYWORD_PROFILE``: TRL 0.20-0.27 rules).
     """
 
-    def __init__(self, tokenizer: Any, spec: ModelSpec | None, *, max_length: int | None | str = trainers.AUTO,
-                 max_prompt_length: int | None | str = trainers.AUTO,
-                 max_completion_length: int | None | str = trainers.AUTO, truncation_mode: str = trainers.AUTO,
+    def __init__(self, tokenizer: Any, spec: ModelSpec | None, *, max_length: int | None | str = profiles.AUTO,
+                 max_prompt_length: int | None | str = profiles.AUTO,
+                 max_completion_length: int | None | str = profiles.AUTO, truncation_mode: str = profiles.AUTO,
                  trainer: TrainerSettings | str | None = None) -> None:
         if not isinstance(trainer, TrainerSettings):
-            trainer = trainers.settings(trainer, max_length=max_length, max_prompt_length=max_prompt_length,
+            trainer = profiles.settings(trainer, max_length=max_length, max_prompt_length=max_prompt_length,
                                         max_completion_length=max_completion_length, truncation_mode=truncation_mode,
-                                        profile=None if trainer else trainers.KEYWORD_PROFILE)
+                                        profile=None if trainer else profiles.KEYWORD_PROFILE)
         self.trainer = trainer
         self.profile = trainer.profile
         self.tok = tokenizer
@@ -173,11 +173,11 @@ class DPOTokenizer:
         if pair.conversational:
             pm, cm, rm = pair.prompt_messages or [], pair.chosen_messages or [], pair.rejected_messages or []
             if implicit and not self.profile.pairaudit_legacy:
-                return trainers.trl_extract_prompt(pm + cm, pm + rm)
+                return profiles.trl_extract_prompt(pm + cm, pm + rm)
             return pm, cm, rm
         p, c, r = pair.prompt or "", pair.chosen or "", pair.rejected or ""
         if implicit and not self.profile.pairaudit_legacy:
-            return trainers.trl_extract_prompt(p + c, p + r)
+            return profiles.trl_extract_prompt(p + c, p + r)
         return p, c, r
 
     def render(self, pair: Pair) -> Rendered:
@@ -271,7 +271,7 @@ class DPOTokenizer:
             elif getattr(rd, "joint", False):
                 cut = len(p)
                 if self.profile.common_prefix:  # TRL >= 1.14.2: where prompt and prompt+completion diverge
-                    cut = min(trainers.common_prefix_length(p, c), trainers.common_prefix_length(p, r))
+                    cut = min(profiles.common_prefix_length(p, c), profiles.common_prefix_length(p, r))
                 p, c, r = p[:cut], c[cut:], r[cut:]
                 added = (bool(getattr(rd, "eos_text", False)),) * 2
             else:

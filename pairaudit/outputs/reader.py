@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pairaudit.datatypes import Pair
 from pairaudit.errors import InputError, PairauditError
-from pairaudit.types import Pair
 
 if TYPE_CHECKING:
     import polars as pl

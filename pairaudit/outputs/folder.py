@@ -15,8 +15,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from pairaudit.datatypes import Finding
 from pairaudit.errors import ConfigError
-from pairaudit.types import Finding
 
 FINDINGS_SCHEMA = pa.schema([
     ("row", pa.int64()), ("check", pa.string()), ("action", pa.string()), ("field", pa.string()),

@@ -8,9 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from pairaudit.stages.nd_match import contradiction_findings, duplicate_findings, match_pairs
-from pairaudit.stages.nd_search import neighbour_search, sum_vectors
-from pairaudit.types import Finding
+from pairaudit.datatypes import Finding
+from pairaudit.stages.near_duplicates.match import contradiction_findings, duplicate_findings, match_pairs
+from pairaudit.stages.near_duplicates.search import neighbour_search, sum_vectors
 
 
 def _rules(dup: dict[str, Any], con: dict[str, Any], candidates_only: bool) -> tuple[dict, dict]:

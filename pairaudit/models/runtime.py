@@ -1,0 +1,29 @@
+"""Before a scan: the model paths exist and the requested device is there."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pairaudit.errors import ConfigError
+from pairaudit.models.loading import check_model_arg
+
+if TYPE_CHECKING:
+    from pairaudit.config import ScanConfig
+
+
+def check_runtime(cfg: ScanConfig) -> None:
+    """Before a scan: model paths exist and the device is there (not a failure at the end of the scan)."""
+    for option, value in (("--tokenizer", cfg.tokenizer), ("--embedder", cfg.embedder), ("--reference", cfg.reference),
+                          ("--reward-model", cfg.reward_model), ("--policy", cfg.policy)):
+        check_model_arg(value, option)
+    if cfg.device not in ("auto", "cpu", "mps") and not cfg.device.startswith("cuda"):
+        raise ConfigError(f"--device {cfg.device!r}", expected="auto, cpu, cuda, cuda:N or mps")
+    if cfg.device.startswith("cuda"):
+        import importlib.util
+
+        if importlib.util.find_spec("torch") is not None:
+            import torch
+
+            if not torch.cuda.is_available():
+                raise ConfigError(f"--device {cfg.device} was requested but CUDA is not available to torch",
+                                  fix="use --device cpu (or auto), or install a CUDA build of torch")
