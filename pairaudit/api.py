@@ -13,18 +13,28 @@ the call (restored afterwards).
 from __future__ import annotations
 
 import logging
+import shutil
+import tempfile
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pairaudit.config import Progress, ScanConfig, load_config_file, no_progress, validate_config
+from pairaudit.config import (
+    Progress,
+    ScanConfig,
+    default_cache_dir,
+    load_config_file,
+    no_progress,
+    validate_config,
+)
 from pairaudit.engines import get_engine
 from pairaudit.errors import InputError
 from pairaudit.pipeline import Audit, Scanner
 from pairaudit.plan import apply_config_file
 from pairaudit.report import render_report
 from pairaudit.report.progress import PlainProgress, ProgressDisplay, quiet_libraries
-from pairaudit.schema import read_report_json
+from pairaudit.schema import did_you_mean, read_report_json
 
 logger = logging.getLogger("pairaudit")
 progress_logger = logging.getLogger("pairaudit.progress")
@@ -43,38 +53,68 @@ def _progress(progress: Progress | bool | None) -> tuple[Progress, Callable[[], 
     return progress, lambda: None
 
 
-def scan(source: Any, out: str | Path = "pairaudit-out", *, config: ScanConfig | None = None,
+def scan(source: Any, out: str | Path | None = "pairaudit-out", *, config: ScanConfig | None = None,
          config_file: str | Path | None = None, progress: Progress | bool | None = None,
-         log: Callable[[str], None] | None = None, **options: Any) -> Audit:
+         log: Callable[[str], None] | None = None, trainer_args: Any = None, **options: Any) -> Audit:
     """Audit ``source`` and write the contract outputs to ``out``.
 
     ``source``: a path (JSONL / JSON / Parquet file or folder, ``save_to_disk`` folder), a hub dataset
     id, a ``datasets.Dataset`` / ``DatasetDict`` / ``IterableDataset``, a polars or pandas DataFrame, a
     pyarrow Table, or an iterable of dicts (rows are positions). ``options`` are ScanConfig fields
     (``only=[...]``, ``drop=[...]``, ``max_length=2048``, ``split="all"`` or ``["train", "test"]``,
-    ``tokenizer="path"``...). ``progress``: None (lines to the ``pairaudit.progress`` logger), True (a
+    ``tokenizer="path"``...). ``tokenizer`` may also be the tokenizer object itself (the
+    ``processing_class`` you give ``DPOTrainer``; it is saved once into the cache so the scan can record it),
+    and ``trainer_args`` a ``trl.DPOConfig`` (or a dict of its fields): ``max_length`` and
+    ``truncation_mode`` come from it. ``out=None``: the outputs go to a temporary folder that is deleted
+    when the returned Audit is garbage-collected (``audit.out_dir`` names it). ``progress``: None (lines to the ``pairaudit.progress`` logger), True (a
     live bar on stderr or in the notebook), False (nothing), or a callable ``progress(phase, done,
     total)``. ``log`` receives messages (default: the ``pairaudit`` logger at INFO). Returns an
     :class:`Audit`: findings (polars), report, ``clean`` (``datasets.Dataset`` with the source row in
     ``__pairaudit_row__``), ``keep_mask``.
     """
     cfg = config or ScanConfig()
-    for key, value in options.items():
+    for key in options:
         if not hasattr(cfg, key):
-            raise TypeError(f"scan() got an unknown option {key!r}")
+            raise TypeError(f"scan() got an unknown option {key!r}{did_you_mean(key, vars(ScanConfig()))}")
+    options = _trainer_objects(options, trainer_args)
+    for key, value in options.items():
         setattr(cfg, key, value)
     if config_file:
         cfg = apply_config_file(cfg, load_config_file(config_file))
     if isinstance(cfg.split, (list, tuple)):  # recorded as text in report.json: "train,test"
         cfg.split = ",".join(str(s) for s in cfg.split)
     engine = get_engine(cfg.engine)
+    temporary = out is None
+    out_dir = Path(tempfile.mkdtemp(prefix="pairaudit-")) / "out" if temporary else Path(out)
     callback, stop = _progress(progress)
     try:
         with quiet_libraries():
             scanner = Scanner(cfg, log or logger.info, callback)
-            return scanner.run(source, Path(out), engine=engine, finish=render_report)
+            audit = scanner.run(source, out_dir, engine=engine, finish=render_report)
+    except BaseException:
+        if temporary:
+            shutil.rmtree(out_dir.parent, ignore_errors=True)
+        raise
     finally:
         stop()
+    if temporary:
+        weakref.finalize(audit, shutil.rmtree, str(out_dir.parent), True)
+    return audit
+
+
+def _trainer_objects(options: dict[str, Any], trainer_args: Any) -> dict[str, Any]:
+    """Options with a tokenizer object replaced by its saved folder and the limits of ``trainer_args``."""
+    from pairaudit.trainer.user_objects import tokenizer_folder, trainer_options
+
+    options = dict(options)
+    tok = options.get("tokenizer")
+    if isinstance(tok, Path):
+        options["tokenizer"] = str(tok)
+    elif tok is not None and not isinstance(tok, str):
+        options["tokenizer"] = tokenizer_folder(tok, default_cache_dir())  # a clear error for anything else
+    if trainer_args is not None:
+        options.update(trainer_options(trainer_args, options))
+    return options
 
 
 def apply_decisions(out_dir: str | Path, *, source: Any = None, progress: Progress | bool | None = None,

@@ -7,6 +7,7 @@ from typing import Any
 from pairaudit.checks.base import CheckInfo
 from pairaudit.checks.registry import BUILTIN, PAIR_CHECKS
 from pairaudit.errors import ConfigError
+from pairaudit.schema import did_you_mean
 from pairaudit.stages.registry import stage_classes
 
 
@@ -37,6 +38,7 @@ def validate_names(names: list[str] | None, option: str) -> list[str]:
     known = all_checks()
     for n in names or []:
         if n not in known:
-            raise ConfigError(f"{option} names unknown check {n!r}", expected=f"one of: {', '.join(known)}",
+            raise ConfigError(f"{option} names unknown check {n!r}{did_you_mean(n, known)}",
+                              expected=f"one of: {', '.join(known)}",
                               fix="run `pairaudit checks` to list them")
     return list(names or [])

@@ -185,6 +185,10 @@ def scan(
                     "these checks.")] = None,
     flip: Annotated[list[str] | None, typer.Option(metavar=CHECKS, help="Keep rows with findings of these checks "
                     "but swap chosen and rejected in the cleaned output (e.g. likely_flipped).")] = None,
+    explicit_prompt: Annotated[bool, typer.Option("--explicit-prompt", metavar="", help="Implicit-prompt data: "
+                               "write a prompt column (up to the last assistant turn) into the cleaned output, "
+                               "so the trainer does not split at the responses' common prefix (see "
+                               "prefix_pair, split_word).")] = False,
     set_: Annotated[list[str] | None, typer.Option("--set", metavar="CHECK.PARAM=VALUE", help="Threshold override, "
                     "e.g. length_outlier.max_z=4 (see `pairaudit checks --verbose`).")] = None,
     config: Annotated[Path | None, typer.Option(metavar="FILE", help="TOML/JSON config file; command-line flags "
@@ -241,7 +245,8 @@ def scan(
             max_prompt_length=_limit(max_prompt_length, "--max-prompt-length"),
             max_completion_length=_limit(max_completion_length, "--max-completion-length"),
             truncation_mode=truncation_mode or "auto", batch_size=batch_size, only=_names(only) or None, skip=_names(skip),
-            drop=_names(drop), flag=_names(flag), flip=_names(flip), thresholds=_parse_set(set_), embedder=embedder,
+            drop=_names(drop), flag=_names(flag), flip=_names(flip), explicit_prompt=explicit_prompt,
+            thresholds=_parse_set(set_), embedder=embedder,
             embed_mode="static" if fast else embed_mode, embed_batch_size=embed_batch_size, precision=precision,
             reference=reference, reward_model=reward_model,
             policy=policy, beta=beta, reference_max_rows=reference_max_rows, device=device,
@@ -367,9 +372,10 @@ def trace_cmd(
                      "scan runs into --out).")] = None,
     settings: Annotated[Path | None, typer.Option("--settings", help="JSON/TOML file of trainer settings (seed, "
                         "gradient_accumulation_steps, world_size, max_length, ...).")] = None,
-    set_: Annotated[list[str] | None, typer.Option("--set", help="One trainer setting KEY=VALUE, e.g. "
+    set_: Annotated[list[str] | None, typer.Option("--set", metavar="KEY=VALUE", help="One trainer setting KEY=VALUE, e.g. "
                     "--set gradient_accumulation_steps=4 --set resumed_at=300.")] = None,
-    trust_pickle: Annotated[bool, typer.Option(help="Read training_args.bin (a pickle: loading it can run code).")]
+    trust_pickle: Annotated[bool, typer.Option("--trust-pickle", help="Read training_args.bin (a pickle: loading it can "
+                                               "run code).")]
     = False,
     no_record: Annotated[bool, typer.Option("--no-record", help="Ignore pairaudit-record/ and reconstruct the order.")]
     = False,
@@ -382,7 +388,8 @@ def trace_cmd(
     precision: Annotated[str, typer.Option(help="Scoring precision: fp32 (default), bf16, fp16, auto.")] = "fp32",
     jump_z: Annotated[float, typer.Option(help="Robust z-score above which a loss / grad_norm jump counts as the "
                       "failure.")] = 10.0,
-    skip: Annotated[list[str] | None, typer.Option(help="Checks the scan skips (e.g. near_duplicate_pair).")] = None,
+    skip: Annotated[list[str] | None, typer.Option(metavar=CHECKS, help="Checks the scan skips (e.g. "
+                                                   "near_duplicate_pair).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print trace.json instead of the terminal view.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q")] = False,
 ) -> None:

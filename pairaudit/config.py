@@ -48,6 +48,8 @@ class ScanConfig:
     max_prompt_length: int | str | None = "auto"  # only trainers that have it (TRL < 0.29)
     max_completion_length: int | str | None = "auto"  # only trainers that have it (TRL < 0.29)
     truncation_mode: str = "auto"  # keep_start | keep_end | auto (TRL DPOConfig.truncation_mode)
+    # write an explicit prompt column into the cleaned output of implicit-prompt data (io.writers)
+    explicit_prompt: bool = False
     batch_size: int = 1000
     only: list[str] | None = None  # run only these checks
     skip: list[str] = field(default_factory=list)

@@ -1,7 +1,7 @@
 """Core data types shared by readers, checks, stages and writers.
 
 ``Pair`` is the canonical, format-independent view of one preference record. ``Finding`` is one
-row of ``findings.parquet`` (see DESIGN section 3). ``StageResult`` is what a whole-dataset stage
+row of ``findings.parquet`` (see docs/contract.md). ``StageResult`` is what a whole-dataset stage
 returns after it has observed every batch.
 """
 

@@ -236,7 +236,11 @@ class Scanner:
         resolution = resolve(decisions, drops, flips, hashes)
         steps = 5 if finish is not None else 4
         self.ctx.progress("write", 0, steps)
-        counts = write_outputs(source, self.out.tmp, drops, flips, self.fmt or "standard", self.columns)
+        if self.cfg.explicit_prompt and self.fmt not in ("implicit_hh", "implicit_conversational"):
+            self.log(f"--explicit-prompt: the data ({self.fmt}) has no implicit prompts; the cleaned output is "
+                     "written as it is")
+        counts = write_outputs(source, self.out.tmp, drops, flips, self.fmt or "standard", self.columns,
+                               explicit_prompt=self.cfg.explicit_prompt)
         self.timings["write_clean_dropped"] += time.perf_counter() - t
         self.ctx.progress("write", 1, steps)
         write_parquet(findings_table(findings), self.out.tmp / "findings.parquet")

@@ -13,6 +13,7 @@ from pairaudit.checks.base import CheckInfo
 from pairaudit.config import ACTIONS, ScanConfig
 from pairaudit.errors import ConfigError
 from pairaudit.io.formats import parse_columns
+from pairaudit.schema import did_you_mean
 
 ALWAYS_ON = ("malformed_record",)
 
@@ -84,7 +85,8 @@ def build_plan(cfg: ScanConfig) -> CheckPlan:
         p = merged_thresholds(name)
         for key, value in cfg.thresholds.get(name, {}).items():
             if key not in p:
-                raise ConfigError(f"{name} has no threshold {key!r}", expected=f"one of {sorted(p)}")
+                raise ConfigError(f"{name} has no threshold {key!r}{did_you_mean(key, p)}",
+                                  expected=f"one of {sorted(p)}")
             p[key] = check_threshold(name, key, value, p[key])
         params[name] = p
     return CheckPlan(infos, enabled, actions, params, explicit)

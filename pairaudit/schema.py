@@ -15,9 +15,16 @@ from pairaudit.errors import ConfigError
 NON_FINITE_STRINGS = {"nan", "+nan", "-nan", "inf", "+inf", "-inf", "infinity", "+infinity", "-infinity"}
 
 
-def did_you_mean(word: str, choices: Iterable[str]) -> str:
-    """`` (did you mean 'x'?)`` for the closest choice, or nothing."""
-    close = difflib.get_close_matches(str(word), list(choices), n=1, cutoff=0.6)
+def did_you_mean(word: object, choices: Iterable[str]) -> str:
+    """`` (did you mean 'x'?)`` for the closest choice, or nothing: the one helper for every name a user
+    types (options, check names, thresholds, config keys). Case and ``-`` / ``_`` are ignored first
+    (``Max-Length`` -> ``'max_length'``)."""
+    options = [str(c) for c in choices]
+    folded = {c.lower().replace("-", "_"): c for c in options}
+    key = str(word).lower().replace("-", "_").lstrip("_")
+    if key in folded and folded[key] != str(word):
+        return f" (did you mean {folded[key]!r}?)"
+    close = difflib.get_close_matches(str(word), options, n=1, cutoff=0.6)
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 

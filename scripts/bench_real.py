@@ -64,21 +64,27 @@ def scan_child(path: str, out: str) -> None:
     import pairaudit
 
     proc, peak, stop = psutil.Process(), [0], threading.Event()
+    phase, phases = ["start"], {}  # peak RSS (MB) per progress phase
 
     def sample() -> None:
         while not stop.is_set():
-            peak[0] = max(peak[0], proc.memory_info().rss)
+            rss = proc.memory_info().rss
+            peak[0] = max(peak[0], rss)
+            phases[phase[0]] = max(phases.get(phase[0], 0), round(rss / 2**20))
             time.sleep(0.5)
+
+    def progress(name: str, done: int, total: int | None) -> None:
+        phase[0] = name
 
     threading.Thread(target=sample, daemon=True).start()
     t0 = time.perf_counter()
-    audit = pairaudit.scan(path, out=out, progress=False, log=lambda m: None)
+    audit = pairaudit.scan(path, out=out, progress=progress, log=lambda m: None)
     dt = time.perf_counter() - t0
     stop.set()
     timings = json.loads((Path(out) / "timings.json").read_text())
     print(json.dumps({"rows": audit.totals["input"], "seconds": dt, "rows_per_s": audit.totals["input"] / dt,
                       "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-                      "sampled_peak_rss_mb": peak[0] / 2**20, "timings": timings}))
+                      "sampled_peak_rss_mb": peak[0] / 2**20, "phase_peak_rss_mb": phases, "timings": timings}))
 
 
 def tokenizer_child(path: str) -> None:
@@ -137,7 +143,8 @@ def run(sizes: list[int], work: Path | None, dedup: bool) -> None:
                            and not k.endswith(("_encoded", "_cached", "_computed")))
         print(f"{n:>8} rows: default scan {scan['seconds']:.0f} s = {scan['rows_per_s']:.0f} rows/s; raw tokenizers "
               f"encode_batch {tok['rows_per_s']:.0f} rows/s; ratio {scan['rows_per_s'] / tok['rows_per_s']:.2f}x; "
-              f"peak RSS {scan['peak_rss_mb']:.0f} MB\n          {stages}")
+              f"peak RSS {scan['peak_rss_mb']:.0f} MB\n          {stages}\n          peak RSS per phase (MB): "
+              + ", ".join(f"{k} {v}" for k, v in scan["phase_peak_rss_mb"].items()))
     if len(results) >= 2:
         (n0, a), (n1, b) = min(results.items()), max(results.items())
         growth = (b["peak_rss_mb"] - a["peak_rss_mb"]) * 2**20 / (n1 - n0)

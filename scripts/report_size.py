@@ -1,9 +1,9 @@
 """Size of report.html for a scan with many flagged rows, on real-length HH rows.
 
-    python scripts/report_size.py [ROWS]      # default 12000 rows; prints flagged rows and the page size
+    python scripts/report_size.py [ROWS]      # default 15000 rows; prints flagged rows and the page size
 
 The rows come from ../shared/tools/make_scale_set.py (real HH transcripts recombined); the scan runs the
-cheap per-pair and exact checks with ``max_length=128`` so that most real rows are ``too_long`` (flagged):
+cheap per-pair and exact checks with ``max_length=96`` so that most real rows are ``too_long`` (flagged):
 the report then lists over 10,000 flagged rows. Exit status 1 when the page is 1 MB or more.
 """
 
@@ -32,7 +32,7 @@ def main(n: int) -> int:
     subprocess.run([sys.executable, str(SHARED / "tools" / "make_scale_set.py"),
                     str(SHARED / "data" / "hh-rlhf" / "helpful-base-test.jsonl"), str(n), str(src)], check=True)
     t0 = time.time()
-    pairaudit.scan(src, out=tmp / "out", only=CHECKS, max_length=128, progress=False, log=lambda m: None)
+    pairaudit.scan(src, out=tmp / "out", only=CHECKS, max_length=96, progress=False, log=lambda m: None)
     scan_s = time.time() - t0
     f = pl.read_parquet(tmp / "out" / "findings.parquet")
     page = (tmp / "out" / "report.html").resolve()
@@ -45,8 +45,10 @@ def main(n: int) -> int:
     print(f"rows {n}, flagged rows {f['row'].n_unique()}, findings {f.height}")
     print(f"report.html {size} bytes ({size / 1e6:.2f} MB); scan {scan_s:.0f}s, render {render_s:.1f}s")
     print(f"under 1 MB: {'yes' if size < 1_000_000 else 'NO'}  ({page})")
+    if f["row"].n_unique() < 10_000:
+        print("note: fewer than 10,000 flagged rows: pass more ROWS")
     return 0 if size < 1_000_000 else 1
 
 
 if __name__ == "__main__":
-    raise SystemExit(main(int(sys.argv[1]) if len(sys.argv) > 1 else 12000))
+    raise SystemExit(main(int(sys.argv[1]) if len(sys.argv) > 1 else 15000))

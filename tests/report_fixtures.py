@@ -1,4 +1,4 @@
-"""A small hand-written output folder (DESIGN section 3) for report and review tests.
+"""A small hand-written output folder (docs/contract.md) for report and review tests.
 
 Rows: 0 normal, 1 identical pair, 2 HTML/script payloads, 3 duplicate of 0, 4 contradiction of 0,
 5 malformed JSON line, 6 HH implicit-prompt strings, 7 near-identical pair.

@@ -1,4 +1,4 @@
-"""Every DESIGN section-1 format parses to the same canonical pair; normalisers are idempotent."""
+"""Every documented input format (docs/formats.md) parses to the same canonical pair; normalisers are idempotent."""
 
 from __future__ import annotations
 

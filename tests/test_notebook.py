@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -48,6 +49,14 @@ def test_review_notebook_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     assert any('as the trainer sees it' in h for h in html)
     assert (tmp_path / "out" / "decisions.jsonl").exists()
     assert (tmp_path / "out" / "report.html").exists()
+    # a static export (no widget state, as on GitHub or nbconvert) shows the pairs, not blank widget cells
+    nbconvert = pytest.importorskip("nbconvert")
+    body, _ = nbconvert.HTMLExporter().from_notebook_node(nb)
+    assert body.count('class="pa-sides"') >= 1 and "as the trainer sees it" in body
+    # the demo's apply changed the totals (its keep and drops do not cancel out)
+    printed = "".join(o.get("text", "") for o in outputs if o.get("output_type") == "stream")
+    moved = re.search(r"kept (\d+) -> (\d+)", printed)
+    assert moved and moved.group(1) != moved.group(2), printed[-500:]
     # the notebook is stored without outputs (clean diffs)
     stored = nbformat.read(NOTEBOOK, as_version=4)
     assert all(not c.get("outputs") for c in stored.cells if c.cell_type == "code")

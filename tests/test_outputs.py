@@ -1,4 +1,4 @@
-"""Outputs follow the DESIGN contract, are byte-identical across runs and written atomically."""
+"""Outputs follow the output contract (docs/contract.md), are byte-identical across runs and written atomically."""
 
 from __future__ import annotations
 

@@ -159,3 +159,32 @@ def test_live_display_shows_each_phase_and_a_count_that_does_not_move(monkeypatc
     for part in ("read + checks", "2354/2354", "embedding", "texts", "bundled:all-MiniLM-L6-v2", "rows/s · ETA",
                  "no new count for", "done"):
         assert part in text, part
+
+
+def test_streaming_phase_without_total_finishes_when_the_stream_ends() -> None:
+    """A phase counted without a total while batches stream (static embedding) is closed as done, with
+    its count, once the whole-dataset stages start: a plain 'done' line, and a live bar that finishes."""
+    from io import StringIO
+
+    from rich.console import Console
+
+    from pairaudit.report.progress import PlainProgress, ProgressDisplay
+
+    lines: list[str] = []
+    plain = PlainProgress(lines.append, interval=0.0, heartbeat=None)
+    live = ProgressDisplay(Console(file=StringIO(), force_terminal=False, width=120))
+    try:
+        for view in (plain, live):
+            view("read", 0, 10)
+            view("embed_static", 2973, None)
+            view("read", 10, 10)
+            view("finalize", 0, 3)
+            view("finalize", 3, 3)
+    finally:
+        plain.stop()
+        live.stop()
+    done = [ln for ln in lines if ln.startswith("embedding (static): done")]
+    assert done == [lines[[i for i, ln in enumerate(lines) if ln.startswith("whole-dataset")][0] - 1]]
+    assert done[0].startswith("embedding (static): done, 2,973 texts")
+    task = next(t for t in live.bar.tasks if t.description == "embedding (static)")
+    assert task.total == task.completed == 2973 and task.finished

@@ -13,6 +13,7 @@ from pairaudit.checks.identical import NearIdenticalPair
 from pairaudit.checks.repetition import (
     DEFAULTS,
     DegenerateRepetition,
+    char_run,
     compression_ratio,
     dup_ngram_fraction,
     repetition_score,
@@ -120,3 +121,28 @@ def test_one_word_answers_are_not_near_identical(tok: DPOTokenizer) -> None:
     check = NearIdenticalPair({"min_char_ratio": 0.97, "max_token_edits": 3, "min_words": 3})
     out, _ = run(check, pairs, tok)
     assert [f.row for f in out] == [2]  # 3 words each: a one-token change in a sentence
+
+
+@pytest.mark.parametrize("unit", ["a", "!", "ha", "abc", "1234", "的", "xo!?"])
+@pytest.mark.parametrize("length", [20, 64, 300])
+def test_character_level_degeneration_in_real_rows(unit: str, length: int) -> None:
+    """A real response that breaks down into one unit repeated with no space is found at any response
+    length (the word rules need >= min_words words and see one 'word' here); shorter runs are not."""
+    rng = random.Random(length)
+    p, c, _ = hh_rows()[rng.randrange(200)]
+    cut = c[:rng.randrange(len(c) + 1)].rstrip()
+    broken = cut + unit * -(-length // len(unit))
+    score, rule = repetition_score(broken, DEFAULTS)
+    assert score >= 1.0 and rule.startswith("char_run") and repr(unit) in rule, (broken[-80:], rule)
+    short = cut + " " + unit * max(1, 12 // len(unit))
+    assert repetition_score(short, DEFAULTS)[0] < 1.0 or not repetition_score(short, DEFAULTS)[1].startswith("char")
+
+
+@pytest.mark.parametrize("text", [
+    "| Name | Score |\n|------|-------|\n| A | 1 |",  # a markdown table separator
+    "Title\n" + "=" * 80 + "\n\nBody text here.",  # a markdown rule
+    "Fill in: \\_\\_\\_\\_\\_\\_\\_\\_\\_\\_\\_\\_\\_\\_ (your name)",  # escaped blanks
+    "EMI = 1,000,000 * 3.155555555e+28",
+])
+def test_formatting_runs_are_not_character_degeneration(text: str) -> None:
+    assert char_run(text)[0] < DEFAULTS["char_run"]

@@ -50,13 +50,16 @@ def test_text_budget_keeps_large_tables_small(tmp_path: Path, monkeypatch: pytes
     data = _data((tmp_path / "out" / "report.html").read_text(encoding="utf-8"))
     assert sorted(r[0] for r in data["rows"]) == flagged
     assert data["snippet"] == table.SNIPPET_MAX and "Question 140?" in next(r[3] for r in data["rows"] if r[0] == 141)
-    # with a small budget each row keeps less text, and below the minimum none
-    monkeypatch.setattr(table, "TEXT_BUDGET", 230 * 60)
+    # with a small budget each row keeps less detail and text, and below the minimum no text
+    monkeypatch.setattr(table, "TEXT_BUDGET", 230 * 100)
     data = table.table_data(OutputFolder.open(tmp_path / "out"))
-    assert data["snippet"] == 60 and all(len(r[3]) <= 60 + 6 for r in data["rows"])
+    detail = len(data["details"][0])
+    assert len(data["details"]) == 1 and 0 < detail <= table.DETAIL_MAX  # one detail text, interned
+    assert data["snippet"] == 100 - detail and all(len(r[3]) <= 100 - detail for r in data["rows"])
     monkeypatch.setattr(table, "TEXT_BUDGET", 230 * 10)
     data = table.table_data(OutputFolder.open(tmp_path / "out"))
     assert data["snippet"] == 0 and all(r[3] == "" for r in data["rows"])
+    assert all(len(d) <= table.DETAIL_MIN for d in data["details"])
     assert len(table.data_json(data)) < 230 * 60
 
 

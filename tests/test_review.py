@@ -246,12 +246,17 @@ def test_queue_widget_records_and_moves_on(tmp_path: Path, monkeypatch: pytest.M
     assert box.queue.rows == [6] and "row 6" in status.value
     action.value = "drop"
     assert box.queue.rows == [] and "every row of this queue has a decision" in pair_html.value
-    # a pair shown with widgets also carries its static HTML (for viewers without a widget manager)
+    # a pair shown with widgets: its static HTML is an output of its own (static viewers show it), the
+    # buttons a second output, a widget without the pair
     shown: list[object] = []
     monkeypatch.setattr("IPython.display.display", lambda *a, **k: shown.append(a[0]))
     rv.pair(7)._ipython_display_()
     assert 'class="pa-sides"' in shown[0]["text/html"]
-    assert "application/vnd.jupyter.widget-view+json" in shown[0]
+    assert "application/vnd.jupyter.widget-view+json" not in shown[0]
+    import ipywidgets
+
+    assert isinstance(shown[1], ipywidgets.VBox) and not any(isinstance(c, ipywidgets.HTML) and "pa-sides" in c.value
+                                                              for c in shown[1].children)
 
 
 @pytest.mark.skipif(not HAVE_PIPELINE, reason="pairaudit.pipeline not built yet")

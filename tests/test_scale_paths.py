@@ -64,7 +64,7 @@ def test_scale_paths_change_no_output(tmp_path: Path, monkeypatch: pytest.Monkey
 def test_spill_columns_round_trip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import numpy as np
 
-    from pairaudit.stages.spill import Spill
+    from pairaudit.stages.spill import Mapped, Spill
 
     monkeypatch.setenv("PAIRAUDIT_SPILL_DIR", str(tmp_path))
     rng = np.random.default_rng(0)
@@ -77,10 +77,15 @@ def test_spill_columns_round_trip(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     cols["v"] += parts[1:]
     cols["t"] += blobs[1:]
     v, t = spill.column("v", cols["v"]), spill.column("t", cols["t"])
-    assert isinstance(v, np.memmap) and np.array_equal(v, np.concatenate(parts))
+    assert isinstance(v, Mapped) and np.array_equal(v[:], np.concatenate(parts)) and v[7, 3] == parts[2][4, 3]
     assert [t[i] for i in range(len(t))] == [b"ab", b"", b"\x00c", b"xyz"] and t.nbytes == 7
     folder = spill.folder
     spill.close()
     assert folder is not None and not folder.exists()
+    again, spill = {"v": list(parts[:1]), "t": list(blobs[:1])}, Spill(limit=1)
+    spill.maybe(again)
+    spill.restore(again)  # what an engine exports: the whole column back in memory
+    assert np.array_equal(np.concatenate(again["v"]), parts[0])
+    assert list(np.concatenate(again["t"])) == [b"ab", b"", b"\x00c"] and not spill.spilled
     small = Spill()  # under the limit: plain in-memory concatenation, no files
-    assert not isinstance(small.column("v", list(parts)), np.memmap) and small.folder is None
+    assert isinstance(small.column("v", list(parts)), np.ndarray) and small.folder is None

@@ -22,6 +22,7 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
 import pairaudit  # noqa: E402
+from pairaudit.errors import ConfigError  # noqa: E402
 from pairaudit.io.formats import detect_format, normalise  # noqa: E402
 from pairaudit.trainer import profiles  # noqa: E402
 from pairaudit.trainer.tokenizer import DPOTokenizer, load_tokenizer  # noqa: E402
@@ -236,3 +237,107 @@ def test_legacy_profile_matches_trl_028(name: str, limits: tuple, smol: dict[str
         for side in ("chosen", "rejected"):
             want = trl_legacy.truncate(ex["prompt_input_ids"], ex[f"{side}_input_ids"], max_length, mode)
             assert dtok.kept_ids(e.prompt_ids, getattr(e, f"{side}_ids")) == want, impl
+
+
+# -- implicit prompts that take response text: planted prefix pairs and mid-word splits ----------------
+
+def _planted_implicit() -> list[dict[str, Any]]:
+    """Real HH dialogues whose last responses are replaced: one a prefix of the other (both ways round,
+    with and without a space), a shared opening sentence, a split inside a word, identical responses."""
+    from pairaudit.io.formats import split_hh
+
+    out = []
+    for i, r in enumerate(DATA["hh_implicit"][:60]):
+        prompt, c, rej, note = split_hh(r["chosen"], r["rejected"])
+        if note:
+            continue
+        short = c.split(".")[0] + "."
+        c, rej = [(short, short + " " + rej.strip()), (short + rej, short), (" Sure thing." + c, " Sure thing." + rej),
+                  (" You’re welcome.", " You’re welcoming, and kind."), (c, c)][i % 5]
+        out.append({"chosen": prompt + c, "rejected": prompt + rej})
+    return out
+
+
+PLANTED = _planted_implicit()
+
+
+def test_trl_extract_prompt_is_what_pairaudit_reads() -> None:
+    from trl.data_utils import extract_prompt
+
+    from pairaudit.trainer.split import implicit_split, trl_extract_prompt_text
+
+    for i, row in enumerate(PLANTED + DATA["hh_implicit"]):
+        want = extract_prompt(dict(row))
+        got = trl_extract_prompt_text(row["chosen"], row["rejected"])
+        assert got == (want["prompt"], want["chosen"], want["rejected"]), i
+        sp = implicit_split(normalise(i, row, "implicit_hh"))
+        assert (sp.prompt, sp.chosen, sp.rejected) == got
+    kinds = [implicit_split(normalise(i, r, "implicit_hh")) for i, r in enumerate(PLANTED)]
+    assert {k.kind for k in kinds} == {"prefix", "opening", "identical"} and any(k.mid_word for k in kinds)
+
+
+@pytest.mark.parametrize("mode", ["keep_start", "keep_end"])
+def test_installed_trl_prepares_planted_prefix_pairs_the_same(mode: str, smol: dict[str, Any],
+                                                               tmp_path: Path) -> None:
+    assert_same_as_trl(PLANTED, smol["tok"], smol["spec"], tmp_path, MAX_LENGTH, mode)
+
+
+def test_prefix_pair_counts_are_trls(smol: dict[str, Any], tmp_path: Path) -> None:
+    """The token counts prefix_pair states are those of TRL's own prepared rows (EOS included)."""
+    prepared, _ = trl_prepare(PLANTED, smol["tok"], tmp_path / "trl", max_length=None)
+    audit = pairaudit.scan(write_jsonl(tmp_path / "p.jsonl", PLANTED), out=tmp_path / "out", max_length="none",
+                           only=["prefix_pair", "split_word"], log=lambda m: None)
+    f = audit.findings
+    details = dict(f.filter(f["check"] == "prefix_pair").select("row", "detail").iter_rows())
+    assert len(details) >= len(PLANTED) - 1  # every planted row but possibly one whose cut moves a whole token
+    for ex in prepared:
+        if ex["row"] in details:
+            m = re.search(r"compares chosen (\d+) tokens? .* with rejected (\d+) tokens?", details[ex["row"]])
+            assert (int(m.group(1)), int(m.group(2))) == (len(ex["chosen_ids"]), len(ex["rejected_ids"]))
+    assert set(f.filter(f["check"] == "split_word")["row"].to_list()) >= {i for i in range(len(PLANTED)) if i % 5 == 3}
+
+
+# -- the trainer's own objects as scan options ------------------------------------------------------------
+
+def test_scan_takes_the_tokenizer_object_and_dpo_config(smol: dict[str, Any], tmp_path: Path) -> None:
+    rows = DATA["ultrafeedback"]
+    tok = transformers.AutoTokenizer.from_pretrained(str(smol["dir"]))
+    args = trl.DPOConfig(output_dir=str(tmp_path / "trl"), bf16=False, report_to="none", use_cpu=True,
+                         max_length=MAX_LENGTH)
+    trainer = trl.DPOTrainer(model=_tiny_model(len(tok)), ref_model=_tiny_model(len(tok)), args=args,
+                             train_dataset=__import__("datasets").Dataset.from_list(
+                                 [{**r, "row": i} for i, r in enumerate(rows)]), processing_class=tok)
+    trl_dropped = sorted(set(range(len(rows))) - set(trainer.train_dataset["row"]))
+    assert trl_dropped
+    audit = pairaudit.scan(rows, out=tmp_path / "out", tokenizer=tok, trainer_args=args,
+                           only=["dropped_by_trainer", "too_long"], log=lambda m: None)
+    f = audit.findings
+    assert sorted(f.filter(f["check"] == "dropped_by_trainer")["row"].to_list()) == trl_dropped
+    cfg = audit.report["config"]
+    assert (cfg["max_length"], cfg["truncation_mode"]) == (MAX_LENGTH, "keep_start")
+    assert Path(cfg["tokenizer"]).is_dir()  # the object was saved once; the report names its folder
+    again = pairaudit.scan(rows, out=None, tokenizer=tok, trainer_args={"max_length": MAX_LENGTH},
+                           only=["dropped_by_trainer", "too_long"], log=lambda m: None)
+    assert again.report["config"] == cfg and again.findings.equals(f)
+    with pytest.raises(ConfigError, match="given twice"):
+        pairaudit.scan(rows, out=None, trainer_args=args, max_length=512, log=lambda m: None)
+    with pytest.raises(ConfigError, match="did you mean 'max_length'"):
+        pairaudit.scan(rows, out=None, trainer_args={"max_lenght": 512}, log=lambda m: None)
+
+
+def test_explicit_prompt_output_trains_on_whole_responses(smol: dict[str, Any], tmp_path: Path) -> None:
+    """--explicit-prompt's cleaned output, given to TRL's own DPOTrainer: every completion is the whole
+    response (+ EOS), where the implicit rows gave TRL only what follows the common prefix."""
+    audit = pairaudit.scan(write_jsonl(tmp_path / "p.jsonl", PLANTED), out=tmp_path / "out", explicit_prompt=True,
+                           only=["prefix_pair"], log=lambda m: None)
+    clean = audit.load_clean(row_column=None).to_list()
+    prepared, _ = trl_prepare(clean, smol["tok"], tmp_path / "trl", max_length=None)
+    implicit, _ = trl_prepare(PLANTED, smol["tok"], tmp_path / "trl2", max_length=None)
+    eos = smol["tok"].eos_token
+    decode = smol["tok"].decode
+    for ex, ex_implicit in zip(prepared, implicit):
+        rec = clean[ex["row"]]
+        assert decode(ex["chosen_ids"]) == rec["chosen"] + eos and decode(ex["rejected_ids"]) == rec["rejected"] + eos
+        assert decode(ex["prompt_ids"]) == rec["prompt"]
+        assert len(ex["chosen_ids"]) >= len(ex_implicit["chosen_ids"])
+    assert sum(len(a["chosen_ids"]) > len(b["chosen_ids"]) for a, b in zip(prepared, implicit)) >= len(PLANTED) // 2

@@ -14,6 +14,7 @@ from pairaudit.checks import (
     malformed,
     mismatch,
     padding,
+    prefix,
     repetition,
     trainer,
     vocab,
@@ -27,4 +28,5 @@ PAIR_CHECKS: tuple[type[PairCheck], ...] = (
     empty.EmptyPrompt, empty.EmptyResponse, padding.AllPadding, vocab.OutOfVocab, encoding.EncodingError,
     length.TooLong, trainer.DroppedByTrainer, length.TruncationIdentical, identical.IdenticalPair,
     identical.NearIdenticalPair, repetition.DegenerateRepetition, mismatch.PromptMismatch,
+    prefix.PrefixPair, prefix.SplitWord,
 )

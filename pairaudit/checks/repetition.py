@@ -13,7 +13,14 @@ fraction) and in the spirit of Data-Juicer's ``word_repetition_filter`` / ``char
 * ``dup_ngram``: characters inside word 5- to 10-grams that already occurred (scanning left to right,
   skipping a repeated n-gram whole) over the characters; Gopher's limits 0.15 down to 0.10;
 * ``dup_lines``: repeated non-empty lines over lines (Gopher 0.30), for responses of >= 4 lines;
-* ``compression``: UTF-8 bytes / zlib-compressed bytes. A loop compresses far better than prose.
+* ``compression``: UTF-8 bytes / zlib-compressed bytes. A loop compresses far better than prose;
+* ``char_run``: the longest stretch without whitespace that repeats one unit of 1-8 characters at least
+  4 times ("aaaaaaaa", "hahahaha", "!!!!!!!!", "abcabcabcabc"), in characters: the character-level
+  breakdown of a broken generation, which word n-grams cannot see (it is one "word"). Units made only of
+  rule / table characters (``-=_*#~|+`` and backslash: markdown rules, table separators, escaped blanks) are not
+  counted: real answers use them at any length. Scored at every response length (``min_words`` does not
+  apply); ``scripts/eval_repetition.py`` prints its recall on planted runs and its false-positive rate on
+  the real rows.
 
 Web-document limits are far too strict for chat answers: a 60-word answer that says "you can" four
 times, a numbered list, a recipe repeating "1 cup" all pass Gopher's 0.20 top-2-gram limit on HH. The
@@ -47,7 +54,11 @@ DEFAULTS = {
     "top_2gram": 0.50, "top_3gram": 0.50, "top_4gram": 0.50,
     "dup_5gram": 0.60, "dup_10gram": 0.50,
     "dup_lines": 0.60, "min_compression": 5.5, "compression_min_bytes": 120,
+    "char_run": 20,
 }
+CHAR_MAX_UNIT, CHAR_MIN_REPEATS = 8, 4
+_CHAR_CYCLE = re.compile(rf"(\S{{1,{CHAR_MAX_UNIT}}}?)\1{{{CHAR_MIN_REPEATS - 1},}}")
+_RULE_CHARS = frozenset("-=_*#~|\\+")
 
 
 def words(text: str) -> list[str]:
@@ -92,6 +103,17 @@ def compression_ratio(text: str) -> float:
     return len(raw) / max(1, len(zlib.compress(raw, 9)))
 
 
+def char_run(text: str) -> tuple[int, str]:
+    """(length in characters, unit) of the longest whitespace-free run of one unit of 1-8 characters
+    repeated >= 4 times, leaving out units made only of rule / table characters; (0, "") when none."""
+    best, unit = 0, ""
+    for m in _CHAR_CYCLE.finditer(text):
+        n = m.end() - m.start()
+        if n > best and not _RULE_CHARS.issuperset(m.group(1)):
+            best, unit = n, m.group(1)
+    return best, unit
+
+
 def repetition_metrics(text: str) -> dict[str, float]:
     ws = words(text)
     n_chars = sum(map(len, ws)) + max(0, len(ws) - 1)  # the words joined by single spaces
@@ -110,14 +132,20 @@ def repetition_metrics(text: str) -> dict[str, float]:
 
 def repetition_score(text: str, params: dict) -> tuple[float, str]:
     """(score, the rule with the largest metric/limit ratio); score >= 1 means degenerate."""
+    run, unit = char_run(text)
+    ratios = {"char_run": run / params["char_run"]}
     m = repetition_metrics(text)
-    if m["n_words"] < params["min_words"]:
-        return 0.0, ""
-    ratios = {k: m[k] / params[k] for k in ("top_2gram", "top_3gram", "top_4gram", "dup_5gram", "dup_10gram",
-                                           "dup_lines")}
-    if m["n_bytes"] >= params["compression_min_bytes"]:
-        ratios["compression"] = m["compression"] / params["min_compression"]
+    if m["n_words"] >= params["min_words"]:
+        ratios.update({k: m[k] / params[k] for k in ("top_2gram", "top_3gram", "top_4gram", "dup_5gram",
+                                                     "dup_10gram", "dup_lines")})
+        if m["n_bytes"] >= params["compression_min_bytes"]:
+            ratios["compression"] = m["compression"] / params["min_compression"]
     rule = max(ratios, key=lambda k: ratios[k])
+    if ratios[rule] == 0.0:
+        return 0.0, ""
+    if rule == "char_run":
+        return ratios[rule], (f"char_run {run} characters (limit {params['char_run']}): {unit!r} repeated "
+                              f"{run // len(unit)} times with no space")
     limit = params["min_compression"] if rule == "compression" else params[rule]
     return ratios[rule], f"{rule} {m[rule]:.2f} (limit {limit})"
 
@@ -128,7 +156,9 @@ class DegenerateRepetition(PairCheck):
         "a response repeats itself: the most frequent word 2/3/4-gram covers >= top_Ngram of its characters, "
         "repeated 5-/10-grams cover >= dup_Ngram, repeated lines >= dup_lines, or it compresses >= "
         "min_compression times (zlib; responses of >= compression_min_bytes bytes); responses under "
-        "min_words words are not scored (Gopher repetition rules, limits raised for chat answers)",
+        "min_words words are not scored by these (Gopher repetition rules, limits raised for chat answers); "
+        "at any length: a run of >= char_run characters with no space that repeats one unit of 1-8 characters "
+        "('aaaa…', 'hahaha…', '!!!!…'; markdown rule characters not counted)",
         "drop",
         thresholds=dict(DEFAULTS),
         why="a looping chosen response teaches the policy to loop; a looping response on either side has an "

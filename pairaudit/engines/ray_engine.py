@@ -200,7 +200,7 @@ def _run(ray: Any, scanner: Scanner, source: Source) -> dict[str, Any]:
                 "decisions": {str(r): _decision_json(d) for r, d in scanner.decisions.items()
                               if r >= starts[s] and (ends[s] is None or r < ends[s])},
                 "splits": [list(x) for x in scanner.source.splits] if scanner.source.splits else None,
-                "tmp": tmp, "write": "jsonl" if write_jsonl else "driver"}
+                "tmp": tmp, "write": "jsonl" if write_jsonl else "driver", "explicit_prompt": cfg.explicit_prompt}
         args = [r[1 + s] for h in hash_stages for r in reduced[type(h).__name__]]
         blobs = [dumps(plan), dumps(routed[s])]
         from_driver += sum(len(b) for b in blobs)
@@ -217,7 +217,8 @@ def _run(ray: Any, scanner: Scanner, source: Source) -> dict[str, Any]:
         from pairaudit.outputs.records import write_outputs
 
         written["counts"] = write_outputs(source, scanner.out.tmp, written.pop("drops"), set(written["flips"]),
-                                          scanner.fmt or "standard", scanner.columns)
+                                          scanner.fmt or "standard", scanner.columns,
+                                          explicit_prompt=scanner.cfg.explicit_prompt)
     scanner.timings["ray_write"] += time.perf_counter() - t
     scanner.stats = {**_ordered_stats([st for st in order if st in scanner.stages], stage_stats, driver_stats),
                      **stats_before}

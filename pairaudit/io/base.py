@@ -1,4 +1,4 @@
-"""What every source yields: ``Record`` batches with the DESIGN row numbers, and the ``Source``
+"""What every source yields: ``Record`` batches with the contract row numbers (docs/contract.md), and the ``Source``
 interface the pipeline and the writers use. The concrete sources live in ``io.readers`` (files),
 ``io.hf`` (datasets objects and splits) and ``io.python_sources`` (DataFrames, dicts)."""
 

@@ -1,4 +1,4 @@
-"""Source readers. Each yields ``Record`` batches with the DESIGN row numbers.
+"""Source readers. Each yields ``Record`` batches with the contract row numbers (docs/contract.md).
 
 JSONL rows are 0-based physical line numbers (blank lines yield no record); everything else is the
 index within the split. A line that cannot be decoded or parsed is still a record, with ``error``

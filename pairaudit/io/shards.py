@@ -1,6 +1,6 @@
 """Split a source into independent shards that a worker can reopen and read on its own.
 
-Row numbers stay those of the DESIGN contract: a JSONL shard starts at a line boundary and knows
+Row numbers stay those of the output contract (docs/contract.md): a JSONL shard starts at a line boundary and knows
 the physical line number it starts at; other sources shard by index ranges. Specs are plain dicts
 (picklable, no open handles).
 """

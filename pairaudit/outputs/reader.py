@@ -1,4 +1,4 @@
-"""Read a pairaudit output folder (DESIGN section 3) for the HTML report, ``pairaudit show`` and the
+"""Read a pairaudit output folder (docs/contract.md) for the HTML report, ``pairaudit show`` and the
 notebook review helper.
 
 The output folder does not hold the text of flagged-but-kept rows in a row-addressable form, so

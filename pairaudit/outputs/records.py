@@ -1,7 +1,8 @@
 """Write the cleaned and dropped records in the input's own format, in input order.
 
 Kept JSONL lines are written byte for byte as read (BOM and CR removed); flipped rows (review
-decisions) are re-serialised with chosen and rejected swapped. Dropped records are written as
+decisions) are re-serialised with chosen and rejected swapped, and with ``--explicit-prompt`` every kept
+implicit-prompt record gets an explicit prompt (:func:`explicit_prompt_record`). Dropped records are written as
 ``{"row": n, "reasons": [...], "record": <original record or null>, "raw": <text if unparseable>}``.
 """
 
@@ -39,6 +40,42 @@ def flip_record(rec: dict[str, Any], fmt: str, columns: Mapping[str, str]) -> di
     return rec
 
 
+def explicit_prompt_record(rec: dict[str, Any], columns: Mapping[str, str]) -> dict[str, Any]:
+    """An implicit-prompt record with an explicit ``prompt`` (``--explicit-prompt``): the prompt up to the
+    last ``"\\n\\nAssistant:"`` both HH strings share, or the messages before the last assistant turn, and
+    ``chosen`` / ``rejected`` holding only the responses, so TRL uses the prompt as is instead of its
+    character-wise ``extract_prompt``. A record that already has a prompt, or that is malformed, is
+    returned as it is."""
+    from pairaudit.io.formats import Malformed, _messages, split_hh, split_implicit_messages
+
+    c_key, r_key = columns.get("chosen", "chosen"), columns.get("rejected", "rejected")
+    c, r = rec.get(c_key), rec.get(r_key)
+    if "prompt" in rec:
+        return rec
+    if isinstance(c, str) and isinstance(r, str):
+        prompt, cc, rr, _ = split_hh(c, r)
+    elif isinstance(c, list) and isinstance(r, list):
+        try:
+            pm, _, rm, _ = split_implicit_messages(_messages(c, c_key), _messages(r, r_key))
+        except Malformed:
+            return rec
+        # the chosen side's history before its last assistant turn, as pairaudit reads the pair (the raw
+        # messages are kept, e.g. ShareGPT from/value)
+        prompt, cc, rr = list(c[:len(pm)]), list(c[len(pm):]), list(r[len(r) - len(rm):])
+    else:
+        return rec
+    return {"prompt": prompt, **rec, c_key: cc, r_key: rr}
+
+
+def kept_record(rec: dict[str, Any], flip: bool, fmt: str, columns: Mapping[str, str],
+                explicit_prompt: bool) -> dict[str, Any]:
+    """A kept record as the cleaned output holds it: flipped (review decisions, ``--flip``) and/or with an
+    explicit prompt (``--explicit-prompt``)."""
+    if flip:
+        rec = flip_record(rec, fmt, columns)
+    return explicit_prompt_record(rec, columns) if explicit_prompt else rec
+
+
 def _dropped_line(row: int, reasons: list[str], record: Any, raw: str | None = None) -> bytes:
     out: dict[str, Any] = {"row": row, "reasons": reasons, "record": record}
     if raw is not None:
@@ -47,29 +84,32 @@ def _dropped_line(row: int, reasons: list[str], record: Any, raw: str | None = N
 
 
 def write_outputs(source: Source, tmp_dir: Path, drops: Mapping[int, list[str]], flips: set[int], fmt: str,
-                  columns: Mapping[str, str], batch_size: int = 5000) -> dict[str, int]:
-    """Write clean/dropped files into ``tmp_dir``; returns counts."""
+                  columns: Mapping[str, str], batch_size: int = 5000, explicit_prompt: bool = False) -> dict[str, int]:
+    """Write clean/dropped files into ``tmp_dir``; returns counts. ``explicit_prompt``: kept implicit-prompt
+    records get an explicit prompt column (:func:`explicit_prompt_record`)."""
+    ep = explicit_prompt and fmt in ("implicit_hh", "implicit_conversational")
     if isinstance(source, MultiSplitSource):
-        return _write_hf_splits(source, tmp_dir, drops, flips, fmt, columns)
+        return _write_hf_splits(source, tmp_dir, drops, flips, fmt, columns, ep)
     kind = getattr(source, "writes_as", source.kind)  # Python sources: see io.python_sources
     if kind == "jsonl":
-        return _write_jsonl(source, tmp_dir, drops, flips, fmt, columns, batch_size)
+        return _write_jsonl(source, tmp_dir, drops, flips, fmt, columns, batch_size, ep)
     if kind == "json":
-        return _write_json(source, tmp_dir, drops, flips, fmt, columns, batch_size)
+        return _write_json(source, tmp_dir, drops, flips, fmt, columns, batch_size, ep)
     if kind == "parquet":
-        return _write_parquet(source, tmp_dir, drops, flips, fmt, columns, batch_size)
-    return _write_hf(source, tmp_dir, drops, flips, fmt, columns)
+        return _write_parquet(source, tmp_dir, drops, flips, fmt, columns, batch_size, ep)
+    return _write_hf(source, tmp_dir, drops, flips, fmt, columns, ep)
 
 
-def _write_jsonl(source, tmp_dir, drops, flips, fmt, columns, batch_size):  # noqa: ANN001, ANN202
+def _write_jsonl(source, tmp_dir, drops, flips, fmt, columns, batch_size, ep):  # noqa: ANN001, ANN202
     with open(tmp_dir / "clean.jsonl", "wb") as fc, open(tmp_dir / "dropped.jsonl", "wb") as fd:
-        return write_jsonl_batches(source.raw_batches(batch_size), fc, fd, drops, flips, fmt, columns)
+        return write_jsonl_batches(source.raw_batches(batch_size), fc, fd, drops, flips, fmt, columns, ep)
 
 
 def write_jsonl_batches(batches: Iterable[tuple[list[int], list[bytes]]], fc: BinaryIO, fd: BinaryIO,
                         drops: Mapping[int, list[str]], flips: set[int], fmt: str,
-                        columns: Mapping[str, str]) -> dict[str, int]:
-    """Kept lines to ``fc``, dropped ones to ``fd``: the whole file, or one shard of it (Ray engine)."""
+                        columns: Mapping[str, str], ep: bool = False) -> dict[str, int]:
+    """Kept lines to ``fc``, dropped ones to ``fd``: the whole file, or one shard of it (Ray engine);
+    ``ep``: kept implicit-prompt records get an explicit prompt column."""
     kept = dropped = 0
     for rows, raws in batches:
         for row, raw in zip(rows, raws):
@@ -77,9 +117,9 @@ def write_jsonl_batches(batches: Iterable[tuple[list[int], list[bytes]]], fc: Bi
                 obj, err, _ = parse_json_line(raw)
                 fd.write(_dropped_line(row, drops[row], obj, raw.decode("utf-8", "replace") if err else None))
                 dropped += 1
-            elif row in flips:
+            elif row in flips or ep:
                 obj, _, _ = parse_json_line(raw)
-                fc.write(json_bytes(flip_record(obj, fmt, columns)) + b"\n")
+                fc.write(json_bytes(kept_record(obj, row in flips, fmt, columns, ep)) + b"\n")
                 kept += 1
             else:
                 fc.write(raw + b"\n")
@@ -87,7 +127,7 @@ def write_jsonl_batches(batches: Iterable[tuple[list[int], list[bytes]]], fc: Bi
     return {"kept": kept, "dropped": dropped}
 
 
-def _write_json(source, tmp_dir, drops, flips, fmt, columns, batch_size):  # noqa: ANN001, ANN202
+def _write_json(source, tmp_dir, drops, flips, fmt, columns, batch_size, ep):  # noqa: ANN001, ANN202
     from pairaudit.io.readers import json_item_record
 
     kept: list[bytes] = []
@@ -99,9 +139,9 @@ def _write_json(source, tmp_dir, drops, flips, fmt, columns, batch_size):  # noq
                 rec = json_item_record(row, item)
                 text = raw.decode("utf-8", "replace") if raw is not None and rec.error else None
                 dropped.append(_dropped_line(row, drops[row], rec.data if raw is not None else item, text).rstrip())
-            elif row in flips:
+            elif row in flips or ep:
                 rec = json_item_record(row, item)
-                kept.append(json_bytes(flip_record(rec.data, fmt, columns)))
+                kept.append(json_bytes(kept_record(rec.data, row in flips, fmt, columns, ep)))
             else:
                 kept.append(raw if raw is not None else json_bytes(item))
     for name, items in (("clean.json", kept), ("dropped.json", dropped)):
@@ -110,24 +150,27 @@ def _write_json(source, tmp_dir, drops, flips, fmt, columns, batch_size):  # noq
     return {"kept": len(kept), "dropped": len(dropped)}
 
 
-def _write_parquet(source, tmp_dir, drops, flips, fmt, columns, batch_size):  # noqa: ANN001, ANN202
+def _write_parquet(source, tmp_dir, drops, flips, fmt, columns, batch_size, ep):  # noqa: ANN001, ANN202
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     schema = source.schema
+    out_schema = schema
+    if ep and "prompt" not in schema.names:  # the prompt has the type of the chosen column
+        out_schema = schema.insert(0, pa.field("prompt", schema.field(columns.get("chosen", "chosen")).type))
     dropped_rows: list[dict[str, Any]] = []
     kept = 0
-    with pq.ParquetWriter(tmp_dir / "clean.parquet", schema) as writer:
+    with pq.ParquetWriter(tmp_dir / "clean.parquet", out_schema) as writer:
         for rows, rb in source.raw_batches(batch_size):
             keep_mask = [r not in drops for r in rows]
-            if any(r in drops or r in flips for r in rows):
+            if ep or any(r in drops or r in flips for r in rows):
                 records = rb.to_pylist()
                 for r, rec in zip(rows, records):
                     if r in drops:
                         dropped_rows.append({"row": r, "reasons": drops[r], "record": rec})
-                recs = [flip_record(rec, fmt, columns) if r in flips else rec
+                recs = [kept_record(rec, r in flips, fmt, columns, ep)
                         for r, rec, k in zip(rows, records, keep_mask) if k]
-                table = pa.Table.from_pylist(recs, schema=schema)
+                table = pa.Table.from_pylist(recs, schema=out_schema)
             else:
                 table = pa.Table.from_batches([rb], schema=schema)
             kept += table.num_rows
@@ -139,7 +182,7 @@ def _write_parquet(source, tmp_dir, drops, flips, fmt, columns, batch_size):  # 
     return {"kept": kept, "dropped": len(dropped_rows)}
 
 
-def _write_hf(source, tmp_dir, drops, flips, fmt, columns):  # noqa: ANN001, ANN202
+def _write_hf(source, tmp_dir, drops, flips, fmt, columns, ep):  # noqa: ANN001, ANN202
     import hashlib
 
     from datasets import Dataset, Features, List, Value
@@ -154,6 +197,8 @@ def _write_hf(source, tmp_dir, drops, flips, fmt, columns):  # noqa: ANN001, ANN
         positions = {idx_of[r] for r in flip_pos}
         clean = clean.map(lambda rec, k: flip_record(rec, fmt, columns) if k in positions else rec,
                           with_indices=True, new_fingerprint=f"flip-{fp}")
+    if ep:
+        clean = clean.map(lambda rec: explicit_prompt_record(rec, columns), new_fingerprint=f"prompt-{fp}")
     clean.save_to_disk(str(tmp_dir / "clean"), num_shards=_shards(clean))
     drop_rows = sorted(drops)
     records = ds.select(drop_rows).to_list() if drop_rows else []
@@ -165,7 +210,7 @@ def _write_hf(source, tmp_dir, drops, flips, fmt, columns):  # noqa: ANN001, ANN
     return {"kept": len(clean), "dropped": len(drop_rows)}
 
 
-def _write_hf_splits(source, tmp_dir, drops, flips, fmt, columns):  # noqa: ANN001, ANN202
+def _write_hf_splits(source, tmp_dir, drops, flips, fmt, columns, ep):  # noqa: ANN001, ANN202
     """Several splits (``io.hf.MultiSplitSource``): ``clean/`` a DatasetDict folder of the kept rows of
     each split, ``dropped/`` one Dataset of ``{"row", "split", "split_row", "reasons", "record"}``."""
     import hashlib
@@ -184,6 +229,8 @@ def _write_hf_splits(source, tmp_dir, drops, flips, fmt, columns):  # noqa: ANN0
         if local_flips:
             part = part.map(lambda rec, k, fl=local_flips: flip_record(rec, fmt, columns) if k in fl else rec,
                             with_indices=True, new_fingerprint=f"flip-{name}-{fp}")
+        if ep:
+            part = part.map(lambda rec: explicit_prompt_record(rec, columns), new_fingerprint=f"prompt-{name}-{fp}")
         clean[name] = part
         records = ds.select(local_drops).to_list() if local_drops else []
         dropped.extend({"row": off + i, "split": name, "split_row": i, "reasons": drops[off + i], "record": rec}

@@ -84,6 +84,17 @@ def status_line(phase: str, done: int, total: int | None, rate: float | None, et
     return text
 
 
+STREAM_END = ("finalize", "write")  # phases that start once every batch was read
+
+
+def open_streaming(state: dict[str, tuple[int, int | None]], phase: str) -> list[tuple[str, int]]:
+    """Phases counted without a total while the data streamed (e.g. static embedding), to close as
+    complete when ``phase`` shows the stream has ended: [(phase, count)]."""
+    if phase not in STREAM_END:
+        return []
+    return [(p, done) for p, (done, total) in state.items() if total is None and p != phase]
+
+
 class PlainProgress:
     """Plain progress lines through ``write`` (e.g. ``logger.info`` or a stderr printer): the first
     report of a phase, then at most one line per phase every ``interval`` seconds, and a last line
@@ -106,6 +117,10 @@ class PlainProgress:
         self._thread: threading.Thread | None = None
 
     def __call__(self, phase: str, done: int, total: int | None) -> None:
+        with self._lock:
+            closing = open_streaming({p: (d, t) for p, (d, t, _) in self.state.items()}, phase)
+        for other, count in closing:  # the stream is over: its open counts are final
+            self(other, count, count)
         line = None
         with self._lock:
             now = time.monotonic()
@@ -199,12 +214,17 @@ class ProgressDisplay:
                             TextColumn("{task.fields[unit]:<9}"), TimeElapsedColumn(), _status_column(),
                             console=self.console, transient=False, refresh_per_second=4)
         self.tasks: dict[str, Any] = {}
+        self.totals: dict[str, tuple[int, int | None]] = {}
         self.started = False
 
     def __call__(self, phase: str, done: int, total: int | None) -> None:
         if not self.started:
             self.bar.start()
             self.started = True
+        for other, count in open_streaming(self.totals, phase):
+            self.bar.update(self.tasks[other], completed=count, total=count, updated=time.monotonic())
+            self.totals[other] = (count, count)
+        self.totals[phase] = (done, total)
         if phase not in self.tasks:
             self.tasks[phase] = self.bar.add_task(label(phase), total=total, unit=unit(phase), rates=_Rate(done),
                                                   updated=time.monotonic())

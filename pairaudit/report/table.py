@@ -2,9 +2,10 @@
 check and action and sorted by score in the browser by one small inline script (no library, no network;
 the page's Content-Security-Policy allows only this script, by its hash).
 
-Per row the table holds its findings (check, action, score), one short detail, and as much of the pair's
-text as the size budget allows (``TEXT_BUDGET`` characters over all rows, at most ``SNIPPET_MAX`` a row),
-so that 10,000 flagged rows stay well under 1 MB. The first page is also rendered as HTML, so a viewer
+Per row the table holds its findings (check, action, score), one short detail and as much of the pair's
+text as the size budget allows: ``TEXT_BUDGET`` characters over all rows for detail and text together
+(a detail gets up to ``DETAIL_MAX``, the text what is left, at most ``SNIPPET_MAX``), so that 10,000
+flagged rows stay under 1 MB (``scripts/report_size.py`` measures it). The first page is also rendered as HTML, so a viewer
 without scripts still sees the most severe rows.
 """
 
@@ -20,7 +21,8 @@ if TYPE_CHECKING:
 
 PAGE_SIZE = 50
 DETAIL_MAX = 90  # characters of a row's detail
-TEXT_BUDGET = 400_000  # characters of pair text over all rows
+DETAIL_MIN = 16  # a detail keeps at least this many characters, whatever the budget
+TEXT_BUDGET = 200_000  # characters of detail + pair text over all rows
 SNIPPET_MAX = 360  # characters of pair text per row
 SNIPPET_MIN = 24  # below this per row, no text at all
 ACTIONS = ("drop", "flag")
@@ -42,23 +44,27 @@ def table_data(folder: OutputFolder) -> dict[str, Any]:
                        pl.when(pl.col("action") == "drop").then(0).otherwise(1).alias("_a"),
                        (-pl.col("score").fill_null(float("-inf"))).alias("_neg"))
     f = f.sort(["row", "_a", "_c", "_neg"])
+    per_row = TEXT_BUDGET // max(1, f["row"].n_unique())
+    detail_max = max(DETAIL_MIN, min(DETAIL_MAX, per_row))
     per: dict[int, list[Any]] = {}
     details: dict[str, int] = {}
     for row, c, a, score, detail in f.select("row", "_c", "_a", "score", "detail").iter_rows():
         entry = per.get(row)
         if entry is None:
-            d = _short(detail or "", DETAIL_MAX)
+            d = _short(detail or "", detail_max)
             entry = per[row] = [int(row), [], details.setdefault(d, len(details)), ""]
-        entry[1].extend([int(c), int(a), None if score is None else float(f"{score:.4g}")])
+        entry[1].extend([int(c), int(a), None if score is None else float(f"{score:.3g}")])
     order = sorted(per.values(), key=lambda e: (e[1][1], e[1][0], -(e[1][2] if e[1][2] is not None else -1e300),
                                                 e[0]))
-    budget = min(SNIPPET_MAX, TEXT_BUDGET // max(1, len(order)))
-    if budget >= SNIPPET_MIN:
-        pairs = folder.pairs([e[0] for e in order])
-        for e in order:
-            e[3] = _snippet(pairs.get(e[0]), budget)
-    return {"checks": checks, "actions": list(ACTIONS), "details": list(details), "rows": order,
-            "snippet": budget if budget >= SNIPPET_MIN else 0}
+    texts = list(details)
+    room = {e[0]: min(SNIPPET_MAX, per_row - len(texts[e[2]])) for e in order}
+    wanted = [e[0] for e in order if room[e[0]] >= SNIPPET_MIN]
+    pairs = folder.pairs(wanted) if wanted else {}
+    for e in order:
+        if room[e[0]] >= SNIPPET_MIN:
+            e[3] = _snippet(pairs.get(e[0]), room[e[0]])
+    return {"checks": checks, "actions": list(ACTIONS), "details": texts, "rows": order,
+            "snippet": max((room[r] for r in wanted), default=0)}
 
 
 def _short(text: str, limit: int) -> str:
@@ -69,7 +75,7 @@ def _short(text: str, limit: int) -> str:
 def _snippet(pair: Any, budget: int) -> str:
     if pair is None or pair.chosen is None or pair.rejected is None:
         return ""
-    third = budget // 3
+    third = max(1, (budget - 6) // 3)  # 6: the two separators
     parts = [_short(pair.prompt or "", third), _short(pair.chosen, third), _short(pair.rejected, third)]
     return " ▸ ".join(parts)
 

@@ -69,6 +69,7 @@ PAIR = r"""
     {% for k, v in p.metrics %}<span class="pa-muted">{{ k }} {{ v }}</span>{% endfor %}
   </div>
   {% for f in p.findings if f.detail %}<div class="pa-muted">{{ f.check }}: {{ f.detail }}</div>{% endfor %}
+  {% if p.trainer and p.trainer.get('split') %}<div class="pa-muted">split: {{ p.trainer.split }}</div>{% endif %}
   {% if p.missing %}
   <div class="pa-muted">{{ p.missing }}</div>
   {% else %}
@@ -92,6 +93,7 @@ PAIR = r"""
 <details class="pa-trainer"><summary>as the trainer sees it: {% if t.error %}not available ({{ t.error }}){% else %}{{ t.summary }}{% endif %}</summary>
 {% if not t.error %}
 <div class="pa-muted">decoded token ids the loss sees (chat template, special tokens and the appended EOS included)</div>
+{% if t.get('split') %}<div class="pa-muted">{{ t.split }}</div>{% endif %}
 <div class="pa-prompt"><pre>{{ cut_text(t.prompt) }}</pre></div>
 {% if t.prompt_rejected %}<div class="pa-muted">prompt as kept with the rejected response:</div><div class="pa-prompt"><pre>{{ cut_text(t.prompt_rejected) }}</pre></div>{% endif %}
 <div class="pa-sides">
@@ -177,7 +179,7 @@ nav{display:flex;flex-wrap:wrap;gap:4px 12px;margin:.5em 0}nav a{white-space:now
 {% else %}<p class="pa-muted">scores.parquet holds no per-row metrics to plot.</p>{% endif %}
 
 <h2 id="rows">Flagged rows ({{ table.total }})</h2>
-<p class="pa-muted">Every row with a finding, most severe first (rows a check drops, then by check, then score). Search looks at row numbers, check names, details{% if table.snippet %} and the first {{ table.snippet }} characters of each pair's text{% endif %}; the whole pair: the examples below (linked rows), <code>pairaudit show OUT ROW</code> or <code>Review(OUT).pair(ROW)</code>. The same list is in findings.parquet.</p>
+<p class="pa-muted">Every row with a finding, most severe first (rows a check drops, then by check, then score). Search looks at row numbers, check names, details{% if table.snippet %} and up to {{ table.snippet }} characters of each pair's text (shortened to keep the page small){% endif %}; the whole pair: the examples below (linked rows), <code>pairaudit show OUT ROW</code> or <code>Review(OUT).pair(ROW)</code>. The same list is in findings.parquet.</p>
 <div id="pa-controls" hidden>
 <input id="pa-q" type="search" placeholder="search rows, checks, details, text" aria-label="search">
 <select id="pa-f-check" aria-label="check"><option value="-1">every check</option></select>

@@ -108,4 +108,21 @@ def trainer_view(tok: Any, pair: Pair | None) -> dict[str, Any] | None:
         sizes = f"prompt {len(prompt)}, chosen {len(sides['chosen'])}, rejected {len(sides['rejected'])}"
         view["summary"] = f"not truncated ({sizes} tokens; {limits})"
     view["truncated"] = bool(cut)
+    view["split"] = split_note(pair, len(prompt))
     return view
+
+
+def split_note(pair: Pair, n_prompt: int) -> str:
+    """Where the trainer's prompt ends, for an implicit-prompt pair whose prompt took response text
+    (TRL's extract_prompt), else ""."""
+    from pairaudit.trainer.split import implicit_split
+
+    sp = implicit_split(pair) if not pair.pretokenized else None
+    if sp is None or not sp.absorbs:
+        return ""
+    if isinstance(sp.shared, list):
+        return (f"the trainer's prompt ({n_prompt} tokens) also holds {len(sp.shared)} message(s) of the responses "
+                "(TRL extract_prompt: the common prefix of chosen and rejected)")
+    where = " (inside a word)" if sp.mid_word else ""
+    return (f"the trainer's prompt ({n_prompt} tokens) ends{where} at {sp.marked(30)}: TRL's extract_prompt "
+            "takes the text both responses open with")

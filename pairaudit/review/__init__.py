@@ -270,12 +270,12 @@ class PairView:
         return (f"<pair row {self.row}: {checks}\n  chosen:   {p.chosen[:100]!r}\n"
                 f"  rejected: {p.rejected[:100]!r}>")
 
-    def widget(self) -> Any:
-        """An ipywidgets box with the pair and keep/drop/flip buttons (needs ``pairaudit[review]``)."""
+    def widget(self, with_pair: bool = True) -> Any:
+        """An ipywidgets box with the pair (unless ``with_pair=False``) and keep/drop/flip buttons (needs
+        ``pairaudit[review]``)."""
         from pairaudit.errors import require
 
         w = require("ipywidgets", "review", "review buttons")
-        html = w.HTML(self._repr_html_())
         note = w.Text(placeholder="note (optional)")
         status = w.HTML("")
 
@@ -289,25 +289,25 @@ class PairView:
             button.on_click(on_click)
             return button
 
-        return w.VBox([html, w.HBox([make(d) for d in DECISIONS] + [note]), status])
+        controls = [w.HBox([make(d) for d in DECISIONS] + [note]), status]
+        return w.VBox(([w.HTML(self._repr_html_())] if with_pair else []) + controls)
 
     def _ipython_display_(self) -> None:
-        _display(self, self.widget)
+        _display(self, lambda: self.widget(with_pair=False))
 
 
-def _display(obj: Any, make_widget: Any) -> None:
-    """The widget where ipywidgets is installed, with the static HTML in the same output so that
-    notebook viewers without a widget manager (nbconvert, GitHub) still show the pair."""
+def _display(obj: Any, make_controls: Any) -> None:
+    """The pair as static HTML (one output: every viewer shows it, nbconvert and GitHub included), then,
+    where ipywidgets is installed, the buttons as a second output (a widget output holding the pair
+    would show blank in a static export: viewers prefer the widget view and have no widget state)."""
     from IPython.display import display
 
-    bundle = {"text/html": obj._repr_html_(), "text/plain": repr(obj)}
+    display({"text/html": obj._repr_html_(), "text/plain": repr(obj)}, raw=True)
     try:
         import ipywidgets  # noqa: F401
     except ImportError:
-        display(bundle, raw=True)
         return
-    widget = make_widget()
-    display({**bundle, **widget._repr_mimebundle_()}, raw=True)
+    display(make_controls())
 
 
 def _default_reviewer() -> str:

@@ -1,10 +1,14 @@
 """``length_outlier``: token lengths far outside the dataset's own distribution.
 
 Robust z-score on log lengths: ``|log1p(n) - median| / (1.4826 * MAD)``, per side, over all pairs
-that reached the stage. Keeps 12 bytes a row (three int32 lengths). Token lengths are integers, so a
-histogram per side (distinct lengths and their counts, a few thousand numbers) is an exact, mergeable
+that reached the stage. Keeps 13 bytes a row (three int32 lengths and a flag). Token lengths are integers,
+so a histogram per side (distinct lengths and their counts, a few thousand numbers) is an exact, mergeable
 summary: the median and MAD computed from the merged histograms equal ``np.median`` over all rows, and
 the Ray engine scores each shard's rows where they are against the whole dataset's summary.
+
+Lengths are the trainer's: for an implicit-prompt pair whose responses open alike, TRL's prompt takes
+the shared text (:mod:`pairaudit.trainer.split`), so a completion can be far shorter than the response
+reads; such findings say so and point at ``prefix_pair`` instead of making a length claim about the text.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import numpy as np
 from pairaudit.checks.base import CheckInfo
 from pairaudit.datatypes import Finding, Pair, StageResult
 from pairaudit.stages.base import Stage
+from pairaudit.trainer.split import implicit_split
 from pairaudit.trainer.tokenizer import EncodedPair
 
 LENGTH_OUTLIER_INFO = CheckInfo(
@@ -32,25 +37,30 @@ MIN_SCALE = 0.25  # in log-length units
 class LengthStage(Stage):
     infos = (LENGTH_OUTLIER_INFO,)
 
-    state_attrs = ("_rows", "_lens")
+    state_attrs = ("_rows", "_lens", "_shared")
     distribute = "summary"
 
     def __init__(self, ctx, enabled):  # noqa: ANN001
         super().__init__(ctx, enabled)
         self._rows: list[np.ndarray] = []
         self._lens: list[np.ndarray] = []
+        self._shared: list[np.ndarray] = []  # the trainer's prompt took response text (prefix_pair)
         self._eos = 0
 
     def observe(self, pairs: list[Pair], encoded: list[EncodedPair] | None) -> None:
         lens = np.zeros((len(pairs), 3), np.int32)
+        shared = np.zeros(len(pairs), np.bool_)
         for i, pair in enumerate(pairs):
             if encoded is not None and encoded[i] is not None:
                 e = encoded[i]
                 lens[i] = e.content_lengths()  # content tokens: without the EOS the trainer appends
+                sp = implicit_split(pair)
+                shared[i] = sp is not None and sp.absorbs
             elif pair.ids is not None:
                 lens[i] = [len(pair.ids.get(f"{s}_input_ids") or []) for s in SIDES]
         self._rows.append(np.fromiter((p.row for p in pairs), np.int64, len(pairs)))
         self._lens.append(lens)
+        self._shared.append(shared)
 
     def summary(self) -> dict[str, list[np.ndarray]]:
         """Per side: the distinct token lengths and how many rows have each."""
@@ -80,6 +90,7 @@ class LengthStage(Stage):
             return res
         rows = np.concatenate(self._rows)
         lens = np.concatenate(self._lens)
+        shared = np.concatenate(self._shared) if self._shared else np.zeros(len(rows), np.bool_)
         params = self.ctx.params.get("length_outlier", LENGTH_OUTLIER_INFO.thresholds)
         logl = np.log1p(lens.astype(np.float64))
         med, mad = _median_mad(summary if summary is not None else self.summary())
@@ -95,13 +106,20 @@ class LengthStage(Stage):
         for i in range(len(rows)):
             for k, side in enumerate(SIDES):
                 n = int(lens[i, k])
+                # the trainer's prompt took response text (prefix_pair): say whose length this is
+                what, why = side, ""
+                if shared[i]:
+                    what = f"the trainer's {side}" + ("" if side == "prompt" else " completion")
+                    why = " (the trainer's prompt took the text both responses open with, see prefix_pair)"
                 if z[i, k] > params["max_z"]:
                     typical = float(np.expm1(med[k]))
                     res.findings.append(Finding(int(rows[i]), "length_outlier", side, float(z[i, k]),
-                                                detail=f"{side} {n} tokens vs median {typical:.0f} (robust z {z[i, k]:.1f})"))
+                                                detail=f"{what} {n} tokens vs median {typical:.0f} "
+                                                       f"(robust z {z[i, k]:.1f}){why}"))
                 elif side != "prompt" and 0 < n <= params["min_tokens"]:
+                    before = " before the EOS" if shared[i] else ""
                     res.findings.append(Finding(int(rows[i]), "length_outlier", side, float(z[i, k]),
-                                                detail=f"{side} has only {n} token(s)"))
+                                                detail=f"{what} has only {n} token(s){before}{why}"))
         return res
 
 

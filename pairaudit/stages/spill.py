@@ -3,8 +3,8 @@
 A stage appends one array per batch to a column (a list of arrays, the form engines ship between
 processes). :class:`Spill` moves a stage's lists to files once their total passes ``limit`` bytes (64 MB by
 default) and hands the whole column back at the end: concatenated in memory when it never spilled,
-else a read-only ``np.memmap`` of the file (pages the kernel can drop; only the parts read are
-loaded). Byte strings (compressed texts) spill to one data file plus an offsets array
+else a read-only :class:`Mapped` view of the file that maps it only while it is read (the pages read
+stay in the page cache, not in the process's resident memory). Byte strings (compressed texts) spill to one data file plus an offsets array
 (:class:`Blobs`). Files live in a private temp folder (``PAIRAUDIT_SPILL_DIR`` or the system temp
 folder), removed when the stage is done or the process ends. ``PAIRAUDIT_SPILL_BYTES`` sets the limit (tests
 force spilling with a small one).
@@ -24,6 +24,32 @@ import numpy as np
 DEFAULT_LIMIT = 64 << 20
 
 
+class Mapped:
+    """A read-only array in a file that is mapped only while it is read: every ``[...]`` maps the file,
+    copies the selection out and unmaps it again, so the pages read never stay in the process's resident
+    memory (a long-lived ``np.memmap`` keeps every page it touched resident until it is closed)."""
+
+    def __init__(self, path: Path, dtype: Any, shape: tuple[int, ...], offset: int = 0) -> None:
+        self.path, self.dtype, self.shape, self.offset = path, np.dtype(dtype), shape, offset
+        self.itemsize = self.dtype.itemsize
+        self.ndim = len(shape)
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __getitem__(self, key: Any) -> Any:
+        mm = np.memmap(self.path, dtype=self.dtype, mode="r", shape=self.shape, offset=self.offset)
+        try:
+            v = mm[key]
+            return np.array(v) if isinstance(v, np.ndarray) else v  # a scalar is a copy already
+        finally:
+            mm._mmap.close()  # type: ignore[attr-defined]
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        out = self[:]
+        return out if dtype is None else out.astype(dtype)
+
+
 class Blobs:
     """Read-only sequence of byte strings: ``data`` (uint8) cut at ``ends`` (int64)."""
 
@@ -35,7 +61,7 @@ class Blobs:
 
     def __getitem__(self, i: int) -> bytes:
         lo = int(self.ends[i - 1]) if i else 0
-        return self.data[lo:int(self.ends[i])].tobytes()
+        return bytes(self.data[lo:int(self.ends[i])])
 
     @property
     def nbytes(self) -> int:
@@ -112,18 +138,41 @@ class Spill:
         self._write(name, parts)
         if name in self._blob_ends:
             ends = np.concatenate(self._blob_ends[name])
-            data = np.memmap(self._file(name), dtype=np.uint8, mode="r") if len(ends) and ends[-1] else np.empty(0, np.uint8)
+            data: Any = Mapped(self._file(name), np.uint8, (int(ends[-1]),)) if len(ends) and ends[-1] \
+                else np.empty(0, np.uint8)
             return Blobs(data, ends)
         dtype, shape, rows = self._shapes[name]
         if rows == 0:
             return np.empty((0, *shape), dtype)
-        return np.memmap(self._file(name), dtype=dtype, mode="r", shape=(rows, *shape))
+        return Mapped(self._file(name), dtype, (rows, *shape))
 
     def scratch(self, name: str, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
-        """A writable array for a derived column: on disk when this stage spilled, else in memory."""
+        """A writable array for a derived column: on disk when this stage spilled, else in memory; once
+        written, :meth:`reopen` hands it back as a :class:`Mapped`."""
         if not self.spilled:
             return np.empty(shape, dtype)
         return np.memmap(self._file(name), dtype=dtype, mode="w+", shape=shape)
+
+    def reopen(self, arr: Any) -> Any:
+        """A :class:`Mapped` for a written :meth:`scratch` memmap (its pages leave resident memory)."""
+        if not isinstance(arr, np.memmap) or arr.filename is None:
+            return arr
+        arr.flush()
+        out = Mapped(Path(arr.filename), arr.dtype, arr.shape)
+        arr._mmap.close()  # type: ignore[attr-defined]
+        return out
+
+    def restore(self, columns: dict[str, list[Any]]) -> None:
+        """Put every spilled column back in front of its list (in memory) and forget the files: what an
+        engine's ``export_state`` ships must be the whole column."""
+        for name, parts in columns.items():
+            if name in self._shapes or name in self._blob_ends:
+                col = self.column(name, parts)
+                if isinstance(col, Blobs):
+                    parts.append(np.array([col[i] for i in range(len(col))] + [None], dtype=object)[:-1])
+                else:
+                    parts.append(col[:])
+        self.close()
 
     def close(self) -> None:
         if self._cleanup is not None:

@@ -107,6 +107,7 @@ def oof_logodds(x: np.ndarray, *, folds: int = 5, c: float | str = "auto", seed:
     sample = x
     if len(x) > C_SEARCH_ROWS:
         sample = x[np.sort(np.random.default_rng(seed).choice(len(x), C_SEARCH_ROWS, replace=False))]
+    sample = sample if isinstance(sample, np.ndarray) else sample[:]  # a spilled column: read it
     sample = sample.astype(np.float32) if sample.dtype == np.float16 else sample
     best_c, best_d, best_auc = C_GRID[0], None, -1.0
     for cand in C_GRID:

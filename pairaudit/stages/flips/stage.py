@@ -163,6 +163,10 @@ class FlipStage(Stage):
             self._observe_text(pairs)
         self._spill.maybe({"emb": self._emb})
 
+    def export_state(self) -> dict[str, Any]:
+        self._spill.restore({"emb": self._emb})  # the whole column travels, not only what is still in memory
+        return super().export_state()
+
     def absorb_state(self, part: dict[str, Any]) -> None:
         super().absorb_state(part)
         self._spill.maybe({"emb": self._emb})

@@ -193,6 +193,10 @@ class NearDuplicateStage(Stage):
         return {"rows": self._rows, "P": self._P, "C": self._C, "R": self._R, "sk": self._sk, "ln": self._ln,
                 "phash": self._phash, "texts": self._texts}
 
+    def export_state(self) -> dict[str, Any]:
+        self._spill.restore(self._columns())  # the whole column travels, not only what is still in memory
+        return super().export_state()
+
     def absorb_state(self, part: dict[str, Any]) -> None:
         super().absorb_state(part)
         self._spill.maybe(self._columns())
@@ -246,7 +250,7 @@ class NearDuplicateStage(Stage):
         want_con = "contradictory_pair" in self.enabled
         pair_raw = rowdot(C, R, np.arange(n), np.arange(n))  # chosen-vs-rejected, this mode's model
         if mode in ("static", "hybrid"):  # centred copies: on disk when the stage spilled
-            P, C, R = (center(A, field_mean(A), out=spill.scratch(f"{k}_centred", A.shape, np.float16))
+            P, C, R = (spill.reopen(center(A, field_mean(A), out=spill.scratch(f"{k}_centred", A.shape, np.float16)))
                        for k, A in (("P", P), ("C", C), ("R", R)))
         out = find_groups(rows, P, C, R, sk, ln, dup, con, want_dups=want_dups, want_contradictions=want_con,
                           candidates_only=mode == "hybrid", timings=timings)
