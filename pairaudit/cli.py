@@ -374,8 +374,9 @@ def trace_cmd(
                         "gradient_accumulation_steps, world_size, max_length, ...).")] = None,
     set_: Annotated[list[str] | None, typer.Option("--set", metavar="KEY=VALUE", help="One trainer setting KEY=VALUE, e.g. "
                     "--set gradient_accumulation_steps=4 --set resumed_at=300.")] = None,
-    trust_pickle: Annotated[bool, typer.Option("--trust-pickle", help="Read training_args.bin (a pickle: loading it can "
-                                               "run code).")]
+    trust_pickle: Annotated[bool, typer.Option("--trust-pickle", help="Fully unpickle a training_args.bin that the safe "
+                                               "reader refuses (a pickle: loading it can run code). Not needed for "
+                                               "ordinary runs.")]
     = False,
     no_record: Annotated[bool, typer.Option("--no-record", help="Ignore pairaudit-record/ and reconstruct the order.")]
     = False,
@@ -393,7 +394,9 @@ def trace_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="Print trace.json instead of the terminal view.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q")] = False,
 ) -> None:
-    """Map the first non-finite (or jumping) step of a transformers / TRL run to its source rows and explain them."""
+    """Map the first non-finite (or jumping) step of a transformers / TRL run to its source rows, explain them and
+    diagnose the run (data, learning rate, precision, beta / clipping, broken weights) with the fixes in order.
+    Exit 6 when the rows cannot be named reliably (the first line says what to pass)."""
     from pairaudit.trace.run import trace
     from pairaudit.trace.settings import parse_assignments
 
@@ -413,6 +416,8 @@ def trace_cmd(
         from pairaudit.trace.render import print_trace
 
         print_trace(res.doc, Console(), res.out_dir)
+    if res.doc.get("status") == "unreliable":
+        raise typer.Exit(exit_codes.TRACE_UNRELIABLE)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -58,6 +58,8 @@ class Finding:
     group: int | None = None
     detail: str = ""
     action: str = "flag"
+    # the rule was unsure (e.g. a similarity between the copy threshold and the band below it): at most a flag
+    unsure: bool = False
 
 
 @dataclass

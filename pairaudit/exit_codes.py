@@ -1,4 +1,4 @@
-"""The exit codes of ``pairaudit scan`` (and ``Audit.exit_code`` in the API), in one place."""
+"""The exit codes of ``pairaudit scan`` / ``trace`` (and ``Audit.exit_code`` in the API), in one place."""
 
 from __future__ import annotations
 
@@ -9,11 +9,13 @@ INPUT = 2  #: a usage, config or input error (also: the input could not be read 
 FAIL_ON = 3  #: a ``--fail-on CHECK>RATE`` limit was exceeded
 CHECK_FAILED = 4  #: a check or model failed (outputs are still written and the report says which)
 EMPTY = 5  #: nothing usable: no record could be read or every record was dropped (``--allow-empty``: 0)
+TRACE_UNRELIABLE = 6  #: ``pairaudit trace`` could not name the failing step's rows reliably
 INTERRUPTED = 130  #: Ctrl-C
 
 HELP = (f"Exit codes: {OK} ok, {INPUT} usage or input error, {FAIL_ON} a --fail-on limit was exceeded, "
         f"{CHECK_FAILED} a check or model failed (outputs are still written and the report says which), "
-        f"{EMPTY} nothing usable: no record could be read or every record was dropped (--allow-empty for 0).")
+        f"{EMPTY} nothing usable: no record could be read or every record was dropped (--allow-empty for 0), "
+        f"{TRACE_UNRELIABLE} `trace` could not name the failing step's rows reliably (trace.json says what to pass).")
 
 
 def scan_code(report: dict[str, Any]) -> int:

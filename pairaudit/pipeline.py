@@ -297,6 +297,6 @@ def stage_findings(stage: Stage, res: Any, plan: CheckPlan) -> list[Finding]:
     out = []
     for f in res.findings:
         if f.check in stage.enabled or f.check in shared:
-            f.action = plan.action(f.check)
+            f.action = "flag" if f.unsure else plan.action(f.check)
             out.append(f)
     return out

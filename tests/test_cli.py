@@ -127,6 +127,6 @@ def test_checks_is_a_compact_list_at_80_columns() -> None:
     assert "(embed)" in res.output and "pairaudit[extra]" in res.output  # no markup swallowed
     verbose = runner.invoke(app, ["checks", "--verbose"], env={"COLUMNS": "80"}).output
     assert max(len(line) for line in verbose.splitlines()) <= 80
-    assert "min_field=0.7" in verbose and "why drop:" in verbose and "dropped_by_trainer" in verbose
+    assert "min_prompt=0.85" in verbose and "why drop:" in verbose and "dropped_by_trainer" in verbose
     data = json.loads(runner.invoke(app, ["checks", "--json"]).output)
     assert data["dropped_by_trainer"]["default_action"] == "drop" and data["near_duplicate_pair"]["extra"] == "embed"

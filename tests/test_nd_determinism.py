@@ -36,5 +36,8 @@ def test_cold_and_warm_cache_give_identical_reports(tmp_path: Path, monkeypatch:
     t_cold, t_warm = (json.loads((o / "timings.json").read_text()) for o in outs)
     assert t_cold["near_duplicates:transformer_texts_encoded"] > 0
     assert t_warm["near_duplicates:transformer_texts_encoded"] == 0
-    assert t_warm["near_duplicates:transformer_texts_cached"] == t_cold["near_duplicates:transformer_texts_encoded"]
+    # every text the cold run embedded (or found cached within the run: the calibration sample and the
+    # near-identical view ask for some rows twice) comes from the cache on the warm run
+    assert t_warm["near_duplicates:transformer_texts_cached"] == (t_cold["near_duplicates:transformer_texts_encoded"]
+                                                                 + t_cold["near_duplicates:transformer_texts_cached"])
     assert "near_duplicates:embed_s" in t_cold

@@ -91,7 +91,7 @@ def test_planted_light_edits_paraphrases_and_exact_copies_found(planted: dict, r
     for o in planted["light"].values():  # representatives keep no finding
         assert o not in nd
     assert all(f.group is not None and f.group < f.row and f.field is None for f in nd.values())
-    assert any("cosine" in f.detail and "mean" in f.detail for f in nd.values())
+    assert any("cosine" in f.detail and "copy threshold" in f.detail for f in nd.values())
 
 
 def test_swapped_copies_are_contradictory_both_ways(planted: dict, runs: dict) -> None:

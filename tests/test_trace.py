@@ -1,6 +1,6 @@
 """``pairaudit trace`` without training: TRL's row filter against TRL's own preprocessing on real rows, the
 data order against hand-computed batches and torch's own permutation, log_history analysis, settings and
-their sources (no pickle without --trust-pickle), the record format, explanation ranking and the report
+their sources (training_args.bin read without running code), the record format, explanation ranking and the report
 section. The real training runs are in test_trace_train.py."""
 
 from __future__ import annotations
@@ -232,7 +232,7 @@ class _Boom:
         return (Path.write_text, (Path(_Boom.target), "pwned"))
 
 
-def test_training_args_bin_is_never_unpickled_without_trust_pickle(tmp_path: Path) -> None:
+def test_training_args_bin_payload_never_runs(tmp_path: Path) -> None:
     torch = pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")
     _Boom.target = str(tmp_path / "pwned.txt")
@@ -241,12 +241,12 @@ def test_training_args_bin_is_never_unpickled_without_trust_pickle(tmp_path: Pat
                          trust_pickle=False)
     assert not (tmp_path / "pwned.txt").exists()
     assert any("--trust-pickle" in n for n in s.notes)
-    # a genuine one, read only on request
+    # a genuine one is read by the restricted reader (more in test_trace_args.py)
     args = transformers.TrainingArguments(str(tmp_path / "o"), seed=77, gradient_accumulation_steps=3, report_to=[],
                                           use_cpu=True)
     torch.save(args, str(tmp_path / "training_args.bin"))
     s = settings.resolve(tmp_path, meta=None, state=None, state_path=None, settings_file=None, assignments={},
-                         trust_pickle=True)
+                         trust_pickle=False)
     assert (s.seed, s.gradient_accumulation_steps) == (77, 3) and "training_args.bin" in s.sources["seed"]
 
 
@@ -333,4 +333,18 @@ def test_trace_of_a_clean_run_says_there_is_nothing_to_trace(tmp_path: Path) -> 
     data = write_jsonl(tmp_path / "d.jsonl", read_records(UF, 3))
     res = trace(tmp_path / "run", data, log=lambda m: None)
     assert not res.found and res.doc["status"] == "no_failure" and "ends at step 40" in res.doc["summary"]
-    assert json.loads((tmp_path / "run" / "pairaudit-trace" / "trace.json").read_text())["status"] == "no_failure"
+    on_disk = json.loads((tmp_path / "run" / "pairaudit-trace" / "trace.json").read_text())
+    assert on_disk["status"] == "no_failure" and on_disk["diagnosis"]["status"] == "no_failure"
+    assert on_disk["diagnosis"]["summary"].startswith("no failure") and on_disk["diagnosis"]["fixes"] == []
+
+
+def test_pretokenized_rows_get_their_token_counts(tmp_path: Path) -> None:
+    data = write_jsonl(tmp_path / "ids.jsonl", [
+        {"prompt_input_ids": [1, 2, 3], "chosen_input_ids": [4, 5], "rejected_input_ids": [6, 7, 8, 9]},
+        {"prompt_input_ids": list(range(10, 50)), "chosen_input_ids": [4], "rejected_input_ids": [6]}])
+    s = trace_settings(trainer="trl-dpo", max_length=32)
+    lengths = rows.token_lengths(data, s)
+    assert lengths.lookup(0) == {"prompt": 3, "chosen": 2, "rejected": 4, "kept_by_trainer": True, "prompt_kept": 3,
+                                 "chosen_kept": 2, "rejected_kept": 4, "truncated": False}
+    assert (lengths.lookup(1)["prompt"], lengths.lookup(1)["kept_by_trainer"]) == (40, False)  # prompt >= max_length
+    assert rows.trainer_rows(data, s, lengths=lengths).tolist() == [0]

@@ -147,16 +147,21 @@ def test_trace_names_the_planted_row_from_log_history(dpo_run: dict[str, Any], t
     state = json.loads((run / "checkpoint-8" / "trainer_state.json").read_text())
     logged = {e["step"]: e for e in state["log_history"] if "grad_norm" in e}
     assert math.isfinite(logged[4]["grad_norm"]) and math.isnan(logged[PLANT_STEP]["grad_norm"])
-    # without the record, what the run folder does not say comes from the user (a wrong value is caught by the
-    # logged epochs: see test_trainer_record_equals_reconstruction_after_resume)
-    known = {"seed": 4321, "gradient_accumulation_steps": 2, "max_length": DPO_ML}
+    # without the record and without --set / --trust-pickle: seed 4321, accumulation 2 and max_length 32 come
+    # from training_args.bin, read without running code
     res = trace(run, dpo_run["data"], use_record=False, reference=str(dpo_run["init"]), skip=["near_duplicate_pair"],
-                out=tmp_path / "t", assignments=known, log=lambda m: None)
+                out=tmp_path / "t", log=lambda m: None)
     doc = res.doc
     assert res.found and doc["order"]["source"] == "reconstructed" and not doc["order"]["checks"]
+    assert doc["reliability"]["reliable"] and doc["reliability"]["assumed"] == []
+    assert doc["settings"]["assumed"] == ["resumed_at"]  # needed only with ignore_data_skip
     assert doc["settings"]["values"]["trainer"] == "trl-dpo"  # inferred from the DPO metrics in log_history
     assert doc["settings"]["values"]["train_batch_size"] == 2  # from trainer_state.json
-    assert "world_size" in doc["settings"]["assumed"] and "seed" not in doc["settings"]["assumed"]
+    vals, src = doc["settings"]["values"], doc["settings"]["sources"]
+    assert (vals["seed"], vals["gradient_accumulation_steps"], vals["max_length"]) == (4321, 2, DPO_ML)
+    assert "training_args.bin" in src["seed"] and "training_args.bin" in src["world_size"]
+    assert doc["window"]["steps"] == {str(k): v for k, v in record.read_record(run / record.RECORD_DIR)[0]
+                                      .select(PLANT_STEP - 1, PLANT_STEP).per_step().items()}
     assert (doc["event"]["first_step"], doc["event"]["last_step"]) == (PLANT_STEP - 1, PLANT_STEP)
     assert planted in doc["window"]["rows"] and res.culprits == [planted]
     assert doc["policy"]["computed"] and doc["policy"]["policy"].endswith("checkpoint-4")

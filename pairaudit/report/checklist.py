@@ -29,6 +29,7 @@ SUMMARIES = {
     "contradictory_pair": "same pair, preferred both ways",
     "length_outlier": "length far from the dataset's",
     "near_duplicate_pair": "semantic near-duplicate pair",
+    "preference_cycle": "X > Y > Z > X within a prompt",
     "likely_flipped": "evidence rejected is better",
     "dpo_overflow_risk": "extreme DPO logit (fp16/bf16)",
 }

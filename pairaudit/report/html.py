@@ -299,4 +299,24 @@ def profile_rows(folder: OutputFolder) -> list[tuple[str, str]]:
     if len(margin):
         rows.append(("reference margin", f"median {np.median(margin):.2f}; rejected preferred by the reference "
                                          f"model in {_pct(float(np.mean(np.asarray(margin) < 0)))}"))
+    rows += multipair_rows(folder.report.get("stats") or {})
+    return rows
+
+
+def multipair_rows(stats: dict) -> list[tuple[str, str]]:
+    """Pairs and responses per prompt (preference graph stage) and the near-duplicate copy threshold."""
+    rows: list[tuple[str, str]] = []
+    g = stats.get("preference_graph") or {}
+    if g:
+        pp, rp = g["pairs_per_prompt"], g["responses_per_prompt"]
+        rows.append(("pairs per prompt", f"{g['prompts']} prompts; mean {pp['mean']:.2f}, median {pp['median']:g}, "
+                                         f"max {pp['max']}; {g['rows_sharing_a_prompt']} rows share a prompt"))
+        rows.append(("responses per prompt", f"mean {rp['mean']:.2f}, median {rp['median']:g}, max {rp['max']} "
+                                             f"(distinct texts)"))
+    cal = (stats.get("near_duplicates") or {}).get("calibration") or {}
+    if cal:
+        rows.append(("near-duplicate copy threshold",
+                     f"each response >= {cal['min_response']:.3f} (unsure band from {cal['min_response_flag']:.3f}: "
+                     f"flagged), calibrated {cal['calibrated_on']} on {cal['negatives_within_rows']} + "
+                     f"{cal['negatives_across_rows']} pairs of different answers"))
     return rows

@@ -49,6 +49,25 @@ def _text_html(r: dict[str, Any]) -> str:
     return f"<details><summary>row {_e(r.get('row'))}: text</summary>{parts}</details>"
 
 
+def _diagnosis_html(diag: dict[str, Any]) -> str:
+    """Why the run died: each cause with its evidence, ranked, then the fixes in order."""
+    if not diag:
+        return ""
+    out = [f"<h3>Diagnosis</h3><p>{_e(diag.get('summary'))}</p>"]
+    causes = diag.get("causes") or []
+    if causes:
+        out.append("<table><tr><th>cause</th><th>verdict</th><th>score</th><th>evidence for</th>"
+                   "<th>evidence against</th></tr>" + "".join(
+                       f"<tr><td>{_e(c.get('cause'))}</td><td>{_e(c.get('verdict'))}</td>"
+                       f"<td class=\"num\">{_e(c.get('score'))}</td><td>{_e('; '.join(c.get('for') or [])) or '-'}</td>"
+                       f"<td>{_e('; '.join(c.get('against') or []) or c.get('note') or '-')}</td></tr>"
+                       for c in causes) + "</table>")
+    if diag.get("fixes"):
+        out.append("<p>Fixes, in the order to try them:</p><ol>"
+                   + "".join(f"<li><code>{_e(f)}</code></li>" for f in diag["fixes"]) + "</ol>")
+    return "\n".join(out)
+
+
 def trace_section(doc: dict[str, Any]) -> str:
     """HTML of one trace (``trace.json`` content)."""
     out = ['<h2 id="trace">Training run trace</h2>',
@@ -57,8 +76,10 @@ def trace_section(doc: dict[str, Any]) -> str:
     summary = _e(doc.get("summary"))
     if doc.get("status") != "found":
         out.append(f"<p>{summary}</p>")
+        out.append(_diagnosis_html(doc.get("diagnosis") or {}))
         return "\n".join(out)
     out.append(f'<div class="pa-alert"><b>{summary}</b></div>')
+    out.append(_diagnosis_html(doc.get("diagnosis") or {}))
     ev, order, pol = doc.get("event") or {}, doc.get("order") or {}, doc.get("policy") or {}
     st = doc.get("settings") or {}
     vals = st.get("values") or {}

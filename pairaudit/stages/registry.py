@@ -15,6 +15,7 @@ STAGE_PATHS: tuple[str, ...] = (
     "pairaudit.stages.exact:ExactStage",
     "pairaudit.stages.lengths:LengthStage",
     "pairaudit.stages.near_duplicates.stage:NearDuplicateStage",
+    "pairaudit.stages.preference_graph:PreferenceGraphStage",  # after near duplicates: their groups join nodes
     "pairaudit.stages.flips.stage:FlipStage",
     "pairaudit.stages.leakage:SplitLeakageStage",  # after near duplicates: it reads their findings
 )

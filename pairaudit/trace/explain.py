@@ -13,7 +13,8 @@
 
 :func:`rank_rows` orders rows by evidence: a non-finite model output recorded during training or a
 non-finite log-prob / logit now (4), a logit or summed log-prob beyond the fp16 range (3), a logit that
-bf16 rounding moves by 0.5 or more (2), a finding whose action is ``drop`` (1).
+bf16 rounding moves by 0.5 or more to within reach of that limit (2), a finding whose action is ``drop``
+and whose check is more common in these rows than in the whole run (1).
 """
 
 from __future__ import annotations
@@ -183,15 +184,53 @@ def limits(z: float | None, sums: list[float], beta: float, *, scored: bool = Tr
                    "in fp16 and bf16")
     if any(abs(float(s)) > FP16_MAX for s in sums):
         out.append("a summed log-prob is beyond the fp16 range (65504)")
-    if z is not None:
+    if z is not None and abs(z) < LN_FP16_MAX:
         noise = beta * BF16_REL * sum(abs(float(s)) for s in sums) / 2
-        if noise >= 0.5:
-            out.append(f"bf16 rounding of the summed log-probs moves the logit by up to {noise:.2f}")
+        if noise >= 0.5 and abs(z) + noise >= LN_FP16_MAX:  # only near the limit does the rounding matter
+            out.append(f"bf16 rounding of the summed log-probs moves the logit by up to {noise:.2f}, to within reach "
+                       f"of ln(65504) = {LN_FP16_MAX:.2f} (|logit| {abs(z):.2f})")
     return out
 
 
-def rank_rows(info: dict[int, dict[str, Any]]) -> list[tuple[int, int, list[str]]]:
-    """(row, evidence level 0-4, reasons), strongest first (ties: larger |logit| first, then row)."""
+def finding_rates(audit: str | Path, trainer_rows: Any) -> dict[str, Any]:
+    """Per check: how many of the trainer's rows carry a finding of it (``{"of": n, "checks": {check: rows}}``)."""
+    import polars as pl
+
+    rows_ = np.unique(np.asarray(trainer_rows, dtype=np.int64))
+    path = Path(audit) / "findings.parquet"
+    out: dict[str, Any] = {"of": int(len(rows_)), "checks": {}}
+    if not path.exists() or not len(rows_):
+        return out
+    df = pl.read_parquet(path, columns=["row", "check"]).filter(pl.col("row").is_in(rows_.tolist()))
+    counts = df.unique().group_by("check").len().sort("check")
+    out["checks"] = {str(c): int(n) for c, n in counts.iter_rows()}
+    return out
+
+
+def _share(n: int, of: int) -> str:
+    return f"{n} of {of} ({100.0 * n / of:.1f}%)" if of else f"{n} of 0"
+
+
+def rank_rows(info: dict[int, dict[str, Any]], run_rates: dict[str, Any] | None = None
+              ) -> list[tuple[int, int, list[str]]]:
+    """(row, evidence level 0-4, reasons), strongest first (ties: larger |logit| first, then row).
+
+    A finding counts as evidence only when its check is more common among these rows than among all the
+    trainer's rows (``run_rates`` from :func:`finding_rates`; the reason says both shares); without
+    ``run_rates`` every drop finding counts."""
+    n = len(info)
+    here: dict[str, int] = {}
+    for d in info.values():
+        for c in {f["check"] for f in d.get("findings") or []}:
+            here[c] = here.get(c, 0) + 1
+    separating: dict[str, str] = {}
+    for c, k in here.items():
+        if run_rates is None:
+            separating[c] = ""
+            continue
+        total, of = int((run_rates.get("checks") or {}).get(c, 0)), int(run_rates.get("of") or 0)
+        if of and k / n > total / of:
+            separating[c] = f"{_share(k, n)} of these rows vs {_share(total, of)} of the run's rows"
     ranked = []
     for row, d in info.items():
         level, reasons = 0, []
@@ -204,10 +243,11 @@ def rank_rows(info: dict[int, dict[str, Any]]) -> list[tuple[int, int, list[str]
             lv = 4 if lim.startswith("non-finite") else 2 if lim.startswith("bf16") else 3
             level = max(level, lv)
             reasons.append(lim)
-        drops = [f["check"] for f in d.get("findings") or [] if f.get("action") == "drop"]
+        drops = sorted({f["check"] for f in d.get("findings") or [] if f.get("action") == "drop"} & set(separating))
         if drops:
             level = max(level, 1)
-            reasons.append("drop findings: " + ", ".join(sorted(set(drops))))
+            reasons.append("drop findings: " + "; ".join(f"{c} ({separating[c]})" if separating[c] else c
+                                                         for c in drops))
         logit = dpo.get("logit")
         mag = abs(logit) if isinstance(logit, (int, float)) else (math.inf if logit is not None else -1.0)
         ranked.append((row, level, reasons, mag))

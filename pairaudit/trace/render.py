@@ -32,8 +32,19 @@ def build_doc(*, status: str, common: dict[str, Any], event: Any = None, window:
               prev: tuple[int, int] | None = None, steps: StepTable | None = None,
               order_info: dict[str, Any] | None = None, info: dict[int, dict[str, Any]] | None = None,
               window_rows: list[int] | None = None, prev_rows: list[int] | None = None,
-              policy: dict[str, Any] | None = None, audit: str | None = None) -> dict[str, Any]:
+              policy: dict[str, Any] | None = None, audit: str | None = None,
+              run_rates: dict[str, Any] | None = None) -> dict[str, Any]:
     doc: dict[str, Any] = {"pairaudit_version": __version__, "status": status, **common}
+    if status == "unreliable" and event is not None and window is not None:
+        rel = doc.get("reliability") or {}
+        doc.update({"event": event.to_json(), "order": order_info or {}, "culprits": [], "suspects": [], "rows": [],
+                    "window": {"first_step": window[0], "last_step": window[1]}})
+        span = f"step {window[1]}" if window[0] == window[1] else f"steps {window[0]}-{window[1]}"
+        doc["summary"] = (f"unreliable: the rows of {span} ({event.detail}) cannot be named "
+                          f"with confidence: {rel.get('fix')}; why: " + "; ".join((rel.get("problems") or [])[:2])
+                          + (f" (and {len(rel['problems']) - 2} more in trace.json)" if len(rel.get("problems") or []) > 2
+                             else ""))
+        return doc
     if status != "found" or event is None or window is None or steps is None or info is None:
         last = doc.get("last_logged_step")
         doc["summary"] = ("no logged value is non-finite or jumps in this run's log_history"
@@ -45,8 +56,8 @@ def build_doc(*, status: str, common: dict[str, Any], event: Any = None, window:
     first, last = window
     in_window = set(window_rows or [])
     row_steps = _row_steps(steps)
-    ranked = rank_rows({r: info[r] for r in in_window})
-    ranked_prev = rank_rows({r: info[r] for r in (prev_rows or []) if r not in in_window})
+    ranked = rank_rows({r: info[r] for r in in_window}, run_rates)
+    ranked_prev = rank_rows({r: info[r] for r in (prev_rows or []) if r not in in_window}, run_rates)
     rows_out = []
     for part, items in (("failing", ranked), ("contrast", ranked_prev)):
         for row, level, reasons in items:
@@ -62,7 +73,7 @@ def build_doc(*, status: str, common: dict[str, Any], event: Any = None, window:
                    "steps": _steps_json(steps, first, last)},
         "contrast": ({"first_step": prev[0], "last_step": prev[1], "rows": sorted(prev_rows or []),
                       "steps": _steps_json(steps, prev[0], prev[1])} if prev else None),
-        "order": order_info or {}, "policy": policy or {}, "audit": audit,
+        "order": order_info or {}, "policy": policy or {}, "audit": audit, "run_finding_rates": run_rates,
         "rows": rows_out, "culprits": culprits, "suspects": suspects,
         "comparison": {"failing": _stats([info[r] for r in in_window]),
                        "contrast": _stats([info[r] for r in prev_rows or [] if r not in in_window]) if prev else None},
@@ -141,19 +152,26 @@ def print_trace(doc: dict[str, Any], console: Any, out_dir: Path) -> None:
     from rich.markup import escape
     from rich.table import Table
 
+    if doc["status"] == "unreliable":  # what to pass comes first
+        console.print(f"[bold yellow]{escape(doc['summary'])}[/bold yellow]")
+        console.print(f"[bold]pairaudit trace[/bold] {escape(doc['run_dir'])}  data {escape(doc['data'])}")
+        print_diagnosis(doc.get("diagnosis") or {}, console)
+        return
     console.print(f"[bold]pairaudit trace[/bold] {escape(doc['run_dir'])}  data {escape(doc['data'])}")
     st = doc.get("settings") or {}
     if doc["status"] != "found":
         console.print(escape(doc["summary"]))
+        print_diagnosis(doc.get("diagnosis") or {}, console)
         return
     console.print(f"[bold red]{escape(doc['summary'])}[/bold red]")
     order = doc.get("order") or {}
     console.print(f"order: {escape(str(order.get('source')))}; {order.get('trainer_rows')} rows in the trainer dataset "
                   f"({escape(str((st.get('values') or {}).get('trainer')))})")
-    if st.get("assumed"):
+    assumed = (doc.get("reliability") or {}).get("assumed", st.get("assumed"))
+    if assumed:
         vals = st.get("values") or {}
         console.print("[yellow]settings that change the order and were not found (defaults assumed):[/yellow] "
-                      + escape(", ".join(f"{k}={vals.get(k)!r}" for k in st["assumed"])))
+                      + escape(", ".join(f"{k}={vals.get(k)!r}" for k in assumed)))
     for note in list(st.get("notes") or []) + list(order.get("checks") or []):
         console.print(f"[yellow]note:[/yellow] {escape(note)}")
     pol = doc.get("policy") or {}
@@ -180,5 +198,34 @@ def print_trace(doc: dict[str, Any], console: Any, out_dir: Path) -> None:
                       "-" if logit is None else (f"{logit:+.2f}" if isinstance(logit, float) else str(logit)),
                       escape("; ".join(why)) or "-")
     console.print(table)
+    print_diagnosis(doc.get("diagnosis") or {}, console)
     console.print(f"trace.json: {out_dir / 'trace.json'}" + (f"   report: {out_dir / 'report.html'}"
                                                               if (out_dir / 'report.html').exists() else ""))
+
+
+def diagnosis_lines(diag: dict[str, Any]) -> list[str]:
+    """The diagnosis as plain lines (terminal and README)."""
+    if not diag:
+        return []
+    if diag.get("status") == "no_failure":
+        return ["diagnosis: " + str(diag.get("summary"))]
+    out = ["diagnosis: " + str(diag.get("summary"))]
+    for i, c in enumerate(diag.get("causes") or [], 1):
+        out.append(f"  {i}. {c['cause']}: {c['verdict']}" + (f" (score {c['score']:.2f})" if c["score"] else ""))
+        out += [f"       + {x}" for x in c.get("for") or []]
+        out += [f"       - {x}" for x in c.get("against") or []]
+        if c.get("note"):
+            out.append(f"       ? {c['note']}")
+        if c["verdict"] == "unsupported" and not c.get("note"):
+            out.append("       ? nothing in the run's files speaks for or against it")
+    if diag.get("fixes"):
+        out.append("fixes, in the order to try them:")
+        out += [f"  {i}. {f}" for i, f in enumerate(diag["fixes"], 1)]
+    return out
+
+
+def print_diagnosis(diag: dict[str, Any], console: Any) -> None:
+    from rich.markup import escape
+
+    for line in diagnosis_lines(diag):
+        console.print(escape(line), highlight=False, soft_wrap=True)

@@ -99,13 +99,22 @@ def token_lengths(source: str | Path, settings: TraceSettings, *, tokenizer_obj:
                 lens.append((-1, -1, -1))
         for pair, enc in zip(pairs, encoded):
             rows.append(pair.row)
-            lens.append((-1, -1, -1) if enc is None else (len(enc.prompt_ids), len(enc.chosen_ids),
-                                                          len(enc.rejected_ids)))
+            lens.append(_lengths(pair, enc))
     order = np.argsort(np.asarray(rows, dtype=np.int64), kind="stable")
     arr = np.asarray(lens, dtype=np.int64).reshape(-1, 3)[order]
     rows_arr = np.asarray(rows, dtype=np.int64)[order]
     kept = np.array([p >= 0 and st.keeps(int(p)) for p in arr[:, 0]], dtype=bool)
     return TokenLengths(rows_arr, arr[:, 0], arr[:, 1], arr[:, 2], kept, errors, st.max_length, st.truncation_mode)
+
+
+def _lengths(pair: Any, enc: Any) -> tuple[int, int, int]:
+    """Token counts of one pair: the trainer's encoding, or the ids of a pre-tokenized row as they are."""
+    if enc is not None:
+        return len(enc.prompt_ids), len(enc.chosen_ids), len(enc.rejected_ids)
+    ids = getattr(pair, "ids", None) or {}
+    if "chosen_input_ids" in ids and "rejected_input_ids" in ids:
+        return (len(ids.get("prompt_input_ids") or []), len(ids["chosen_input_ids"]), len(ids["rejected_input_ids"]))
+    return -1, -1, -1
 
 
 def record_rows(source: str | Path) -> np.ndarray:

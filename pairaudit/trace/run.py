@@ -13,6 +13,8 @@
 
 from __future__ import annotations
 
+import json
+import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from pairaudit.errors import ConfigError, InputError, PairauditError
-from pairaudit.trace import explain, history, order, record, rows, settings
+from pairaudit.trace import explain, history, order, record, rows, settings, verify
 
 DPO_KEYS = ("rewards/margins", "rewards/chosen", "logps/chosen", "logits/chosen")
 
@@ -78,32 +80,12 @@ def _record_event(events: list[dict[str, Any]]) -> history.Event | None:
     return history.Event("nonfinite", first["step"], first["step"], {}, detail, source="recording callback")
 
 
-def _epoch_check(hist: history.History | None, sched: order.Schedule) -> list[str]:
-    out = []
-    if hist is None:
-        return out
-    for e in hist.entries:
-        step, logged = e["step"], e.get("epoch")
-        mine = sched.epoch_at_step.get(step)
-        if mine is None or not isinstance(logged, (int, float)):
-            continue
-        if abs(mine - float(logged)) > 1e-3 * max(1.0, abs(mine)):
-            out.append(f"at step {step} the run logged epoch {logged:g}, the reconstruction gives {mine:.4f}: a "
-                       "setting that sizes the epoch is wrong (train_batch_size, gradient_accumulation_steps, "
-                       "world_size, dataloader_drop_last, or the trainer's row filter)")
-            if len(out) >= 3:
-                break
-    return out
-
-
 def _scan_audit(data: str, out: Path, s: settings.TraceSettings, audit: Path | None, skip: list[str],
                 log: Callable[[str], None]) -> Path:
     if audit is not None:
         if not (audit / "report.json").exists():
             raise InputError(f"--audit {audit} holds no report.json", fix="run `pairaudit scan` into it first")
         return audit
-    import json
-
     from pairaudit.api import scan
 
     prev = out / "report.json"
@@ -171,6 +153,7 @@ def trace(run_dir: str | Path, data: str | Path, *, out: str | Path | None = Non
         last_logged = hist.entries[-1]["step"] if hist and hist.entries else None
         doc_common["last_logged_step"] = last_logged
         doc = build_doc(status="no_failure", common=doc_common)
+        _diagnose(doc, run_dir, state, s, None, data, out_dir, reference)
         write_outputs(doc, out_dir, render_html=False)
         return TraceResult(doc, out_dir)
     first, last = event.first_step, event.step
@@ -200,13 +183,23 @@ def trace(run_dir: str | Path, data: str | Path, *, out: str | Path | None = Non
         table_r, sched = order.reconstruct(s, len(trainer_rows), last_step=last)
         steps = table_r.select(lo, last).with_rows(trainer_rows)
         order_info.update(source="reconstructed", schedule=sched.to_json())
-        order_info["checks"] += _epoch_check(hist, sched)
+        mismatches, inside_epoch = verify.epoch_check(hist, sched)
+        order_info["checks"] += mismatches
+        order_info["epochs_compared_inside_an_epoch"] = inside_epoch
         if state and state.get("max_steps") and int(state["max_steps"]) != sched.max_steps:
             order_info["checks"].append(f"trainer_state.json says max_steps={state['max_steps']}, the reconstruction "
                                         f"{sched.max_steps}")
     if not len(steps.select(first, last)):
         raise ConfigError(f"no rows for steps {first}-{last}: the run has fewer steps with these settings",
                           fix="check the settings listed by `pairaudit trace --json` (max_steps, batch size...)")
+    reliability = verify.assess(s, order_info, inside_epoch=int(order_info.get("epochs_compared_inside_an_epoch", 0)))
+    doc_common["reliability"] = reliability
+    if not reliability["reliable"]:
+        doc = build_doc(status="unreliable", common=doc_common, event=event, window=(first, last), prev=prev,
+                        order_info=order_info)
+        _diagnose(doc, run_dir, state, s, (first, last), data, out_dir, reference)
+        write_outputs(doc, out_dir, render_html=False)
+        return TraceResult(doc, out_dir)
 
     # -- explain ---------------------------------------------------------------------------------
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -215,6 +208,7 @@ def trace(run_dir: str | Path, data: str | Path, *, out: str | Path | None = Non
     prev_rows = sorted({int(r) for r in steps.select(lo, first - 1).data["row"] if r >= 0}) if prev else []
     all_rows = sorted(set(window_rows) | set(prev_rows))
     findings = explain.audit_findings(audit_dir, all_rows)
+    run_rates = explain.finding_rates(audit_dir, trainer_rows)
     info: dict[int, dict[str, Any]] = {r: {"findings": findings.get(r, [])} for r in all_rows}
     if lengths is None:
         try:
@@ -238,9 +232,29 @@ def trace(run_dir: str | Path, data: str | Path, *, out: str | Path | None = Non
     policy_info = _policy(run_dir, policy, reference, first, s, audit_dir, all_rows, info, device, precision, log)
     doc = build_doc(status="found", common=doc_common, event=event, window=(first, last), prev=prev,
                     steps=steps, order_info=order_info, info=info, window_rows=window_rows, prev_rows=prev_rows,
-                    policy=policy_info, audit=str(audit_dir))
+                    policy=policy_info, audit=str(audit_dir), run_rates=run_rates)
+    _diagnose(doc, run_dir, state, s, (first, last), data, out_dir, reference)
     write_outputs(doc, out_dir, render_html=render_html)
     return TraceResult(doc, out_dir)
+
+
+def _diagnose(doc: dict[str, Any], run_dir: Path, state: dict[str, Any] | None, s: settings.TraceSettings,
+              window: tuple[int, int] | None, data: str, out_dir: Path, reference: str | None) -> None:
+    """Add the diagnosis (why the run died, what to change) and write the drop decisions it refers to."""
+    from pairaudit.trace.diagnose import diagnose
+
+    diag = diagnose(run_dir=run_dir, state=state, args=s.run_args, args_source=s.run_args_source, window=window,
+                    trace_doc=doc, data=data, out_dir=out_dir, reference=reference)
+    doc["diagnosis"] = diag
+    for c in diag.get("causes") or []:
+        if c.get("decisions") and c.get("rows"):
+            out_dir.mkdir(parents=True, exist_ok=True)
+            lines = "".join(json.dumps({"row": r, "decision": "drop", "note": "pairaudit trace: row of the failing "
+                                        f"window {window[0]}-{window[1]}" if window else "pairaudit trace"}) + "\n"
+                            for r in c["rows"])
+            tmp = out_dir / ".trace-drop.jsonl.tmp"
+            tmp.write_text(lines, encoding="utf-8")
+            os.replace(tmp, c["decisions"])
 
 
 def _policy(run_dir: Path, policy: str | None, reference: str | None, first: int, s: settings.TraceSettings,

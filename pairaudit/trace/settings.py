@@ -1,7 +1,8 @@
 """The trainer settings that decide which rows a step saw, and where each value came from.
 
-Priority, lowest first: transformers / TRL defaults < ``training_args.bin`` (a pickle: read only with
-``--trust-pickle``) < ``training_args.json`` (plain ``TrainingArguments.to_dict()``) < ``trainer_state.json``
+Priority, lowest first: transformers / TRL defaults < ``training_args.bin`` (read by
+:mod:`~pairaudit.trace.args_pickle` without running code; anything beyond argument classes, their enums and
+plain values only with ``--trust-pickle``) < ``training_args.json`` (plain ``TrainingArguments.to_dict()``) < ``trainer_state.json``
 (``train_batch_size``, ``logging_steps``, ``max_steps``, ``num_train_epochs``: what the trainer really used)
 < the recording callback's ``meta.json`` < a ``--settings`` JSON/TOML file < ``--set KEY=VALUE``.
 
@@ -56,9 +57,11 @@ class TraceSettings:
     values: dict[str, Any] = field(default_factory=lambda: {k: _copy(v[0]) for k, v in SPEC.items()})
     sources: dict[str, str] = field(default_factory=dict)  # key -> where the value came from
     notes: list[str] = field(default_factory=list)
+    run_args: dict[str, Any] = field(default_factory=dict)  # the run's arguments as read (for the diagnosis)
+    run_args_source: str | None = None
 
     def __getattr__(self, name: str) -> Any:
-        if name in SPEC:
+        if name in SPEC and "values" in self.__dict__:
             return self.values[name]
         raise AttributeError(name)
 
@@ -168,6 +171,16 @@ def from_training_args(args: dict[str, Any], source: str, settings: TraceSetting
     for k in _ACCEL_KEYS:
         if isinstance(accel, dict) and k in accel:
             settings.set(k, accel[k], f"{source} (accelerator_config)")
+    dist = args.get("distributed_state")
+    if isinstance(dist, dict) and isinstance(dist.get("num_processes"), int):
+        settings.set("world_size", dist["num_processes"], f"{source} (distributed_state.num_processes)")
+    settings.run_args = {**settings.run_args, **{k: v for k, v in args.items() if _plain_value(v)}}
+    settings.run_args_source = source
+
+
+def _plain_value(v: Any) -> bool:
+    return v is None or isinstance(v, (bool, int, float, str)) or (
+        isinstance(v, (list, dict)) and all(_plain_value(x) for x in (v.values() if isinstance(v, dict) else v)))
 
 
 def from_trainer_state(state: dict[str, Any], source: str, settings: TraceSettings) -> None:
@@ -178,7 +191,7 @@ def from_trainer_state(state: dict[str, Any], source: str, settings: TraceSettin
 
 
 def read_training_args_bin(path: Path) -> dict[str, Any]:
-    """Unpickle ``training_args.bin`` (only ever called with ``--trust-pickle``)."""
+    """Fully unpickle ``training_args.bin`` (only with ``--trust-pickle``, after the safe reader refused it)."""
     import torch
 
     obj = torch.load(str(path), weights_only=False)  # noqa: S614 - explicit user opt-in
@@ -195,11 +208,16 @@ def resolve(run_dir: Path, *, meta: dict[str, Any] | None, state: dict[str, Any]
     candidates = [run_dir, *sorted(run_dir.glob("checkpoint-*"), key=_ckpt_step, reverse=True)]
     bin_path = next((d / "training_args.bin" for d in candidates if (d / "training_args.bin").exists()), None)
     if bin_path is not None:
-        if trust_pickle:
-            from_training_args(read_training_args_bin(bin_path), str(bin_path), s)
-        else:
-            s.notes.append(f"{bin_path} was not read: it is a pickle (it can run code when loaded); pass "
-                           "--trust-pickle if you trust this run folder")
+        from pairaudit.trace.args_pickle import Refused, read_args
+
+        try:
+            from_training_args(read_args(bin_path), str(bin_path), s)
+        except Refused as exc:
+            if trust_pickle:
+                from_training_args(read_training_args_bin(bin_path), f"{bin_path} (--trust-pickle)", s)
+            else:
+                s.notes.append(f"{bin_path} was not read: {exc}; pass --trust-pickle if you trust this run folder, "
+                               "or give the settings with --set")
     json_path = next((d / n for d in candidates for n in ("training_args.json", "args.json")
                       if (d / n).exists()), None)
     if json_path is not None:

@@ -3,14 +3,14 @@
 The similarity of one field of two rows is 1 when the normalised texts are equal (casefolded,
 punctuation -> space, whitespace collapsed: "same text"), else the larger of the embedding cosine
 ("cosine") and the wording similarity (rapidfuzz ``token_sort_ratio`` of the normalised texts, so a moved
-sentence costs little: "wording"). Two rows match when every field's similarity is ``>= min_field`` and
-their mean is ``>= min_mean``.
-
-The mean is what separates: a paraphrased copy keeps most of its fields very close even when one answer
-lost a sentence, while two different conversations that merely share a topic or a template stay in the
-middle on every field. The wording similarity is the tie-breaker for light edits of short texts ("Yes."
-vs "Well, yes."), which move an embedding far; it never vetoes a match. Thresholds are calibrated in
-docs/near_duplicates.md; every finding's ``detail`` says, per field, why it matched.
+sentence costs little: "wording"). Two rows match when the prompts' similarity is ``>= min_prompt`` and
+EACH response's is ``>= min_response`` (a copy or paraphrase of its counterpart); between
+``min_response_flag`` and ``min_response`` the match is unsure and only flagged. There is no mean over the
+fields: in data with several pairs per prompt the prompt and one response are shared by design, and they
+must not vouch for a third field that is a different answer. Two responses that some row compares with
+each other (its chosen and its rejected) are different answers by construction and never match.
+``min_response`` is calibrated per dataset (``calibrate``); docs/near_duplicates.md has the measurements;
+every finding's ``detail`` says, per field, why it matched.
 
 Texts are represented by a *sketch* (the normalised text when <= 256 UTF-8 bytes, else its first and
 last 128 bytes) plus the normalised length: the lexical similarity of long texts is computed on the
@@ -69,16 +69,39 @@ def char_ratio(sa: bytes, la: int, sb: bytes, lb: int) -> float:
     return r
 
 
+def pair_key(h1: np.ndarray, h2: np.ndarray) -> np.ndarray:
+    """Order-free 64-bit key of two response digests."""
+    lo, hi = np.minimum(h1, h2).astype(np.uint64), np.maximum(h1, h2).astype(np.uint64)
+    with np.errstate(over="ignore"):
+        return (lo * np.uint64(0x9E3779B97F4A7C15) ^ hi).astype(np.int64)
+
+
+def compared_keys(hresp: np.ndarray) -> np.ndarray:
+    """Sorted keys of the response pairs some row compares (its chosen vs its rejected, different texts):
+    two different answers by construction, so never a copy of each other."""
+    diff = hresp[:, 0] != hresp[:, 1]
+    return np.unique(pair_key(hresp[diff, 0], hresp[diff, 1]))
+
+
 def match_pairs(P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln: np.ndarray,
-                a: np.ndarray, b: np.ndarray, rule: dict[str, Any], straight: bool
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+                a: np.ndarray, b: np.ndarray, rule: dict[str, Any], straight: bool,
+                compared: tuple[np.ndarray, np.ndarray] | None = None
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Verify candidate row pairs (a[i], b[i]); ``sk``/``ln``: (n, 3) sketches / lengths; ``rule``:
-    ``min_field`` and ``min_mean``.
+    ``min_prompt`` (the prompts), ``min_response`` (each response: a copy) and ``min_response_flag`` (each
+    response at least this: the unsure band, flagged).
 
     ``straight``: prompt~prompt, chosen~chosen, rejected~rejected; else crosswise (chosen_a~rejected_b,
-    rejected_a~chosen_b). Returns (ok mask, similarities (m, 3), cosines (m, 3), wording similarities
-    (m, 3; NaN where not computed), why (m, 3): SAME / COSINE / WORDING). Pairs are dropped field by field
-    as soon as they cannot pass any more, so most wording similarities are never computed."""
+    rejected_a~chosen_b). No mean: every field must pass on its own, so two identical fields never vouch for
+    a third. ``compared``: (per-row response digests (n, 2), ``compared_keys``): two responses that some row
+    compares with each other are different answers and never match, however close their embeddings.
+    When no response is shared verbatim, a pair's copy threshold is ``max(chosen~rejected of either row) +
+    local_margin``, between ``floor_response`` and ``min_response`` (the rows' own different answers are
+    the local baseline). Returns (ok mask: passes the band's floor, sure mask: every response >= its threshold,
+    similarities (m, 3), cosines (m, 3), wording similarities (m, 3; NaN where not computed), why (m, 3),
+    the copy threshold of each pair).
+    Pairs are dropped field by field as soon as one field fails, so most wording similarities are never
+    computed."""
     pairs = [(P, P, 0, 0), (C, C, 1, 1), (R, R, 2, 2)] if straight else [(P, P, 0, 0), (C, R, 1, 2), (R, C, 2, 1)]
     m = len(a)
     sim = np.zeros((m, 3), dtype=np.float32)
@@ -86,7 +109,9 @@ def match_pairs(P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln:
     lex = np.full((m, 3), np.nan, dtype=np.float32)
     why = np.zeros((m, 3), dtype=np.int8)
     ok = np.ones(m, dtype=bool)
-    min_field, min_mean = float(rule["min_field"]), float(rule["min_mean"])
+    t_glob, tf_glob = float(rule["min_response"]), float(rule["min_response_flag"])
+    fl, flf = float(rule.get("floor_response", t_glob)), float(rule.get("floor_response_flag", tf_glob))
+    floors = (float(rule["min_prompt"]),) + (min(fl, flf, tf_glob),) * 2
     for f, (A, B, fa, fb) in enumerate(pairs):
         idx = np.flatnonzero(ok)
         if not len(idx):
@@ -102,11 +127,34 @@ def match_pairs(P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln:
             lex[i, f] = lx
             if lx > s[j]:
                 s[j], w[j] = lx, WORDING
+        if f and compared is not None and len(compared[1]):
+            h, keys = compared
+            k = pair_key(h[a[idx], fa - 1], h[b[idx], fb - 1])
+            pos = np.minimum(np.searchsorted(keys, k), len(keys) - 1)
+            s[(keys[pos] == k) & ~equal] = 0.0
         sim[idx, f] = s
         why[idx, f] = w
-        ok[idx] = (s >= min_field) & (sim[idx, :f + 1].sum(axis=1) + (2 - f) >= 3 * min_mean - 1e-6)
-    ok &= sim.mean(axis=1) >= min_mean - 1e-6
-    return ok, sim, cos, lex, why
+        ok[idx] = s >= floors[f] - 1e-6
+    thr = np.full(m, t_glob, dtype=np.float32)
+    thr_f = np.full(m, tf_glob, dtype=np.float32)
+    # no response shared verbatim (a copy of the whole row: every field reworded, or a paraphrased answer
+    # pair): the rows' own chosen~rejected is the local "different answers" level; the calibrated threshold
+    # stays the ceiling, the floor the bottom
+    local = ok & (why[:, 1] != SAME) & (why[:, 2] != SAME)
+    if "local_margin" in rule and local.any():
+        j = np.flatnonzero(local)
+        within = np.maximum(rowdot(C, R, a[j], a[j]), rowdot(C, R, b[j], b[j]))
+        thr[j] = np.clip(within + float(rule["local_margin"]), fl, t_glob)
+        thr_f[j] = np.minimum(thr[j], np.maximum(flf, thr[j] - 0.05))
+    weakest = sim[:, 1:].min(axis=1)
+    ok &= weakest >= thr_f - 1e-6
+    sure = ok & (weakest >= thr - 1e-6)
+    return ok, sure, sim, cos, lex, why, thr
+
+
+def strength(sim: np.ndarray) -> np.ndarray:
+    """A match's strength: its weakest response (the prompt is shared by design in multi-pair data)."""
+    return sim[:, 1:].min(axis=1) if sim.ndim == 2 else sim[1:].min()
 
 
 def explain(sim: np.ndarray, cos: np.ndarray, lex: np.ndarray, why: np.ndarray,
@@ -119,45 +167,74 @@ def explain(sim: np.ndarray, cos: np.ndarray, lex: np.ndarray, why: np.ndarray,
             parts.append(f"{name}: wording {lex[f]:.2f} (cosine {cos[f]:.3f})")
         else:
             parts.append(f"{name}: cosine {cos[f]:.3f}")
-    return "; ".join(parts) + f"; mean {float(sim.mean()):.3f}"
+    return "; ".join(parts)
 
 
-def duplicate_findings(rows: np.ndarray, a: np.ndarray, b: np.ndarray, sim: np.ndarray, cos: np.ndarray,
-                       lex: np.ndarray, why: np.ndarray) -> tuple[list[Finding], int, int]:
-    """Union-find over verified straight matches; the smallest row of a group is kept (no finding), the
-    others get ``group`` = that row and ``score`` = the mean field similarity of their closest match."""
+def _band(sure: bool, t: float) -> str:
+    if sure:
+        return f"each response >= the copy threshold {t:.3f}"
+    return f"unsure: a response below the copy threshold {t:.3f}, flagged, not dropped"
+
+
+def duplicate_findings(rows: np.ndarray, a: np.ndarray, b: np.ndarray, sure: np.ndarray, sim: np.ndarray,
+                       cos: np.ndarray, lex: np.ndarray, why: np.ndarray, thr: np.ndarray
+                       ) -> tuple[list[Finding], int, int]:
+    """Union-find over the sure straight matches; the smallest row of a group is kept (no finding), the others
+    get ``group`` = that row and ``score`` = the weakest response similarity of their closest match. A match
+    in the unsure band gives its larger row a flag-only finding (``unsure``) unless that row is already in a
+    group; ``group`` = the other row's group representative."""
     findings: list[Finding] = []
     if not len(a):
         return findings, 0, 0
+    st = strength(sim)
     uf = UnionFind(len(rows))
-    uf.union_edges(a, b)
-    strength = sim.mean(axis=1)
+    sa, sb = a[sure], b[sure]
+    uf.union_edges(sa, sb)
     best_edge: dict[int, int] = {}
-    for e in np.argsort(-strength, kind="stable").tolist():
-        for x in (int(a[e]), int(b[e])):
-            best_edge.setdefault(x, e)
-    groups = uf.groups(np.concatenate([a, b]))
+    for e in np.argsort(-st, kind="stable").tolist():
+        if sure[e]:
+            for x in (int(a[e]), int(b[e])):
+                best_edge.setdefault(x, e)
+    groups = uf.groups(np.concatenate([sa, sb])) if len(sa) else []
+    rep_of: dict[int, int] = {}
     for grp in groups:
         rep = grp[np.argmin(rows[grp])]
         rep_row = int(rows[rep])
         for x in grp.tolist():
+            rep_of[x] = rep_row
             if x == rep:
                 continue
             e = best_edge[x]
             y = int(b[e]) if int(a[e]) == x else int(a[e])
             findings.append(Finding(
-                int(rows[x]), "near_duplicate_pair", None, float(round(float(strength[e]), 6)), rep_row,
-                f"near duplicate of row {int(rows[y])} ({explain(sim[e], cos[e], lex[e], why[e])}); "
-                f"group of {len(grp)} kept as row {rep_row}"))
+                int(rows[x]), "near_duplicate_pair", None, float(round(float(st[e]), 6)), rep_row,
+                f"near duplicate of row {int(rows[y])} ({explain(sim[e], cos[e], lex[e], why[e])}; "
+                f"{_band(True, float(thr[e]))}); group of {len(grp)} kept as row {rep_row}"))
+    done = {int(rows[x]) for x in rep_of}
+    for e in np.argsort(-st, kind="stable").tolist():
+        if sure[e]:
+            continue
+        x, y = (int(a[e]), int(b[e])) if rows[a[e]] > rows[b[e]] else (int(b[e]), int(a[e]))
+        if int(rows[x]) in done:
+            continue
+        done.add(int(rows[x]))
+        g = rep_of.get(y, int(rows[y]))
+        findings.append(Finding(
+            int(rows[x]), "near_duplicate_pair", None, float(round(float(st[e]), 6)), g,
+            f"possible near duplicate of row {int(rows[y])} ({explain(sim[e], cos[e], lex[e], why[e])}; "
+            f"{_band(False, float(thr[e]))})", unsure=True))
     return findings, len(groups), int(sum(len(g) for g in groups))
 
 
-def contradiction_findings(rows: np.ndarray, a: np.ndarray, b: np.ndarray, sim: np.ndarray, cos: np.ndarray,
-                           lex: np.ndarray, why: np.ndarray) -> tuple[list[Finding], int]:
-    """Every row of a group of crosswise matches gets a finding; ``group`` = smallest row of the group."""
+def contradiction_findings(rows: np.ndarray, a: np.ndarray, b: np.ndarray, sure: np.ndarray, sim: np.ndarray,
+                           cos: np.ndarray, lex: np.ndarray, why: np.ndarray, thr: np.ndarray
+                           ) -> tuple[list[Finding], int]:
+    """Every row of a group of crosswise matches gets a finding; ``group`` = smallest row of the group. A row
+    whose crosswise matches all sit in the unsure band gets a flag-only finding."""
     findings: list[Finding] = []
     if not len(a):
         return findings, 0
+    st = strength(sim)
     uf = UnionFind(len(rows))
     uf.union_edges(a, b)
     partners: dict[int, list[tuple[int, int]]] = {}
@@ -169,11 +246,12 @@ def contradiction_findings(rows: np.ndarray, a: np.ndarray, b: np.ndarray, sim: 
     for grp in groups:
         g = int(rows[grp].min())
         for x in grp.tolist():
-            ps = sorted(partners[x], key=lambda t: int(rows[t[0]]))
+            ps = sorted(partners[x], key=lambda t: (not sure[t[1]], int(rows[t[0]])))
             y, e = ps[0]
             others = ", ".join(str(int(rows[p])) for p, _ in ps[:5])
             findings.append(Finding(
-                int(rows[x]), "contradictory_pair", None, round(float(sim[e].mean()), 6), g,
-                f"near-same prompt and responses preferred the other way in row(s) {others} "
-                f"(row {int(rows[y])}: {explain(sim[e], cos[e], lex[e], why[e], names)})"))
+                int(rows[x]), "contradictory_pair", None, round(float(st[e]), 6), g,
+                f"{'' if sure[e] else 'possibly '}the same two responses (each a copy or paraphrase) preferred the "
+                f"other way in row(s) {others} (row {int(rows[y])}: {explain(sim[e], cos[e], lex[e], why[e], names)}; "
+                f"{_band(bool(sure[e]), float(thr[e]))})", unsure=not bool(sure[e])))
     return findings, len(groups)

@@ -1,18 +1,20 @@
 """``near_duplicate_pair`` and near ``contradictory_pair`` from sentence embeddings; also the embedding view
 of ``near_identical_pair`` (chosen-vs-rejected cosine, score column ``pair_cosine``).
 
-Decision (``match``): two rows are near duplicates when, per field (prompt, chosen, rejected), the
-similarity ``max(embedding cosine, wording similarity)`` (1 for equal normalised texts) is at least
-``min_field`` and their mean over the three fields is at least ``min_mean``; near contradictions use the
-same rule with the responses compared crosswise. The embedding decides; the wording similarity only lifts a
-field whose text is nearly the same (a light edit of a short answer moves its embedding a lot).
+Decision (``match``): two rows are near duplicates when the prompts' similarity
+``max(embedding cosine, wording similarity)`` (1 for equal normalised texts) is at least ``min_prompt`` and
+each response's is at least the copy threshold ``min_response``, calibrated on the dataset's own different
+answers to one prompt (``calibrate``; report.json ``stats.near_duplicates.calibration``); between
+``min_response_flag`` and it the finding only flags. Near contradictions use the same rule with the responses
+compared crosswise. Responses that a row compares with each other never match.
 
 Three ways to get the embeddings (``embed_mode``; docs/near_duplicates.md has the measurements):
 
 * ``hybrid`` (default): a static model distilled from the embedder with model2vec embeds every text
   (thousands of texts/s on a CPU); its vectors, with each field's dataset mean removed, find the
-  candidate pairs (a looser rule, ``candidate_min_field`` / ``candidate_min_mean``); only the texts of
-  candidate rows are embedded by the sentence-transformers model, whose cosines decide.
+  candidate pairs (a looser rule, ``candidate_min_prompt`` / ``candidate_min_response``); only the texts of
+  candidate rows and of a calibration sample (``calibration_rows``) are embedded by the
+  sentence-transformers model, whose cosines decide.
 * ``static`` (``--fast``): the static model decides alone (no transformer is loaded).
 * ``transformer``: the sentence-transformers model embeds every text (the previous behaviour; slow on
   CPU), its cosines decide.
@@ -38,7 +40,20 @@ from pairaudit.checks.base import CheckInfo
 from pairaudit.datatypes import Finding, Pair, StageResult
 from pairaudit.errors import ConfigError, MissingDependency
 from pairaudit.stages.base import Stage
-from pairaudit.stages.near_duplicates.match import SKETCH_BYTES, char_ratio, match_pairs, normalise, sketch  # noqa: F401
+from pairaudit.stages.near_duplicates.calibrate import (
+    calibrate,
+    calibration_sample,
+    negative_pairs,
+    negative_similarities,
+)
+from pairaudit.stages.near_duplicates.match import (  # noqa: F401
+    SKETCH_BYTES,
+    char_ratio,
+    compared_keys,
+    match_pairs,
+    normalise,
+    sketch,
+)
 from pairaudit.stages.near_duplicates.search import center, field_mean, rowdot
 from pairaudit.stages.near_duplicates.verify import find_groups
 from pairaudit.stages.spill import Blobs, Spill
@@ -54,12 +69,16 @@ DEFAULT_MODE = "hybrid"
 
 NEAR_DUPLICATE_INFO = CheckInfo(
     "near_duplicate_pair",
-    "prompt, chosen and rejected are each close to another row's: per field max(embedding cosine, wording "
-    "similarity) >= min_field and the mean over the three fields >= min_mean (equal normalised texts count 1). "
-    "group = smallest row of the group, which is kept; score = the group edge's mean field similarity; the "
-    "detail says per field why it matched",
+    "prompt, chosen and rejected are each a copy or paraphrase of another row's: the prompts' similarity "
+    "max(embedding cosine, wording) >= min_prompt and EACH response's >= the copy threshold, calibrated on the "
+    "dataset's own different answers to one prompt (no mean: a shared prompt or response never vouches for a "
+    "different one); between the unsure-band floor and the copy threshold the row is flagged, not dropped. "
+    "group = smallest row of the group, which is kept; score = the weakest response similarity; the detail says "
+    "per field why it matched",
     "drop",
-    thresholds={"min_field": 0.70, "min_mean": 0.85, "candidate_min_field": 0.50, "candidate_min_mean": 0.70,
+    thresholds={"min_prompt": 0.85, "min_response": 0.85, "min_response_flag": 0.80, "max_response": 0.98,
+                "calibration_quantile": 0.975, "calibration_margin": 0.03, "local_margin": 0.15, "calibration_rows": 256,
+                "calibration_pairs": 50000, "candidate_min_prompt": 0.50, "candidate_min_response": 0.55,
                 "neighbors": 16, "min_search_cosine": 0.55, "exact_max_rows": 20000, "nprobe": 8,
                 "min_rows_static": 100},
     kind="global",
@@ -68,10 +87,11 @@ NEAR_DUPLICATE_INFO = CheckInfo(
 )
 NEAR_CONTRADICTION_INFO = CheckInfo(
     "contradictory_pair",
-    "another row has a close prompt and the same two responses (matched crosswise, same rule and thresholds as "
-    "near_duplicate_pair) preferred the other way; every row of the group gets the finding, group = smallest row",
+    "another row has a close prompt and the same two responses, each a copy or paraphrase (crosswise: its "
+    "chosen ~ our rejected AND its rejected ~ our chosen, the near_duplicate_pair rule and calibrated threshold), "
+    "preferred the other way; X > Y and Y > Z is no contradiction. Every row of the group gets the finding, "
+    "group = smallest row; the unsure band flags",
     "drop",
-    thresholds={"min_field": 0.70, "min_mean": 0.85},
     kind="global",
     extra="embed",
     why="the same comparison labelled both ways pushes the DPO logit in opposite directions",
@@ -107,7 +127,8 @@ def _unpack(blob: bytes) -> list[str]:
 
 class NearDuplicateStage(Stage):
     infos = (NEAR_DUPLICATE_INFO, NEAR_CONTRADICTION_INFO)
-    state_attrs = ("_rows", "_P", "_C", "_R", "_sk", "_ln", "_phash", "_texts", "n_skipped", "_t_embed", "_n_texts")
+    state_attrs = ("_rows", "_P", "_C", "_R", "_sk", "_ln", "_phash", "_hresp", "_texts", "n_skipped", "_t_embed",
+                   "_n_texts")
 
     def __init__(self, ctx: Context, enabled: set[str]) -> None:
         super().__init__(ctx, enabled)
@@ -127,6 +148,7 @@ class NearDuplicateStage(Stage):
         self._sk: list[np.ndarray] = []
         self._ln: list[np.ndarray] = []
         self._phash: list[np.ndarray] = []
+        self._hresp: list[np.ndarray] = []  # (n, 2) digests of the normalised chosen / rejected
         self._texts: list[np.ndarray] = []  # per row: zlib of "prompt\0chosen\0rejected" (not in transformer mode)
         self.n_skipped = 0
         self._t_embed = 0.0
@@ -185,13 +207,15 @@ class NearDuplicateStage(Stage):
         sks = [sketch(t) for t in texts]
         self._sk.append(np.array([s for s, _ in sks], dtype=f"S{SKETCH_BYTES + 1}").reshape(-1, 3))
         self._ln.append(np.array([n for _, n in sks], dtype=np.int32).reshape(-1, 3))
+        self._hresp.append(np.array([[_prompt_hash(normalise(p.chosen or "")), _prompt_hash(normalise(p.rejected or ""))]
+                                     for p in keep], dtype=np.int64).reshape(-1, 2))
         self._phash.append(np.fromiter((_prompt_hash(p.prompt or "") for p in keep), dtype=np.int64,
                                        count=len(keep)))
         self._spill.maybe(self._columns())
 
     def _columns(self) -> dict[str, list[np.ndarray]]:
         return {"rows": self._rows, "P": self._P, "C": self._C, "R": self._R, "sk": self._sk, "ln": self._ln,
-                "phash": self._phash, "texts": self._texts}
+                "phash": self._phash, "hresp": self._hresp, "texts": self._texts}
 
     def export_state(self) -> dict[str, Any]:
         self._spill.restore(self._columns())  # the whole column travels, not only what is still in memory
@@ -231,8 +255,10 @@ class NearDuplicateStage(Stage):
     def _finalize(self, res: StageResult, stats: dict[str, Any]) -> StageResult:
         spill = self._spill
         has_texts = bool(self._texts) or "texts" in spill.spilled_columns
-        rows, P, C, R, sk, ln, phash, blobs = (spill.column(k, v) for k, v in self._columns().items())
+        rows, P, C, R, sk, ln, phash, hresp, blobs = (spill.column(k, v) for k, v in self._columns().items())
         rows = np.asarray(rows)
+        hresp = np.asarray(hresp).reshape(-1, 2)
+        compared = compared_keys(hresp)
         blobs = blobs if has_texts else None
         n = len(rows)
         dup = self._params(NEAR_DUPLICATE_INFO)
@@ -252,21 +278,30 @@ class NearDuplicateStage(Stage):
         if mode in ("static", "hybrid"):  # centred copies: on disk when the stage spilled
             P, C, R = (spill.reopen(center(A, field_mean(A), out=spill.scratch(f"{k}_centred", A.shape, np.float16)))
                        for k, A in (("P", P), ("C", C), ("R", R)))
+        every = np.arange(n)
+        if mode != "hybrid":  # the deciding vectors exist for every row: calibrate on all of them
+            dup, con, stats["calibration"] = self._calibrated(dup, con, C, R, sk, ln, phash, every, every, mode)
         out = find_groups(rows, P, C, R, sk, ln, dup, con, want_dups=want_dups, want_contradictions=want_con,
-                          candidates_only=mode == "hybrid", timings=timings)
-        if mode == "hybrid" and len(out["candidate_rows"]):
-            idx = out["candidate_rows"]
-            stats["hybrid_candidate_rows"] = int(len(idx))
+                          candidates_only=mode == "hybrid", timings=timings, compared=(hresp, compared))
+        if mode == "hybrid":
+            cand = out["candidate_rows"]
+            stats["hybrid_candidate_rows"] = int(len(cand))
+        if mode == "hybrid" and not len(cand):  # nothing to decide: the static space's calibration, for the report
+            _, _, stats["calibration"] = self._calibrated(dup, con, C, R, sk, ln, phash, every, every,
+                                                          "static (hybrid: no candidates)")
+        elif mode == "hybrid":
+            sample = calibration_sample(phash, int(dup["calibration_rows"]))
+            idx = np.union1d(cand, sample)
             Pt, Ct, Rt = self._transformer_vectors(blobs, idx, timings)  # type: ignore[arg-type]
             pos = np.full(n, -1, dtype=np.int64)
             pos[idx] = np.arange(len(idx))
+            dup, con, stats["calibration"] = self._calibrated(dup, con, Ct, Rt, sk, ln, phash, idx, pos,
+                                                              "transformer (candidates + sample)")
             out2 = find_groups(rows[idx], Pt, Ct, Rt, sk[idx], ln[idx], dup, con, want_dups=want_dups,
                                want_contradictions=want_con, candidates=(pos[out["a"]], pos[out["b"]]),
-                               timings=timings)
+                               timings=timings, compared=(hresp[idx], compared))
             out["findings"] = out2["findings"]
             out["stats"].update(out2["stats"])
-        elif mode == "hybrid":
-            stats["hybrid_candidate_rows"] = 0
         res.findings = out["findings"]
         stats["mode"] = mode
         self._near_identical(res, rows, pair_raw, mode, blobs, timings)
@@ -292,6 +327,17 @@ class NearDuplicateStage(Stage):
         )
         res.timings = timings
         return res
+
+    @staticmethod
+    def _calibrated(dup: dict[str, Any], con: dict[str, Any], C: np.ndarray, R: np.ndarray, sk: np.ndarray,
+                    ln: np.ndarray, phash: np.ndarray, idx: np.ndarray, pos: np.ndarray, space: str
+                    ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+        """The rule with its copy threshold calibrated on rows ``idx`` (vectors at ``pos[idx]``)."""
+        pairs = negative_pairs(phash, idx, int(dup["calibration_pairs"]))
+        info = calibrate(negative_similarities(C, R, sk, ln, pos, pairs), dup, space)
+        rule = {"min_response": info["min_response"], "min_response_flag": info["min_response_flag"],
+                "floor_response": float(dup["min_response"]), "floor_response_flag": float(dup["min_response_flag"])}
+        return {**dup, **rule}, {**con, **rule}, info
 
     def _near_identical(self, res: StageResult, rows: np.ndarray, pair_raw: np.ndarray, mode: str,
                         blobs: np.ndarray | None, timings: dict[str, float]) -> None:

@@ -9,27 +9,38 @@ from typing import Any
 import numpy as np
 
 from pairaudit.datatypes import Finding
-from pairaudit.stages.near_duplicates.match import contradiction_findings, duplicate_findings, match_pairs
+from pairaudit.stages.near_duplicates.match import (
+    contradiction_findings,
+    duplicate_findings,
+    match_pairs,
+    strength,
+)
 from pairaudit.stages.near_duplicates.search import neighbour_search, sum_vectors
+
+RULE_KEYS = ("min_prompt", "min_response", "min_response_flag", "floor_response", "floor_response_flag",
+             "local_margin")
 
 
 def _rules(dup: dict[str, Any], con: dict[str, Any], candidates_only: bool) -> tuple[dict, dict]:
     if candidates_only:  # the looser rule of the static candidate generator (hybrid mode)
-        r = {"min_field": dup["candidate_min_field"], "min_mean": dup["candidate_min_mean"]}
+        r = {"min_prompt": dup["candidate_min_prompt"], "min_response": dup["candidate_min_response"],
+             "min_response_flag": dup["candidate_min_response"]}
         return r, r
-    return ({"min_field": dup["min_field"], "min_mean": dup["min_mean"]},
-            {"min_field": con["min_field"], "min_mean": con["min_mean"]})
+    return ({k: dup[k] for k in RULE_KEYS if k in dup},
+            {k: con.get(k, dup[k]) for k in RULE_KEYS if k in dup})
 
 
 def find_groups(rows: np.ndarray, P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln: np.ndarray,
                 dup: dict[str, Any], con: dict[str, Any], want_dups: bool = True,
                 want_contradictions: bool = True, force_index: str | None = None,
                 keep_neighbours: bool = False, candidates: tuple[np.ndarray, np.ndarray] | None = None,
-                candidates_only: bool = False, timings: dict[str, float] | None = None) -> dict[str, Any]:
+                candidates_only: bool = False, timings: dict[str, float] | None = None,
+                compared: tuple[np.ndarray, np.ndarray] | None = None) -> dict[str, Any]:
     """Returns ``findings``, ``near_duplicate_pair_score`` (nearest neighbour's search cosine, every row;
     None when ``candidates`` are given), ``stats`` (deterministic; seconds go to ``timings``).
 
-    ``candidates``: verify these row pairs instead of searching. ``candidates_only``: apply the looser
+    ``candidates``: verify these row pairs instead of searching (``compared``: see ``match_pairs``).
+    ``candidates_only``: apply the looser
     candidate rule and return the surviving pairs (``a``, ``b``) and their rows (``candidate_rows``)
     instead of findings."""
     n = len(rows)
@@ -55,13 +66,15 @@ def find_groups(rows: np.ndarray, P: np.ndarray, C: np.ndarray, R: np.ndarray, s
         out["neighbours"] = (a, b, sim)
     ok_s = np.zeros(len(a), dtype=bool)
     if len(a) and (want_dups or want_contradictions):
-        ok_s, sim_s, cos_s, lex_s, why_s = match_pairs(P, C, R, sk, ln, a, b, rule_s, straight=True)
+        ok_s, sure_s, sim_s, cos_s, lex_s, why_s, thr_s = match_pairs(P, C, R, sk, ln, a, b, rule_s, straight=True,
+                                                               compared=compared)
     ok_x = np.zeros(len(a), dtype=bool)
     if len(a) and want_contradictions:
         # both orientations are checked: when chosen and rejected of a row are close to each other, a swapped
-        # copy can pass the straight rule too; the orientation with the higher mean similarity wins
-        ok_x, sim_x, cos_x, lex_x, why_x = match_pairs(P, C, R, sk, ln, a, b, rule_x, straight=False)
-        better_x = ok_x & (~ok_s | (sim_x.mean(axis=1) > sim_s.mean(axis=1)))
+        # copy can pass the straight rule too; the orientation whose weakest response is closer wins
+        ok_x, sure_x, sim_x, cos_x, lex_x, why_x, thr_x = match_pairs(P, C, R, sk, ln, a, b, rule_x, straight=False,
+                                                               compared=compared)
+        better_x = ok_x & (~ok_s | (strength(sim_x) > strength(sim_s)))
         ok_s &= ~better_x
         ok_x = better_x
     findings: list[Finding] = []
@@ -72,15 +85,15 @@ def find_groups(rows: np.ndarray, P: np.ndarray, C: np.ndarray, R: np.ndarray, s
         stats["n_candidate_pairs"] = int(keep.sum())
     else:
         if want_dups and ok_s.any():
-            f, n_groups, n_rows = duplicate_findings(rows, a[ok_s], b[ok_s], sim_s[ok_s], cos_s[ok_s], lex_s[ok_s],
-                                                     why_s[ok_s])
+            f, n_groups, n_rows = duplicate_findings(rows, a[ok_s], b[ok_s], sure_s[ok_s], sim_s[ok_s], cos_s[ok_s],
+                                                     lex_s[ok_s], why_s[ok_s], thr_s[ok_s])
             findings += f
             stats.update(near_duplicate_groups=n_groups, near_duplicate_rows=n_rows)
         if want_contradictions:
             n_groups = 0
             if ok_x.any():
-                f, n_groups = contradiction_findings(rows, a[ok_x], b[ok_x], sim_x[ok_x], cos_x[ok_x],
-                                                     lex_x[ok_x], why_x[ok_x])
+                f, n_groups = contradiction_findings(rows, a[ok_x], b[ok_x], sure_x[ok_x], sim_x[ok_x], cos_x[ok_x],
+                                                     lex_x[ok_x], why_x[ok_x], thr_x[ok_x])
                 findings += f
             stats["near_contradiction_groups"] = n_groups
         findings.sort(key=lambda f: (f.row, f.check))

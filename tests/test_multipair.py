@@ -1,0 +1,131 @@
+"""Several pairs per prompt (real UltraFeedback rows): every response of a prompt compared with every other,
+same-topic answers among them; planted exact and paraphrased copies, opposite-label repeats and cycles. The
+default scan must find the planted faults and leave the normal multi-pair structure alone."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import random
+import re
+from pathlib import Path
+
+import pytest
+from planting import UF, paraphrase, reword_prompt, uf_rows
+
+import pairaudit
+
+N_PROMPTS = 24
+CHECKS = ["duplicate_pair", "near_duplicate_pair", "contradictory_pair", "preference_cycle"]
+
+
+def _reword(p: str, rng: random.Random) -> str:
+    return reword_prompt("Human: " + p, rng)[len("Human: "):]
+
+
+@pytest.fixture(scope="module")
+def multipair(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    if not UF.exists():
+        pytest.fail(f"{UF} is missing: the tests need ../shared/data beside the checkout")
+    from rapidfuzz import fuzz, process
+
+    src = uf_rows(400)
+    rng = random.Random(25)
+    rows: list[tuple[str, str, str]] = []
+    prompts = [p for p, _, _ in src]
+    for g in range(N_PROMPTS):
+        p, c, r = src[g]
+        # the answers of the most similar other prompt: same-topic "different answers to the same question"
+        near = process.extractOne(p, prompts[N_PROMPTS:300], scorer=fuzz.token_set_ratio)[2] + N_PROMPTS
+        answers = [c, r, src[near][1], src[near][2]]
+        rank = rng.sample(range(4), 4)  # a consistent total order: no cycle, no contradiction
+        for i, j in itertools.combinations(range(4), 2):
+            hi, lo = (i, j) if rank[i] < rank[j] else (j, i)
+            rows.append((p, answers[hi], answers[lo]))
+    n = len(rows)
+    picks = rng.sample(range(n), 21)
+    plant: dict[str, dict[int, int]] = {"exact": {}, "para": {}, "swap": {}, "para_swap": {}}
+
+    def add(kind: str, row: tuple[str, str, str], o: int) -> None:
+        rows.append(row)
+        plant[kind][len(rows) - 1] = o
+
+    for o in picks[:5]:
+        add("exact", rows[o], o)
+    for o in picks[5:13]:
+        p, c, r = rows[o]
+        add("para", (_reword(p, rng), paraphrase(c, rng), paraphrase(r, rng)), o)
+    for o in picks[13:18]:
+        p, c, r = rows[o]
+        add("swap", (p, r, c), o)
+    for o in picks[18:21]:
+        p, c, r = rows[o]
+        add("para_swap", (_reword(p, rng), paraphrase(r, rng), paraphrase(c, rng)), o)
+    cycles = []
+    for k in range(4):
+        p, x, y = src[320 + k]
+        z = src[360 + k][1]
+        cycles.append([len(rows), len(rows) + 1, len(rows) + 2])
+        rows += [(p, x, y), (p, y, z), (p, z, x)]
+    path = tmp_path_factory.mktemp("multipair") / "multipair.jsonl"
+    with open(path, "w", encoding="utf-8") as fh:
+        for p, c, r in rows:
+            fh.write(json.dumps({"prompt": p, "chosen": c, "rejected": r}, ensure_ascii=False) + "\n")
+    audit = pairaudit.scan(str(path), path.parent / "out", progress=False, log=lambda m: None, only=CHECKS)
+    by_row: dict[int, dict[str, dict]] = {}
+    for f in audit.findings.iter_rows(named=True):
+        by_row.setdefault(f["row"], {})[f["check"]] = f
+    return {"n": n, "plant": plant, "cycles": cycles, "by_row": by_row, "report": audit.report,
+            "rows": rows, "path": Path(path)}
+
+
+def test_normal_multipair_structure_is_left_alone(multipair: dict) -> None:
+    """Same prompt, one shared response, a different (same-topic) other: not a duplicate; X > Y and Y > Z:
+    not a contradiction. Only planted rows and their sources get findings, and a planted swap inside a
+    complete ordering closes real cycles with the rows of its prompt (X > Y > Z plus Z > X)."""
+    rows, plant = multipair["rows"], multipair["plant"]
+    swapped = set(plant["swap"].values()) | set(plant["para_swap"].values())
+    swap_prompts = {rows[o][0] for o in plant["swap"].values()}
+    planted = set(range(multipair["n"], len(rows)))
+    hits = {}
+    for r, v in multipair["by_row"].items():
+        if r >= multipair["n"] or r in swapped:
+            continue
+        for check, f in v.items():
+            if check == "preference_cycle" and rows[r][0] in swap_prompts:
+                continue
+            partners = {int(x) for x in re.findall(r"\d+", f["detail"].split("row(s) ")[-1].split(" (")[0])}
+            if f["action"] == "flag" and partners and partners <= planted:
+                continue  # unsure band next to a planted paraphrase: flagged, never dropped
+            hits.setdefault(r, []).append((check, f["action"], f["detail"][:160]))
+    assert hits == {}
+
+
+def test_planted_copies_repeats_and_cycles_found(multipair: dict) -> None:
+    by_row, plant = multipair["by_row"], multipair["plant"]
+    assert all("duplicate_pair" in by_row.get(r, {}) for r in plant["exact"])
+    para = [r for r, o in plant["para"].items() if by_row.get(r, {}).get("near_duplicate_pair", {}).get("group") == o]
+    assert len(para) >= len(plant["para"]) - 1, sorted(set(plant["para"]) - set(para))
+    for kind in ("swap", "para_swap"):
+        for r, o in plant[kind].items():
+            assert "contradictory_pair" in by_row.get(r, {}) and "contradictory_pair" in by_row.get(o, {}), (kind, r, o)
+    for cyc in multipair["cycles"]:
+        got = [by_row.get(r, {}).get("preference_cycle") for r in cyc]
+        assert all(g is not None and g["group"] == cyc[0] and g["action"] == "flag" for g in got), got
+
+
+def test_report_holds_calibration_and_multipair_profile(multipair: dict) -> None:
+    stats = multipair["report"]["stats"]
+    cal = stats["near_duplicates"]["calibration"]
+    assert cal["negatives_across_rows"] > 0 and cal["negatives_within_rows"] > 0
+    assert cal["floor"] <= cal["min_response"] <= cal["cap"] and cal["min_response_flag"] <= cal["min_response"]
+    prof = stats["preference_graph"]
+    assert prof["pairs_per_prompt"]["max"] >= 6 and prof["responses_per_prompt"]["median"] >= 2
+    on_cycles = sum("preference_cycle" in v for v in multipair["by_row"].values())
+    assert prof["rows_on_cycles"] == on_cycles >= 3 * len(multipair["cycles"])
+    dropped = {r for r, v in multipair["by_row"].items() if any(f["action"] == "drop" for f in v.values())}
+    planted = set().union(*(set(d) for d in multipair["plant"].values()))
+    swapped = set(multipair["plant"]["swap"].values()) | set(multipair["plant"]["para_swap"].values())
+    assert dropped <= planted | swapped
+    totals = multipair["report"]["totals"]
+    assert totals["kept"] + totals["dropped"] == totals["input"] and totals["dropped"] == len(dropped)

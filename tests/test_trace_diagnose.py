@@ -1,0 +1,145 @@
+"""The diagnosis of ``pairaudit trace`` on run-folder fixtures (no training): fp16 / loss-scale patterns, a large
+beta with clipping off, a schedule restart, a failure right after warmup, a clean run and a run that says nothing.
+The causes that can be produced on a CPU are diagnosed from real runs in test_trace_train.py."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pairaudit.trace.diagnose import _nice_down, diagnose
+
+torch = pytest.importorskip("torch")
+
+
+def _run(tmp: Path, *, args: dict[str, Any], log: list[dict[str, Any]], scales: dict[int, float] | None = None,
+         max_steps: int = 1000) -> dict[str, Any]:
+    tmp.mkdir(parents=True, exist_ok=True)
+    (tmp / "training_args.json").write_text(json.dumps(args))
+    for step, scale in (scales or {}).items():
+        ck = tmp / f"checkpoint-{step}"
+        ck.mkdir()
+        # what transformers saves: GradScaler.state_dict() (plain numbers)
+        torch.save({"scale": scale, "growth_factor": 2.0, "backoff_factor": 0.5, "growth_interval": 2000,
+                    "_growth_tracker": 17}, str(ck / "scaler.pt"))
+    return {"log_history": log, "max_steps": max_steps, "global_step": log[-1]["step"]}
+
+
+def _log(n: int, every: int, *, fail: int, lr: Any = 1e-5, gn: Any = 1.0) -> list[dict[str, Any]]:
+    out = []
+    for s in range(every, n + 1, every):
+        bad = s >= fail
+        out.append({"step": s, "epoch": s / n, "loss": 0.6, "learning_rate": lr(s) if callable(lr) else lr,
+                    "grad_norm": float("nan") if bad else (gn(s) if callable(gn) else gn)})
+    return out
+
+
+def _diag(tmp: Path, state: dict[str, Any], window: tuple[int, int] | None, *, max_logit: float | None = None,
+          args: dict[str, Any] | None = None) -> dict[str, Any]:
+    doc = {"status": "found", "rows": [], "culprits": [], "suspects": [], "policy": {},
+           "comparison": {"failing": {"max_abs_logit": max_logit}}}
+    if args is None:
+        args = json.loads((tmp / "training_args.json").read_text())
+    return diagnose(run_dir=tmp, state=state, args=args, args_source="training_args.json", window=window,
+                    trace_doc=doc, data="pairs.jsonl", out_dir=tmp / "t")
+
+
+BASE = {"learning_rate": 1e-5, "warmup_steps": 10, "lr_scheduler_type": "linear", "max_grad_norm": 1.0,
+        "beta": 0.1, "gradient_accumulation_steps": 4, "fp16": False, "bf16": False}
+
+
+def test_fp16_with_a_growing_loss_scale_is_precision(tmp_path: Path) -> None:
+    args = {**BASE, "fp16": True}
+    state = _run(tmp_path, args=args, log=_log(400, 50, fail=400), scales={100: 2.0 ** 16, 200: 2.0 ** 18,
+                                                                           300: 2.0 ** 21})
+    d = _diag(tmp_path, state, (351, 400))
+    assert d["top"] == "precision" and d["fixes"][0].startswith("bf16=True, fp16=False")
+    prec = d["causes"][0]
+    assert any("loss scale grew" in x and "2.09715e+06 at checkpoint-300" in x for x in prec["for"])
+    assert {c["cause"]: c["verdict"] for c in d["causes"]}["learning_rate"] == "ruled_out"
+
+
+def test_fp16_with_a_steady_loss_scale_and_small_logits_is_weak(tmp_path: Path) -> None:
+    args = {**BASE, "fp16": True, "gradient_accumulation_steps": 1}
+    state = _run(tmp_path, args=args, log=_log(400, 50, fail=400), scales={100: 65536.0, 300: 65536.0})
+    d = _diag(tmp_path, state, (351, 400), max_logit=2.0)
+    prec = next(c for c in d["causes"] if c["cause"] == "precision")
+    assert prec["score"] == 0.3 and any("did not grow" in x for x in prec["against"])
+    assert any("within fp16's range" in x for x in prec["against"])
+
+
+def test_fp16_logits_beyond_range_then_beta(tmp_path: Path) -> None:
+    state = _run(tmp_path, args={**BASE, "fp16": True}, log=_log(400, 50, fail=400))
+    d = _diag(tmp_path, state, (351, 400), max_logit=14.0)
+    assert [c["cause"] for c in d["causes"][:2]] == ["precision", "amplifier"]
+    assert d["fixes"][:2] == ["bf16=True, fp16=False (on hardware with bf16: Ampere or newer GPUs, TPUs, recent CPUs)",
+                              "beta=0.05 (was 0.1: keeps that logit at 7.0)"]
+
+
+def test_bf16_large_beta_and_no_clipping_is_the_amplifier(tmp_path: Path) -> None:
+    args = {**BASE, "bf16": True, "beta": 0.5, "max_grad_norm": 0.0}
+    state = _run(tmp_path, args=args, log=_log(400, 50, fail=400))
+    d = _diag(tmp_path, state, (351, 400), max_logit=40.0)
+    assert d["top"] == "amplifier" and d["fixes"][:2] == ["beta=0.1 (was 0.5: keeps that logit at 8.0)",
+                                                          "max_grad_norm=1.0"]
+    assert not any(f.startswith("bf16") for f in d["fixes"])  # already bf16: no precision fix to offer
+
+
+def test_failure_right_after_warmup_with_climbing_grad_norm_is_the_learning_rate(tmp_path: Path) -> None:
+    args = {**BASE, "warmup_steps": 100, "learning_rate": 3e-5}
+    log = _log(300, 10, fail=110, lr=lambda s: 3e-5 * min(1.0, s / 100), gn=lambda s: 1.0 if s < 80 else 2.0 ** (s // 10 - 6))
+    d = _diag(tmp_path, _run(tmp_path, args=args, log=log), (101, 110))
+    lr = d["causes"][0]
+    assert d["top"] == "learning_rate" and any("end of warmup" in x for x in lr["for"])
+    assert any(x.startswith("grad_norm climbed") for x in lr["for"])
+    assert d["fixes"][:2] == ["learning_rate=1e-05 (the peak was 3e-05; 3e-05 at the last step before the failure)",
+                              "warmup_steps=200 (was 100)"]
+
+
+def test_failure_at_a_schedule_restart_is_the_learning_rate(tmp_path: Path) -> None:
+    args = {**BASE, "lr_scheduler_type": "cosine_with_restarts", "warmup_steps": 0}
+    log = _log(600, 10, fail=410, lr=lambda s: 1e-5 * (1 - (s % 200) / 200))  # restarts at 200 and 400
+    d = _diag(tmp_path, _run(tmp_path, args=args, log=log), (401, 410))
+    assert d["top"] == "learning_rate"
+    assert any("rose again at step 400" in x for x in d["causes"][0]["for"])
+
+
+def test_a_run_that_says_nothing_gets_unsupported_causes(tmp_path: Path) -> None:
+    d = diagnose(run_dir=tmp_path, state={"log_history": []}, args={}, args_source=None, window=(5, 6),
+                 trace_doc={"status": "found", "rows": []}, data="d", out_dir=tmp_path)
+    assert d["top"] is None and d["fixes"] == [] and d["summary"].startswith("no cause is supported")
+    assert {c["verdict"] for c in d["causes"]} == {"unsupported"}
+    assert "arguments were not read" in next(c for c in d["causes"] if c["cause"] == "precision")["note"]
+
+
+def test_no_failure_is_no_failure(tmp_path: Path) -> None:
+    d = diagnose(run_dir=tmp_path, state={"log_history": []}, args={}, args_source=None, window=None,
+                 trace_doc={"status": "no_failure"}, data="d", out_dir=tmp_path)
+    assert d["status"] == "no_failure" and d["summary"].startswith("no failure")
+
+
+@pytest.mark.parametrize("x,expected", [(0.057, 0.05), (0.1, 0.1), (0.00048, 0.0003), (3.2e-5, 3e-5), (0.19, 0.1)])
+def test_nice_down(x: float, expected: float) -> None:
+    assert _nice_down(x) == expected
+
+
+def test_diagnosis_in_the_report_section_and_terminal_is_escaped(tmp_path: Path) -> None:
+    from rich.console import Console
+
+    from pairaudit.report.trace_section import trace_section
+    from pairaudit.trace.render import diagnosis_lines, print_diagnosis
+
+    state = _run(tmp_path, args={**BASE, "fp16": True}, log=_log(400, 50, fail=400))
+    diag = _diag(tmp_path, state, (351, 400), max_logit=14.0)
+    diag["causes"][0]["for"].append("<script>x</script>")
+    html = trace_section({"status": "unreliable", "summary": "unreliable: pass --set seed=...", "diagnosis": diag})
+    assert "<h3>Diagnosis</h3>" in html and "&lt;script&gt;" in html and "<script>" not in html
+    assert "<li><code>beta=0.05 (was 0.1: keeps that logit at 7.0)</code></li>" in html
+    lines = diagnosis_lines(diag)
+    assert lines[0].startswith("diagnosis: most likely cause: precision") and "  1. precision: supported" in lines[1]
+    console = Console(record=True, width=200)
+    print_diagnosis(diag, console)
+    assert "fixes, in the order to try them:" in console.export_text()
