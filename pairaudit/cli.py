@@ -222,12 +222,13 @@ def scan(
     allow_empty: Annotated[bool, typer.Option("--allow-empty", metavar="", help="Exit 0 even when no record could "
                            "be read or every record was dropped (status \"empty\", exit 5 otherwise).")] = False,
     batch_size: Annotated[int, typer.Option(metavar="N", help="Rows per streaming batch.")] = 1000,
-    engine: Annotated[str, typer.Option(metavar="ENGINE", help="local, or ray: the same stages on Ray Data.")]
+    engine: Annotated[str, typer.Option(metavar="ENGINE", help="local, or ray: the same stages spread over a Ray "
+                                                           "cluster (docs/scale.md).")]
     = "local",
     ray_address: Annotated[str | None, typer.Option(metavar="ADDRESS", help="Ray cluster address (default: "
                            "start a local Ray).")] = None,
-    ray_workers: Annotated[int | None, typer.Option(metavar="N", help="Ray actor pool size (default: cluster "
-                           "CPUs - 1).")] = None,
+    ray_workers: Annotated[int | None, typer.Option(metavar="N", help="Ray actors (default: one per cluster "
+                           "CPU).")] = None,
     trust_remote_code: Annotated[bool, typer.Option("--trust-remote-code", metavar="", help="Allow custom model code (off "
                                  "by default).")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", metavar="", help="Silent: no progress, messages or "

@@ -74,8 +74,8 @@ class ScanConfig:
     trust_remote_code: bool = False
     engine: str = "local"  # local | ray
     ray_address: str | None = None  # None: start an embedded local Ray
-    ray_workers: int | None = None  # actor pool size (default: cluster CPUs - 1)
-    ray_shards: int | None = None  # number of source shards (default: 4 per worker)
+    ray_workers: int | None = None  # actors (default: one per cluster CPU)
+    ray_shards: int | None = None  # number of source shards (default: 2 per actor)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -21,7 +21,7 @@ from pairaudit.batch import BatchProcessor, BatchResult
 from pairaudit.config import Context, Progress, ScanConfig, default_cache_dir, validate_config
 from pairaudit.datatypes import Finding
 from pairaudit.decisions import FILENAME as DECISIONS_FILE
-from pairaudit.decisions import load_decisions, resolve
+from pairaudit.decisions import Resolution, load_decisions, resolve
 from pairaudit.errors import ConfigError, InputError, MissingDependency
 from pairaudit.io.formats import parse_columns
 from pairaudit.io.readers import Record, Source, open_source
@@ -37,6 +37,7 @@ from pairaudit.outputs.folder import (
 from pairaudit.outputs.records import write_outputs
 from pairaudit.outputs.report_json import REPORT_JSON, TIMINGS, build_report
 from pairaudit.outputs.scores import SCORES, part_hashes, write_part, write_scores
+from pairaudit.outputs.tally import Tally, dedupe, drops_and_flips
 from pairaudit.plan import CheckPlan, build_plan
 from pairaudit.stages.base import Stage
 from pairaudit.stages.registry import SHARED_CHECKS, stage_classes
@@ -74,6 +75,8 @@ class Scanner:
         self.processor = BatchProcessor(cfg, self.plan, self.columns, cfg.format, self.ctx.cache_dir,
                                         self.trainer)
         self.stats: dict[str, Any] = {}
+        #: set by an engine that wrote the data files itself: (tally, flipped rows, counts, resolution, t)
+        self.written: tuple[Tally, list[int], dict[str, int], Resolution, float] | None = None
 
     @property
     def fmt(self) -> str | None:
@@ -169,8 +172,11 @@ class Scanner:
             if len(self.formats) > 1:
                 self.log(f"rows in several formats ({', '.join(f'{k}: {v}' for k, v in sorted(self.formats.items()))}):"
                          " each row was read in its own format")
-            stage_scores = self._finalize_stages()
-            audit = self._write(source, out_dir, parts, stage_scores, t_start, finish)
+            if self.written is not None:  # the engine finalized the stages and wrote the data files itself
+                audit = self.commit(source, out_dir, *self.written, t_start=t_start, finish=finish)
+            else:
+                stage_scores = self._finalize_stages()
+                audit = self._write(source, out_dir, parts, stage_scores, t_start, finish)
         except BaseException as exc:
             self.out.abort()
             if isinstance(exc, KeyboardInterrupt):  # the CLI says whether outputs changed
@@ -211,11 +217,7 @@ class Scanner:
                 continue
             finally:
                 self.timings[f"stage:{type(stage).__name__}"] += time.perf_counter() - ts
-            shared = SHARED_CHECKS.get(type(stage).__name__, frozenset()) & self.plan.enabled
-            for f in res.findings:
-                if f.check in stage.enabled or f.check in shared:
-                    f.action = "flag" if f.unsure else self.plan.action(f.check)
-                    self.findings.append(f)
+            self.findings.extend(stage_findings(stage, res, self.plan))
             if res.rows is not None and res.scores:
                 out.append((np.asarray(res.rows, dtype=np.int64), res.scores))
             self.stats.update(res.stats)
@@ -227,19 +229,9 @@ class Scanner:
     def _write(self, source: Source, out_dir: Path, parts: list[Path], stage_scores: list, t_start: float,
                finish: Callable[[Path], Any] | None) -> Audit:
         t = time.perf_counter()
-        # one finding per (row, check, field): several stages may report the same thing
-        uniq: dict[tuple[int, str, str | None], Finding] = {}
-        for f in sorted(self.findings, key=lambda f: (f.row, f.check, f.field or "", f.detail)):
-            uniq.setdefault((f.row, f.check, f.field), f)
-        findings = list(uniq.values())
+        findings = dedupe(self.findings)  # one finding per (row, check, field)
         decisions = self.decisions
-        drops: dict[int, list[str]] = defaultdict(list)
-        for f in findings:
-            if f.action == "drop" and f.check not in drops[f.row]:
-                drops[f.row].append(f.check)
-        drops = {r: v for r, v in drops.items() if v}
-        # --flip CHECK: rows with such a finding are kept with chosen and rejected swapped
-        flips = {f.row for f in findings if f.check in self.cfg.flip} - set(drops)
+        drops, flips = drops_and_flips(findings, self.cfg.flip)  # --flip CHECK: kept rows reversed
         hashes = part_hashes(parts, set(decisions)) if decisions else {}
         resolution = resolve(decisions, drops, flips, hashes)
         steps = 5 if finish is not None else 4
@@ -255,7 +247,14 @@ class Scanner:
         self.ctx.progress("write", 2, steps)
         write_scores(self.out.tmp / SCORES, parts, stage_scores, drops, self.source.splits)
         self.ctx.progress("write", 3, steps)
-        report = build_report(self, source, findings, drops, flips, counts, decisions, resolution, self._assumptions())
+        return self.commit(source, out_dir, Tally.of(findings, drops), sorted(flips), counts, resolution,
+                           t, t_start, finish)
+
+    def commit(self, source: Source, out_dir: Path, tally: Tally, flips: list[int], counts: dict[str, int],
+               resolution: Resolution, t: float, t_start: float, finish: Callable[[Path], Any] | None) -> Audit:
+        """Once every data file is in the temp folder: report.json, ``finish``, timings, commit."""
+        steps = 5 if finish is not None else 4
+        report = build_report(self, source, tally, flips, counts, self.decisions, resolution, self._assumptions())
         write_json(self.out.tmp / REPORT_JSON, report)
         self.ctx.progress("write", 4, steps)
         if finish is not None:
@@ -290,3 +289,14 @@ class Scanner:
         except Exception:  # noqa: BLE001 - a tokenizer that was never needed must not fail the report
             spec = None
         return assumptions(spec, self.trainer, display=None if spec else str(self.cfg.tokenizer))
+
+
+def stage_findings(stage: Stage, res: Any, plan: CheckPlan) -> list[Finding]:
+    """The findings of a stage's result that the user asked for, with the plan's action set."""
+    shared = SHARED_CHECKS.get(type(stage).__name__, frozenset()) & plan.enabled
+    out = []
+    for f in res.findings:
+        if f.check in stage.enabled or f.check in shared:
+            f.action = "flag" if f.unsure else plan.action(f.check)
+            out.append(f)
+    return out

@@ -3,7 +3,8 @@
 results to the :class:`~pairaudit.pipeline.Scanner`, which finalizes stages and writes outputs.
 
 ``local`` (default) runs every batch in this process (``engines.local.run_local``); ``ray`` runs the same
-code in Ray Data actors (``engines.ray_engine``). Engines are imported only when chosen.
+code in Ray actors spread over a cluster and also finalizes the stages and writes the outputs there,
+setting ``Scanner.written`` (``engines.ray_engine``). Engines are imported only when chosen.
 """
 
 from __future__ import annotations

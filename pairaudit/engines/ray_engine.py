@@ -1,26 +1,34 @@
-"""Run a scan on Ray Data (``pairaudit scan --engine ray [--ray-address ADDR]``).
+"""Run a scan on a Ray cluster (``pairaudit scan --engine ray [--ray-address ADDR]``).
 
 The source is split into shards (``io.shards``: line-aligned byte ranges for JSONL, files for Parquet,
-index ranges otherwise), so row numbers are the same as the local engine's. An actor pool runs the
-engine-neutral :class:`~pairaudit.batch.BatchProcessor` and every stage's ``observe`` on its shards and
-returns the result of each shard (findings, metrics, compact stage state: hashes, lengths, embeddings)
-through Ray's object store, encoded in a data-only format (:mod:`pairaudit.engines.wire`: JSON and
-``.npy`` arrays, read with ``allow_pickle=False``): nothing is written to or loaded from a shared
-folder, and nothing the driver reads can execute code. The driver reads the results in shard order,
-merges stage state and runs the stages' ``finalize`` and the writers exactly as the local engine does.
-Results are therefore identical to the local engine's.
+index ranges otherwise), so row numbers are the local engine's. Actors (:mod:`.ray_actor`, one per CPU
+slot, spread over the nodes) read, check and observe their shards and keep what they read. The
+whole-dataset work then runs where the data is, with the stages' own code (``Stage.distribute``):
 
-Without ``--ray-address`` an embedded local Ray is started (usage stats off, no dashboard) and shut
-down afterwards; ``ray stop`` is never called. Actor pools leave one CPU free for Ray Data's own tasks
-(an actor pool holding every CPU can deadlock, ray-project/ray#44687).
+* ``duplicate_pair`` / ``contradictory_pair`` / ``split_leakage``: each shard's hashes are cut into
+  hash partitions; each partition is finalized on a worker (a map-reduce shuffle through Ray's object
+  store, worker to worker); only findings (row, group) and score columns go on, to the shards' writers;
+* ``length_outlier``: per-shard length histograms (a few KB) merged on the driver; every shard scores
+  its own rows against the merged summary;
+* near duplicates and ``likely_flipped``: still finalized on the driver from the shards' compact state
+  (float16 vectors, compressed texts, features): their memory is the driver's (docs/scale.md);
+* writers: each worker writes its shard's findings, scores and (JSONL sources) clean/dropped parts into
+  the output generation, and one worker concatenates them in row order; ``--out`` must be on a
+  filesystem every node sees (checked before the scan). Other sources: the driver writes clean/dropped
+  from the dropped rows' numbers.
+
+Everything that travels is encoded by :mod:`.wire` (JSON + ``.npy``, no pickle of data). Results equal
+the local engine's. Without ``--ray-address`` an embedded local Ray is started (usage stats off, no
+dashboard) and shut down afterwards; ``ray stop`` is never called.
 """
 
 from __future__ import annotations
 
 import json
-import logging
+import math
 import os
 import time
+from collections import defaultdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,52 +38,22 @@ if TYPE_CHECKING:
     from pairaudit.io.readers import Source
     from pairaudit.pipeline import Scanner
 
+GPU_STAGES = ("NearDuplicateStage", "FlipStage")  # stages that run models (embedder, reference)
 
-class ShardWorker:
-    """Ray Data callable class: one instance per actor, tokenizer and models loaded once."""
 
-    def __init__(self, cfg: dict[str, Any], fmt: str | None, stage_names: list[tuple[str, list[str]]],
-                 cache_dir: str) -> None:
-        from pairaudit.batch import BatchProcessor
-        from pairaudit.config import Context, ScanConfig
-        from pairaudit.io.formats import parse_columns
-        from pairaudit.plan import build_plan
-        from pairaudit.stages.registry import load_stage
-
-        self.cfg = ScanConfig(**cfg)
-        plan = build_plan(self.cfg)
-        self.ctx = Context(self.cfg, Path(cache_dir), lambda m: None, params=plan.params)
-        self.processor = BatchProcessor(self.cfg, plan, parse_columns(self.cfg.columns), fmt, Path(cache_dir))
-        self.stages = []
-        for path, enabled in stage_names:
-            cls = load_stage(path)
-            assert cls is not None, path
-            self.stages.append(cls(self.ctx, set(enabled)))
-
-    def __call__(self, batch: dict[str, Any]) -> dict[str, Any]:
-        from pairaudit.engines.wire import dumps, result_to_wire
-        from pairaudit.io.shards import read_shard
-
-        payloads = []
-        for spec in batch["spec"]:
-            results, errors = [], []
-            for records in read_shard(json.loads(spec), self.cfg.batch_size):
-                res = self.processor.process(records)
-                if res.pairs:
-                    for stage in self.stages:
-                        t = time.perf_counter()
-                        try:
-                            stage.observe(res.pairs, res.encoded)
-                        except Exception as exc:  # noqa: BLE001 - reported on the driver
-                            errors.append((type(stage).__name__, f"{type(exc).__name__}: {exc}"))
-                        res.timings[f"stage:{type(stage).__name__}"] = time.perf_counter() - t
-                results.append(result_to_wire(res))  # texts stay here; only compact state travels
-            states = {type(s).__name__: s.export_state() for s in self.stages}
-            if self.processor.tok is not None and self.processor.tok.spec is not None:
-                self.ctx.models.setdefault("tokenizer", self.processor.tok.spec.to_json())
-            payloads.append(dumps({"results": results, "states": states, "errors": errors,
-                                   "models": self.ctx.models}))
-        return {"shard_id": batch["shard_id"], "payload": payloads}
+def actor_plan(nodes: list[dict[str, Any]], workers: int | None, stage_names: set[str]) -> tuple[int, dict[str, Any]]:
+    """How many actors, and the Ray resources of each: one CPU, spread over the nodes. When the cluster
+    has GPUs and a model stage runs (embedder, reference model), actors go where the GPUs are: each asks
+    for an equal fraction of a GPU (a GPU node's GPUs shared by its CPUs), so several actors share one GPU
+    and every actor's models run on a GPU; CPU-only nodes then get no actor."""
+    alive = [n["Resources"] for n in nodes if n.get("Alive", True)]
+    opts: dict[str, Any] = {"num_cpus": 1, "scheduling_strategy": "SPREAD"}
+    gpu_nodes = [r for r in alive if r.get("GPU", 0) > 0 and r.get("CPU", 0) >= 1]
+    if not gpu_nodes or not stage_names & set(GPU_STAGES):
+        return workers or max(1, sum(int(r.get("CPU", 0)) for r in alive)), opts
+    share = math.floor(min(1.0, *(r["GPU"] / int(r["CPU"]) for r in gpu_nodes)) * 10_000) / 10_000
+    fit = sum(min(int(r["CPU"]), int(r["GPU"] / share + 1e-9)) for r in gpu_nodes)
+    return min(workers or fit, fit), {**opts, "num_gpus": share}
 
 
 def _detect_format(scanner: Scanner, source: Source) -> None:
@@ -87,7 +65,7 @@ def _detect_format(scanner: Scanner, source: Source) -> None:
 
 
 def run_ray(scanner: Scanner, source: Source, parts: list[Path]) -> dict[str, Any]:
-    """Process every shard on Ray; fill the scanner as its local loop would. Returns engine stats."""
+    """Run the whole scan but report.json on Ray; sets ``scanner.written``. Returns engine stats."""
     ray = require("ray", "ray", "--engine ray")
     cfg = scanner.cfg
     _detect_format(scanner, source)
@@ -97,62 +75,247 @@ def run_ray(scanner: Scanner, source: Source, parts: list[Path]) -> dict[str, An
         if cfg.ray_address:
             ray.init(address=cfg.ray_address, log_to_driver=False)
         else:
-            ray.init(num_cpus=os.cpu_count(), include_dashboard=False, log_to_driver=False,
+            ray.init(address="local", num_cpus=os.cpu_count(), include_dashboard=False, log_to_driver=False,
                      configure_logging=False, object_store_memory=256 * 1024 * 1024)
         started = True
     try:
-        return _run(ray, scanner, source, parts)
+        return _run(ray, scanner, source)
     finally:
         if started:
             ray.shutdown()
 
 
-def _run(ray: Any, scanner: Scanner, source: Source, parts: list[Path]) -> dict[str, Any]:
-    from pairaudit.engines.wire import loads, result_from_wire
-    from pairaudit.io.shards import plan_shards
+def _run(ray: Any, scanner: Scanner, source: Source) -> dict[str, Any]:
+    from pairaudit.engines.partition import merge_stats
+    from pairaudit.engines.ray_actor import ShardActor
+    from pairaudit.engines.wire import dumps, loads
+    from pairaudit.io.readers import JsonlSource
+    from pairaudit.io.shards import first_row, plan_shards
     from pairaudit.stages.registry import STAGE_PATHS
 
     cfg = scanner.cfg
-    cpus = int(ray.cluster_resources().get("CPU", 1))
-    gpus = int(ray.cluster_resources().get("GPU", 0))
-    workers = cfg.ray_workers or max(1, cpus - 1)
-    shards = plan_shards(source, cfg.ray_shards or max(workers * 4, 1))
+    resources = ray.cluster_resources()
+    cpus = int(resources.get("CPU", 1))
+    workers, opts = actor_plan(ray.nodes(), cfg.ray_workers, {type(s).__name__ for s in scanner.stages})
+    shards = plan_shards(source, cfg.ray_shards or max(workers * 2, 1))
+    starts = [first_row(spec) for spec in shards]
     by_cls = {type(s).__name__: s for s in scanner.stages}
     for name, stage in by_cls.items():
-        if not stage.state_attrs:  # its observe state could not travel back to the driver
+        if not stage.state_attrs:  # its observe state could not leave the worker
             raise ConfigError(f"stage {name} ({', '.join(sorted(stage.enabled))}) does not support --engine ray",
                               fix=f"use --engine local, or --skip {' --skip '.join(sorted(stage.enabled))}")
-    stage_names = [(p, sorted(by_cls[p.rsplit(":", 1)[1]].enabled)) for p in STAGE_PATHS
-                   if p.rsplit(":", 1)[1] in by_cls]
-    needs_gpu = gpus > 0 and any(k in by_cls for k in ("NearDuplicateStage", "FlipStage"))
-    ctx = ray.data.DataContext.get_current()
-    ctx.execution_options.preserve_order = True
-    ctx.enable_progress_bars = False
-    logging.getLogger("ray.data").setLevel(logging.WARNING)
-    ds = ray.data.from_items([{"shard_id": i, "spec": json.dumps(s)} for i, s in enumerate(shards)],
-                             override_num_blocks=len(shards))
-    ds = ds.map_batches(
-        ShardWorker, batch_size=1, concurrency=workers, num_cpus=1, num_gpus=1 if needs_gpu else 0,
-        fn_constructor_kwargs={"cfg": cfg.to_json(), "fmt": scanner.fmt, "stage_names": stage_names,
-                               "cache_dir": str(scanner.ctx.cache_dir)},
-        batch_format="numpy")
+    specs = [(p, sorted(by_cls[p.rsplit(":", 1)[1]].enabled)) for p in STAGE_PATHS if p.rsplit(":", 1)[1] in by_cls]
+    order = [by_cls[p.rsplit(":", 1)[1]] for p, _ in specs]  # the actors' stage list, same order
+    actor_cls = ray.remote(ShardActor)
+    actors = [actor_cls.options(**opts).remote(cfg.to_json(), scanner.fmt, specs, str(scanner.ctx.cache_dir))
+              for _ in range(workers)]
+    tmp = str(scanner.out.tmp)
+    if not all(ray.get([a.sees.remote(tmp) for a in actors])):
+        raise ConfigError(f"--out {scanner.out.out} is not visible to every Ray node (workers write their part of "
+                          "the outputs there)", fix="pass an --out on a filesystem every node mounts (NFS, ...)")
+    if scanner.source.splits:
+        ray.get([a.set_splits.remote([list(s) for s in scanner.source.splits]) for a in actors])
+    nodes = ray.get([a.node.remote() for a in actors])
+    hash_stages = [st for st in order if st.distribute == "hash"]
+    n_parts = workers
+    per_node: dict[str, dict[str, float]] = defaultdict(lambda: {"rows": 0.0, "seconds": 0.0, "shards": 0.0})
+
+    # map: every shard read, checked and observed where it is read; hash partitions stay in the cluster
     t = time.perf_counter()
-    done = 0
-    for row in ds.iter_rows():
-        payload = loads(row["payload"])
-        for res in payload["results"]:
-            scanner.absorb(result_from_wire(res), parts, observe=False)
-        for stage in list(scanner.stages):
-            if type(stage).__name__ in payload["states"]:
-                stage.absorb_state(payload["states"][type(stage).__name__])
-        for stage_name, msg in payload["errors"]:
-            if stage_name in by_cls and by_cls[stage_name] in scanner.stages:
-                scanner._stage_failed(by_cls[stage_name], RuntimeError(msg))
-        for key, value in payload["models"].items():
-            scanner.ctx.models.setdefault(key, value)
-        done += 1
+    metas, buckets = [], []
+    for s, spec in enumerate(shards):
+        n_ret = 1 + len(hash_stages) * n_parts
+        refs = actors[s % workers].scan.options(num_returns=n_ret).remote(s, json.dumps(spec), n_parts)
+        refs = refs if n_ret > 1 else [refs]
+        metas.append(refs[0])
+        buckets.append(refs[1:])
+    summaries: dict[str, list[Any]] = defaultdict(list)
+    to_driver = shuffled = 0
+    for s, ref in enumerate(metas):
+        raw = ray.get(ref)
+        to_driver += len(raw)
+        meta = loads(raw)
+        shuffled += meta["shuffle_bytes"]
+        _absorb_meta(scanner, meta, by_cls, summaries, per_node[nodes[s % workers]])
         scanner.ctx.progress("read", scanner.n_input, source.total)
     scanner.ctx.progress("read", scanner.n_input, scanner.n_input)
     scanner.timings["ray_pipeline"] += time.perf_counter() - t
-    return {"engine": "ray", "shards": len(shards), "workers": workers, "cluster_cpus": cpus, "cluster_gpus": gpus,
-            "gpu_actors": bool(needs_gpu), "shards_done": done}
+
+    # reduce: hash partitions on the workers; the driver's own stages meanwhile (near duplicates, flips)
+    t = time.perf_counter()
+    reduced: dict[str, list[list[Any]]] = {}
+    near_ran = dumps([[], []])
+
+    def launch(h: int, stage: Any, near: bytes) -> None:
+        k = order.index(stage)
+        reduced[type(stage).__name__] = [
+            actors[p % workers].reduce.options(num_returns=1 + len(shards)).remote(
+                k, starts, near, *[buckets[s][h * n_parts + p] for s in range(len(shards))])
+            for p in range(n_parts)]
+
+    for h, stage in enumerate(hash_stages):
+        if not hasattr(stage, "set_findings"):
+            launch(h, stage, near_ran)
+    driver_stages = [st for st in order if st.distribute is None and st in scanner.stages]
+    all_stages = scanner.stages
+    scanner.stages = driver_stages
+    stats_before = dict(scanner.stats)
+    driver_scores = scanner._finalize_stages()
+    scanner.stages = [st for st in all_stages if st in driver_stages or st.distribute is not None]
+    driver_stats = {k: v for k, v in scanner.stats.items() if k not in stats_before}
+    for h, stage in enumerate(hash_stages):
+        if hasattr(stage, "set_findings"):
+            ran = {n for n in scanner.plan.enabled if scanner.status.get(n, {}).get("status", "ran") == "ran"
+                   and any(n in st.enabled for st in scanner.stages)}
+            near = [[f.row, f.check, f.field, f.score, f.group, f.detail, f.action] for f in scanner.findings
+                    if f.check == "near_duplicate_pair" and f.group is not None]
+            launch(h, stage, dumps([near, sorted(ran)]))
+    stage_stats: dict[str, dict[str, Any]] = {}
+    for name, refs in reduced.items():
+        raws = ray.get([r[0] for r in refs])
+        to_driver += sum(len(r) for r in raws)
+        statuses = [loads(r) for r in raws]
+        shuffled += sum(st.get("shuffle_bytes", 0) for st in statuses)
+        for p, st in enumerate(statuses):
+            per_node[nodes[p % workers]]["seconds"] += st.get("seconds", 0.0)
+        errors = [st["error"] for st in statuses if st["error"]]
+        if errors and by_cls[name] in scanner.stages:
+            scanner._stage_failed(by_cls[name], RuntimeError(errors[0]))
+        stage_stats[name] = merge_stats([st["stats"] for st in statuses])
+        for st in statuses:
+            for k, v in st["timings"].items():
+                scanner.timings[k] += v
+    scanner.timings["ray_reduce"] += time.perf_counter() - t
+
+    # write: every shard's part of the outputs where the shard is; one worker concatenates them
+    t = time.perf_counter()
+    write_jsonl = isinstance(source, JsonlSource)
+    routed = _route_driver(scanner.findings, driver_scores, starts)
+    merged = {name: type(by_cls[name]).merge_summaries(parts) for name, parts in summaries.items()}
+    failed = sorted(name for name, st in by_cls.items() if st not in scanner.stages)
+    ends = starts[1:] + [None]
+    finished, from_driver = [], 0
+    for s in range(len(shards)):
+        plan = {"failed": failed, "summaries": merged, "parts": {type(h).__name__: n_parts for h in hash_stages},
+                "decisions": {str(r): _decision_json(d) for r, d in scanner.decisions.items()
+                              if r >= starts[s] and (ends[s] is None or r < ends[s])},
+                "splits": [list(x) for x in scanner.source.splits] if scanner.source.splits else None,
+                "tmp": tmp, "write": "jsonl" if write_jsonl else "driver", "explicit_prompt": cfg.explicit_prompt}
+        args = [r[1 + s] for h in hash_stages for r in reduced[type(h).__name__]]
+        blobs = [dumps(plan), dumps(routed[s])]
+        from_driver += sum(len(b) for b in blobs)
+        finished.append(actors[s % workers].finish.remote(s, blobs[0], *args, ray.put(blobs[1])))
+    raws = ray.get(finished)
+    to_driver += sum(len(r) for r in raws)
+    written = _collect(scanner, [loads(x) for x in raws], by_cls, stage_stats)
+    for s in range(len(shards)):
+        per_node[nodes[s % workers]]["shards"] += 1
+        per_node[nodes[s % workers]]["seconds"] += loads(raws[s])["seconds"]
+    data_names = ["clean.jsonl", "dropped.jsonl"] if write_jsonl else None
+    ray.get(actors[0].commit.remote(tmp, len(shards), data_names))
+    if not write_jsonl:
+        from pairaudit.outputs.records import write_outputs
+
+        written["counts"] = write_outputs(source, scanner.out.tmp, written.pop("drops"), set(written["flips"]),
+                                          scanner.fmt or "standard", scanner.columns,
+                                          explicit_prompt=scanner.cfg.explicit_prompt)
+    scanner.timings["ray_write"] += time.perf_counter() - t
+    scanner.stats = {**_ordered_stats([st for st in order if st in scanner.stages], stage_stats, driver_stats),
+                     **stats_before}
+    _finish_written(scanner, written, t)
+    scanner.timings["ray_bytes_to_driver"] = to_driver  # run-specific figures: timings.json
+    scanner.timings["ray_bytes_shuffled"] = shuffled  # worker to worker (hash partitions, routed results)
+    scanner.timings["ray_bytes_from_driver"] = from_driver
+    for k, node in enumerate(sorted(per_node)):
+        for key, value in per_node[node].items():
+            scanner.timings[f"ray_node_{k}_{key}"] = value
+    return {"engine": "ray", "shards": len(shards), "workers": workers, "cluster_cpus": cpus,
+            "cluster_gpus": float(resources.get("GPU", 0)), "gpu_actors": "num_gpus" in opts,
+            "shards_done": len(shards), "nodes_used": len(per_node),
+            "distributed": {"hash_partitioned": [type(h).__name__ for h in hash_stages],
+                            "summary_merged": [type(st).__name__ for st in order if st.distribute == "summary"],
+                            "driver_finalized": [type(st).__name__ for st in order if st.distribute is None],
+                            "writers": "workers" if write_jsonl else "workers (findings, scores); driver (data)"}}
+
+
+def _absorb_meta(scanner: Scanner, m: dict[str, Any], by_cls: dict[str, Any], summaries: dict[str, list[Any]],
+                 node: dict[str, float]) -> None:
+    from pairaudit.engines.wire import result_from_wire
+
+    for res in m["results"]:
+        scanner.absorb(result_from_wire(res), [], observe=False)
+    for stage in list(scanner.stages):
+        name = type(stage).__name__
+        if name in m["states"]:
+            stage.absorb_state(m["states"][name])
+        if name in m["summaries"]:
+            summaries[name].append(m["summaries"][name])
+    for stage_name, msg in m["errors"]:
+        if stage_name in by_cls and by_cls[stage_name] in scanner.stages:
+            scanner._stage_failed(by_cls[stage_name], RuntimeError(msg))
+    for key, value in m["models"].items():
+        scanner.ctx.models.setdefault(key, value)
+    node["rows"] += m["rows"]
+    node["seconds"] += m["seconds"]
+
+
+def _route_driver(findings: list[Any], scores: list[Any], starts: list[int]) -> list[dict[str, Any]]:
+    """The driver-finalized stages' findings and score columns, cut by shard."""
+    from pairaudit.datatypes import StageResult
+    from pairaudit.engines.partition import route
+
+    out = [{"findings": p["findings"], "scores": []} for p in route(StageResult(), findings, starts)]
+    for rows, cols in scores:
+        for s, part in enumerate(route(StageResult(rows=rows, scores=cols), [], starts)):
+            if len(part["rows"]):
+                out[s]["scores"].append([part["rows"], part["scores"]])
+    return out
+
+
+def _decision_json(d: Any) -> dict[str, Any]:
+    from dataclasses import asdict
+
+    return asdict(d)
+
+
+def _collect(scanner: Scanner, outs: list[dict[str, Any]], by_cls: dict[str, Any],
+             stage_stats: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    from pairaudit.outputs.tally import Tally
+
+    tally, flips, ignored, applied = Tally(), [], [], 0
+    counts = {"kept": 0, "dropped": 0}
+    drops: dict[int, list[str]] = {}
+    for out in outs:
+        tally.add(Tally.from_json(out["tally"]))
+        flips += out["flips"]
+        applied += out["applied"]
+        ignored += out["ignored"]
+        for k in counts:
+            counts[k] += out.get("counts", {}).get(k, 0)
+        drops.update({int(r): v for r, v in out.get("drops", {}).items()})
+        for name, msg in out["errors"]:
+            if by_cls[name] in scanner.stages:
+                scanner._stage_failed(by_cls[name], RuntimeError(msg))
+        for name, stats in out["stats"].items():
+            stage_stats.setdefault(name, stats)
+    return {"tally": tally, "flips": sorted(flips), "counts": counts, "applied": applied,
+            "ignored": sorted(ignored, key=lambda d: d["row"]), "drops": drops}
+
+
+def _ordered_stats(order: list[Any], stage_stats: dict[str, dict[str, Any]],
+                   driver_stats: dict[str, Any]) -> dict[str, Any]:
+    """report.json ``stats`` in stage order, as the local engine writes them."""
+    out: dict[str, Any] = {}
+    for stage in order:
+        name = type(stage).__name__
+        if stage.distribute is None:
+            out.update({k: v for k, v in driver_stats.items() if k not in out})
+        else:
+            out.update(stage_stats.get(name, {}))
+    return out
+
+
+def _finish_written(scanner: Scanner, w: dict[str, Any], t: float) -> None:
+    from pairaudit.decisions import Resolution
+
+    scanner.written = (w["tally"], w["flips"], w["counts"], Resolution(w["applied"], w["ignored"]), t)

@@ -226,6 +226,8 @@ class MultiSplitSource(Source):
             self.parts.append((name, offset, ds))
             offset += len(ds)
         self._total = offset
+        # each split of a folder (or hub dataset) can be reopened by a worker: shardable by index range
+        self.shardable = path is not None  # type: ignore[misc]
 
     @property  # type: ignore[override]
     def splits(self) -> list[tuple[str, int, int]]:

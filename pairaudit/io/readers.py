@@ -101,8 +101,9 @@ class JsonlSource(Source):
         records = (Record(i, *parse_json_line(raw)) for i, raw in self.lines(start, end, first_line))
         return batched(records, batch_size)
 
-    def raw_batches(self, batch_size: int) -> Iterator[tuple[list[int], list[bytes]]]:
-        for chunk in batched(self.lines(), batch_size):
+    def raw_batches(self, batch_size: int, start: int = 0, end: int | None = None,
+                    first_line: int = 0) -> Iterator[tuple[list[int], list[bytes]]]:
+        for chunk in batched(self.lines(start, end, first_line), batch_size):
             rows, raws = zip(*chunk)
             yield list(rows), list(raws)
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from pairaudit.errors import ConfigError
+from pairaudit.io.hf import MultiSplitSource
 from pairaudit.io.readers import (
     HFSource,
     JsonArraySource,
@@ -34,6 +35,16 @@ def plan_shards(source: Source, n: int) -> list[dict[str, Any]]:
     n = max(1, n)
     if isinstance(source, JsonlSource):
         return _jsonl_shards(source, n)
+    if isinstance(source, MultiSplitSource):  # index ranges per split; rows run on over the splits
+        total = max(1, source.total)
+        specs = []
+        for name, offset, ds in source.parts:
+            k = max(1, round(n * len(ds) / total))
+            bounds = [round(i * len(ds) / k) for i in range(k + 1)]
+            specs += [{"kind": source.kind, "path": source.path, "split": name, "start": a, "stop": b,
+                       "row_offset": offset} for a, b in zip(bounds, bounds[1:]) if b > a]
+        return specs or [{"kind": source.kind, "path": source.path, "split": source.parts[0][0], "start": 0,
+                          "stop": 0, "row_offset": 0}]
     if isinstance(source, ParquetSource):
         import pyarrow.parquet as pq
 
@@ -101,4 +112,15 @@ def read_shard(spec: dict[str, Any], batch_size: int) -> Iterator[list[Record]]:
 
         src = open_source(spec["path"], split=spec.get("split"))
         assert isinstance(src, HFSource)
-        yield from src.batches(batch_size, spec["start"], spec["stop"])
+        offset = spec.get("row_offset", 0)
+        for recs in src.batches(batch_size, spec["start"], spec["stop"]):
+            yield [Record(offset + r.row, r.data, r.error, r.field) for r in recs] if offset else recs
+
+
+def first_row(spec: dict[str, Any]) -> int:
+    """The row number of a shard's first record (shards are planned in row order)."""
+    if spec["kind"] == "jsonl":
+        return int(spec["line"])
+    if spec["kind"] == "parquet":
+        return int(spec["row_offset"])
+    return int(spec.get("row_offset", 0)) + int(spec["start"])

@@ -9,9 +9,9 @@ implicit-prompt record gets an explicit prompt (:func:`explicit_prompt_record`).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from pairaudit.io.hf import MultiSplitSource
 from pairaudit.io.jsontext import json_bytes, parse_json_line
@@ -101,21 +101,29 @@ def write_outputs(source: Source, tmp_dir: Path, drops: Mapping[int, list[str]],
 
 
 def _write_jsonl(source, tmp_dir, drops, flips, fmt, columns, batch_size, ep):  # noqa: ANN001, ANN202
-    kept = dropped = 0
     with open(tmp_dir / "clean.jsonl", "wb") as fc, open(tmp_dir / "dropped.jsonl", "wb") as fd:
-        for rows, raws in source.raw_batches(batch_size):
-            for row, raw in zip(rows, raws):
-                if row in drops:
-                    obj, err, _ = parse_json_line(raw)
-                    fd.write(_dropped_line(row, drops[row], obj, raw.decode("utf-8", "replace") if err else None))
-                    dropped += 1
-                elif row in flips or ep:
-                    obj, _, _ = parse_json_line(raw)
-                    fc.write(json_bytes(kept_record(obj, row in flips, fmt, columns, ep)) + b"\n")
-                    kept += 1
-                else:
-                    fc.write(raw + b"\n")
-                    kept += 1
+        return write_jsonl_batches(source.raw_batches(batch_size), fc, fd, drops, flips, fmt, columns, ep)
+
+
+def write_jsonl_batches(batches: Iterable[tuple[list[int], list[bytes]]], fc: BinaryIO, fd: BinaryIO,
+                        drops: Mapping[int, list[str]], flips: set[int], fmt: str,
+                        columns: Mapping[str, str], ep: bool = False) -> dict[str, int]:
+    """Kept lines to ``fc``, dropped ones to ``fd``: the whole file, or one shard of it (Ray engine);
+    ``ep``: kept implicit-prompt records get an explicit prompt column."""
+    kept = dropped = 0
+    for rows, raws in batches:
+        for row, raw in zip(rows, raws):
+            if row in drops:
+                obj, err, _ = parse_json_line(raw)
+                fd.write(_dropped_line(row, drops[row], obj, raw.decode("utf-8", "replace") if err else None))
+                dropped += 1
+            elif row in flips or ep:
+                obj, _, _ = parse_json_line(raw)
+                fc.write(json_bytes(kept_record(obj, row in flips, fmt, columns, ep)) + b"\n")
+                kept += 1
+            else:
+                fc.write(raw + b"\n")
+                kept += 1
     return {"kept": kept, "dropped": dropped}
 
 

@@ -6,29 +6,25 @@ Identical for identical input and config: run-specific figures (timings, cache c
 
 from __future__ import annotations
 
-from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
 from pairaudit import __version__
-from pairaudit.datatypes import Finding
 
 if TYPE_CHECKING:
     from pairaudit.decisions import Resolution
     from pairaudit.io.readers import Source
+    from pairaudit.outputs.tally import Tally
     from pairaudit.pipeline import Scanner
 
 REPORT_JSON = "report.json"
 TIMINGS = "timings.json"
 
 
-def build_report(scan: Scanner, source: Source, findings: list[Finding], drops: dict[int, list[str]], flips: set[int],
-                 counts: dict[str, int], decisions: dict, resolution: Resolution, assumptions: dict[str, Any]) -> dict[str, Any]:
-    """The report.json content of a finished scan (``scan``: the Scanner, after its stages ran)."""
-    per_check_findings: dict[str, int] = defaultdict(int)
-    per_check_rows: dict[str, set[int]] = defaultdict(set)
-    for f in findings:
-        per_check_findings[f.check] += 1
-        per_check_rows[f.check].add(f.row)
+def build_report(scan: Scanner, source: Source, tally: Tally, flips: list[int], counts: dict[str, int],
+                 decisions: dict, resolution: Resolution, assumptions: dict[str, Any]) -> dict[str, Any]:
+    """The report.json content of a finished scan (``scan``: the Scanner, after its stages ran; ``tally``:
+    per-check counts of the deduplicated findings, summed over shards by the Ray engine)."""
+    per_check_findings, per_check_rows = tally.findings, tally.rows
     checks = {}
     problems = []
     damage = source.describe().get("damage")
@@ -43,16 +39,15 @@ def build_report(scan: Scanner, source: Source, findings: list[Finding], drops: 
                                                 + "; ".join(scan.check_errors[name])}
         if st["status"] == "failed" or (st["status"] == "skipped" and name in scan.plan.explicit):
             problems.append(f"{name} {st['status']}: {st['reason']}")
-        n_rows = len(per_check_rows.get(name, ()))
+        n_rows = per_check_rows.get(name, 0)
         checks[name] = {
             "description": info.description, "kind": info.kind, "default_action": info.default_action,
             "action": scan.plan.actions[name], "thresholds": scan.plan.params[name], **st,
             "findings": per_check_findings.get(name, 0), "rows": n_rows,
             "rate": round(n_rows / scan.n_input, 6) if scan.n_input else 0.0,
         }
-    flagged = {f.row for f in findings if f.action == "flag"} - set(drops)
-    totals = {"input": scan.n_input, "kept": counts["kept"], "dropped": counts["dropped"], "flagged": len(flagged),
-              "malformed": len(per_check_rows.get("malformed_record", ()))}
+    totals = {"input": scan.n_input, "kept": counts["kept"], "dropped": counts["dropped"], "flagged": tally.flagged,
+              "malformed": per_check_rows.get("malformed_record", 0)}
     if totals["kept"] + totals["dropped"] != totals["input"]:
         raise RuntimeError(f"internal error: kept {totals['kept']} + dropped {totals['dropped']} != "
                            f"input {totals['input']}")
@@ -74,7 +69,7 @@ def build_report(scan: Scanner, source: Source, findings: list[Finding], drops: 
         "versions": versions(),
         "stats": scan.stats,
         "decisions": {"total": len(decisions), "applied": resolution.applied, "ignored": resolution.ignored,
-                      "flipped": sorted(flips)},
+                      "flipped": list(flips)},
         "timings_file": TIMINGS,
     }
 

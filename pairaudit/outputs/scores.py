@@ -32,8 +32,18 @@ def write_scores(path: Path, parts: list[Path], stage_scores: list, drops: dict[
     and for several splits ``split`` / ``split_row``. Every float column holds null, never NaN,
     where no value was computed (a check off, a row a stage did not score, e.g. beyond
     ``--reference-max-rows``, or a model result that is NaN); +-inf are kept (overflows are data)."""
+    lf = scores_frame([pl.scan_parquet(p) for p in parts], stage_scores, sorted(drops), splits)
+    lf.sink_parquet(path, compression="zstd")
+    for p in parts:
+        p.unlink()
+
+
+def scores_frame(parts: list[pl.LazyFrame], stage_scores: list, dropped: list[int],
+                 splits: list[tuple[str, int, int]] | None) -> pl.LazyFrame:
+    """The scores table from per-batch metric frames (each sorted by row, in row order) and the stages'
+    ``(rows, columns)`` scores: for the whole dataset (local engine) or one shard's rows (Ray engine)."""
     if parts:
-        lf = pl.concat([pl.scan_parquet(p) for p in parts], how="diagonal_relaxed")
+        lf = pl.concat(parts, how="diagonal_relaxed")
     else:
         lf = pl.LazyFrame({"row": []}, schema={"row": pl.Int64})
     lf = lf.with_columns(pl.col("row").cast(pl.Int64))
@@ -44,13 +54,11 @@ def write_scores(path: Path, parts: list[Path], stage_scores: list, drops: dict[
         columns |= set(extra.columns)
         lf = lf.join(extra.lazy(), on="row", how="left", maintain_order="left")
     lf = lf.with_columns(_float_nan_to_null(lf))
-    dropped = pl.Series("dropped", sorted(drops), dtype=pl.Int64)
-    lf = lf.with_columns((~pl.col("row").is_in(dropped.implode())).alias("kept"))
+    dropped_s = pl.Series("dropped", dropped, dtype=pl.Int64)
+    lf = lf.with_columns((~pl.col("row").is_in(dropped_s.implode())).alias("kept"))
     if splits:
         lf = lf.with_columns(*_split_columns(splits))
-    lf.sink_parquet(path, compression="zstd")
-    for p in parts:
-        p.unlink()
+    return lf
 
 
 def part_hashes(parts: list[Path], rows: set[int]) -> dict[int, str]:

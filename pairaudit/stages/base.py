@@ -26,6 +26,14 @@ class Stage:
     #: lists or of counters, numbers). Engines that run ``observe`` elsewhere (the Ray engine, in
     #: actors) ship them to the driver with ``export_state`` and merge them with ``absorb_state``.
     state_attrs: ClassVar[tuple[str, ...]] = ()
+    #: how the Ray engine spreads ``finalize`` over the cluster (the same code runs in both engines):
+    #: ``"hash"``: every attribute in ``state_attrs`` is a list of row-aligned arrays and rows with equal
+    #: ``partition_key`` values must meet, so ``finalize`` on one hash partition of the rows gives exactly
+    #: that partition's findings and scores; ``"summary"``: ``summary()`` (small, merged with
+    #: ``merge_summaries``) is all ``finalize(summary)`` needs besides the instance's own rows, so each
+    #: shard scores its rows where they are; ``None``: the state goes to the driver, which finalizes.
+    distribute: ClassVar[str | None] = None
+    partition_key: ClassVar[str | None] = None
 
     def __init__(self, ctx: Context, enabled: set[str]) -> None:
         self.ctx = ctx

@@ -43,6 +43,8 @@ class ExactStage(Stage):
     infos = (DUPLICATE_INFO, CONTRADICTION_INFO)
 
     state_attrs = ("_rows", "_ordered", "_unordered", "_flip")
+    # equal ordered hashes imply equal unordered ones: one partition holds every group of both checks
+    distribute, partition_key = "hash", "_unordered"
 
     def __init__(self, ctx, enabled):  # noqa: ANN001
         super().__init__(ctx, enabled)

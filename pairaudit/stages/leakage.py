@@ -53,6 +53,7 @@ def _u64(b: bytes) -> int:
 class SplitLeakageStage(Stage):
     infos = (SPLIT_LEAKAGE_INFO,)
     state_attrs = ("_rows", "_hash", "_flip")
+    distribute, partition_key = "hash", "_hash"  # near matches come as findings, with every member's row
 
     def __init__(self, ctx: Context, enabled: set[str]) -> None:
         super().__init__(ctx, enabled)
@@ -137,8 +138,11 @@ class SplitLeakageStage(Stage):
             groups[group][row] = s
             groups[group].setdefault(group, None)
         for members in groups.values():
+            # the members' splits follow from their row numbers: a hash partition of the rows (Ray engine)
+            # may hold the eval member but not the train one
+            member_rows = np.fromiter(members, np.int64, len(members))
+            train_rows = sorted(int(r) for r in member_rows[self._split_of(member_rows) == train_idx])
             ks = [pos[r] for r in members if r in pos]
-            train_rows = sorted(int(rows[k]) for k in ks if is_train[k])
             if not train_rows:
                 continue
             for k in ks:

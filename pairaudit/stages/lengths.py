@@ -1,7 +1,10 @@
 """``length_outlier``: token lengths far outside the dataset's own distribution.
 
 Robust z-score on log lengths: ``|log1p(n) - median| / (1.4826 * MAD)``, per side, over all pairs
-that reached the stage. Keeps 13 bytes a row (three int32 lengths and a flag).
+that reached the stage. Keeps 13 bytes a row (three int32 lengths and a flag). Token lengths are integers,
+so a histogram per side (distinct lengths and their counts, a few thousand numbers) is an exact, mergeable
+summary: the median and MAD computed from the merged histograms equal ``np.median`` over all rows, and
+the Ray engine scores each shard's rows where they are against the whole dataset's summary.
 
 Lengths are the trainer's: for an implicit-prompt pair whose responses open alike, TRL's prompt takes
 the shared text (:mod:`pairaudit.trainer.split`), so a completion can be far shorter than the response
@@ -35,6 +38,7 @@ class LengthStage(Stage):
     infos = (LENGTH_OUTLIER_INFO,)
 
     state_attrs = ("_rows", "_lens", "_shared")
+    distribute = "summary"
 
     def __init__(self, ctx, enabled):  # noqa: ANN001
         super().__init__(ctx, enabled)
@@ -58,7 +62,29 @@ class LengthStage(Stage):
         self._lens.append(lens)
         self._shared.append(shared)
 
-    def finalize(self) -> StageResult:
+    def summary(self) -> dict[str, list[np.ndarray]]:
+        """Per side: the distinct token lengths and how many rows have each."""
+        lens = np.concatenate(self._lens) if self._lens else np.zeros((0, 3), np.int32)
+        values, counts = [], []
+        for k in range(3):
+            v, c = np.unique(lens[:, k], return_counts=True)
+            values.append(v.astype(np.int64))
+            counts.append(c.astype(np.int64))
+        return {"values": values, "counts": counts}
+
+    @staticmethod
+    def merge_summaries(parts: list[dict[str, list[np.ndarray]]]) -> dict[str, list[np.ndarray]]:
+        values, counts = [], []
+        for k in range(3):
+            v = np.concatenate([np.asarray(p["values"][k], np.int64) for p in parts])
+            c = np.concatenate([np.asarray(p["counts"][k], np.int64) for p in parts])
+            u, inv = np.unique(v, return_inverse=True)
+            values.append(u)
+            counts.append(np.bincount(inv, weights=c, minlength=len(u)).astype(np.int64))
+        return {"values": values, "counts": counts}
+
+    def finalize(self, summary: dict[str, list[np.ndarray]] | None = None) -> StageResult:
+        """Findings and scores of this instance's rows; ``summary``: the whole dataset's (default: these rows')."""
         res = StageResult()
         if not self._rows:
             return res
@@ -67,8 +93,7 @@ class LengthStage(Stage):
         shared = np.concatenate(self._shared) if self._shared else np.zeros(len(rows), np.bool_)
         params = self.ctx.params.get("length_outlier", LENGTH_OUTLIER_INFO.thresholds)
         logl = np.log1p(lens.astype(np.float64))
-        med = np.median(logl, axis=0)
-        mad = np.median(np.abs(logl - med), axis=0) * 1.4826
+        med, mad = _median_mad(summary if summary is not None else self.summary())
         # a floor on the scale keeps near-uniform datasets (MAD ~ 0) from flagging tiny differences:
         # with the floor, z > 5 needs at least a 3.5x length ratio to the median
         z = np.abs(logl - med) / np.maximum(mad, MIN_SCALE)
@@ -96,3 +121,23 @@ class LengthStage(Stage):
                     res.findings.append(Finding(int(rows[i]), "length_outlier", side, float(z[i, k]),
                                                 detail=f"{what} has only {n} token(s){before}{why}"))
         return res
+
+
+def _weighted_median(values: np.ndarray, counts: np.ndarray) -> float:
+    """``np.median`` of the multiset (each value repeated its count times)."""
+    order = np.argsort(values, kind="stable")
+    values, ends = values[order], np.cumsum(counts[order])
+    n = int(ends[-1])
+    mid = np.searchsorted(ends, [(n - 1) // 2, n // 2], side="right")
+    return float(values[mid[0]]) if n % 2 else float(np.mean(values[mid]))
+
+
+def _median_mad(summary: dict[str, list[np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    """Median and 1.4826 * MAD of log1p(length), per side, exactly as over the rows themselves."""
+    med, mad = np.zeros(3), np.zeros(3)
+    for k in range(3):
+        logv = np.log1p(np.asarray(summary["values"][k]).astype(np.float64))
+        counts = np.asarray(summary["counts"][k])
+        med[k] = _weighted_median(logv, counts)
+        mad[k] = _weighted_median(np.abs(logv - med[k]), counts)
+    return med, mad * 1.4826

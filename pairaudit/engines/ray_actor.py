@@ -1,0 +1,203 @@
+"""The Ray engine's worker: one actor per CPU slot, spread over the nodes; tokenizer and models load once.
+
+An actor keeps what it read where it read it: per shard, the per-pair findings, the per-row metrics and
+the stages' observed state. What leaves it is small or goes to another worker, never to the driver:
+
+* ``scan``: reads and checks one shard; returns a small ``meta`` (counts, errors, summaries of
+  ``distribute = "summary"`` stages, and the state of the stages the driver still finalizes) and, per
+  ``distribute = "hash"`` stage, one object per hash partition, consumed by ``reduce`` on some worker;
+* ``reduce``: one hash partition of one stage, finalized by the stage's own ``finalize``; returns a
+  small status and one object per shard (its findings and scores), consumed by ``finish``;
+* ``finish``: one shard's findings merged, the check plan applied, and its part of every output written
+  into the output generation (a folder every node sees); returns counts;
+* ``commit``: the parts concatenated in shard (= row) order into the output files.
+
+Everything that travels is encoded by :mod:`pairaudit.engines.wire` (JSON + ``.npy``, no pickle).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pairaudit.engines.partition import findings_of, merge_routed, route, split_state
+from pairaudit.engines.wire import dumps, loads, result_to_wire
+
+
+class ShardActor:
+    def __init__(self, cfg: dict[str, Any], fmt: str | None, stage_specs: list[tuple[str, list[str]]],
+                 cache_dir: str) -> None:
+        from pairaudit.batch import BatchProcessor
+        from pairaudit.config import Context, ScanConfig
+        from pairaudit.io.formats import parse_columns
+        from pairaudit.plan import build_plan
+        from pairaudit.stages.registry import load_stage
+
+        self.cfg = ScanConfig(**cfg)
+        self.fmt = fmt
+        self.plan = build_plan(self.cfg)
+        self.columns = parse_columns(self.cfg.columns)
+        self.ctx = Context(self.cfg, Path(cache_dir), lambda m: None, params=self.plan.params)
+        self.processor = BatchProcessor(self.cfg, self.plan, self.columns, fmt, Path(cache_dir))
+        self.stages = []
+        for path, enabled in stage_specs:
+            cls = load_stage(path)
+            assert cls is not None, path
+            self.stages.append(cls(self.ctx, set(enabled)))
+        self.shards: dict[int, dict[str, Any]] = {}
+        self.seconds = 0.0
+
+    def node(self) -> str:
+        import ray
+
+        return ray.get_runtime_context().get_node_id()
+
+    def sees(self, path: str) -> bool:
+        return Path(path).exists()
+
+    def set_splits(self, splits: list[list[Any]] | None) -> None:
+        self.ctx.splits = [tuple(s) for s in splits] if splits else None
+
+    # -- map ----------------------------------------------------------------------------------
+    def scan(self, s: int, spec_json: str, n_parts: int) -> Any:
+        from pairaudit.io.shards import read_shard
+
+        t0 = time.perf_counter()
+        spec = json.loads(spec_json)
+        findings, metrics, errors, results = [], [], [], []
+        n_records = 0
+        for records in read_shard(spec, self.cfg.batch_size):
+            res = self.processor.process(records)
+            if res.pairs:
+                for stage in self.stages:
+                    t = time.perf_counter()
+                    try:
+                        stage.observe(res.pairs, res.encoded)
+                    except Exception as exc:  # noqa: BLE001 - reported on the driver
+                        errors.append((type(stage).__name__, f"{type(exc).__name__}: {exc}"))
+                    res.timings[f"stage:{type(stage).__name__}"] = time.perf_counter() - t
+            findings.extend(res.findings)
+            if res.metrics:
+                import polars as pl
+
+                metrics.append(pl.DataFrame(res.metrics, infer_schema_length=None).sort("row"))
+            n_records += res.n_records
+            wire = result_to_wire(res)
+            wire["findings"], wire["metrics"] = [], {}  # they stay here until ``finish``
+            results.append(wire)
+        kept: dict[str, Any] = {}
+        meta_states: dict[str, Any] = {}
+        summaries: dict[str, Any] = {}
+        buckets: list[bytes] = []
+        for stage in self.stages:
+            name = type(stage).__name__
+            state = stage.export_state()
+            if stage.distribute == "hash":
+                buckets.extend(dumps(b) for b in split_state(state, stage.partition_key, n_parts))
+            elif stage.distribute == "summary":
+                kept[name] = state
+                stage.absorb_state(state)
+                summaries[name] = stage.summary()
+                stage.export_state()
+            else:
+                meta_states[name] = state
+        if self.processor.tok is not None and self.processor.tok.spec is not None:
+            self.ctx.models.setdefault("tokenizer", self.processor.tok.spec.to_json())
+        self.shards[s] = {"findings": findings, "metrics": metrics, "states": kept, "spec": spec}
+        seconds = time.perf_counter() - t0
+        self.seconds += seconds
+        meta = dumps({"results": results, "states": meta_states, "summaries": summaries, "errors": errors,
+                      "models": self.ctx.models, "rows": n_records, "seconds": seconds,
+                      "shuffle_bytes": sum(len(b) for b in buckets)})
+        return [meta, *buckets] if buckets else meta
+
+    # -- reduce -------------------------------------------------------------------------------
+    def reduce(self, k: int, starts: list[int], near: bytes, *buckets: bytes) -> Any:
+        from pairaudit.pipeline import stage_findings
+
+        t0 = time.perf_counter()
+        stage = self.stages[k]
+        fresh = type(stage)(self.ctx, stage.enabled)
+        for b in buckets:
+            fresh.absorb_state(loads(b))
+        if hasattr(fresh, "set_findings"):
+            near_f, ran = loads(near)
+            fresh.set_findings(findings_of([{"findings": near_f}]), set(ran))
+        try:
+            res = fresh.finalize()
+        except Exception as exc:  # noqa: BLE001 - reported on the driver
+            status = {"error": f"{type(exc).__name__}: {exc}", "stats": {}, "timings": {}}
+            return [dumps(status), *[dumps({"findings": [], "rows": np.zeros(0, np.int64), "scores": {}})
+                                     for _ in starts]]
+        parts = route(res, stage_findings(fresh, res, self.plan), starts)
+        seconds = time.perf_counter() - t0
+        self.seconds += seconds
+        out = [dumps(p) for p in parts]
+        status = {"error": None, "stats": res.stats, "timings": res.timings, "seconds": seconds,
+                  "shuffle_bytes": sum(len(b) for b in out)}
+        return [dumps(status), *out]
+
+    # -- write --------------------------------------------------------------------------------
+    def finish(self, s: int, plan: bytes, *routed: bytes) -> bytes:
+        """``plan``: failed stages, merged summaries, decisions in range, where to write; ``routed``: this
+        shard's part of each hash stage's partitions (stage order), then of the driver's stages."""
+        from pairaudit.engines.shard_output import write_shard
+        from pairaudit.pipeline import stage_findings
+
+        t0 = time.perf_counter()
+        p = loads(plan)
+        shard = self.shards.pop(s)
+        findings = list(shard["findings"])
+        stage_scores, errors, stats = [], [], {}
+        parts = [loads(r) for r in routed]
+        driver = parts.pop()
+        driver_done = False
+        it = iter(parts)
+        for stage in self.stages:
+            name = type(stage).__name__
+            if stage.distribute is None:
+                if not driver_done:  # the driver's stages, in their order, where the first of them is
+                    findings.extend(findings_of([driver]))
+                    stage_scores.extend((np.asarray(r, np.int64), c) for r, c in driver["scores"])
+                    driver_done = True
+                continue
+            if stage.distribute == "hash":
+                mine = [next(it) for _ in range(p["parts"][name])]
+                if name not in p["failed"]:
+                    findings.extend(findings_of(mine))
+                    merged = merge_routed(mine)
+                    if merged is not None:
+                        stage_scores.append(merged)
+                continue
+            if name in p["failed"] or name not in shard["states"]:
+                continue
+            stage.absorb_state(shard["states"][name])
+            try:
+                res = stage.finalize(p["summaries"][name])
+            except Exception as exc:  # noqa: BLE001 - reported on the driver
+                errors.append((name, f"{type(exc).__name__}: {exc}"))
+                continue
+            finally:
+                stage.export_state()
+            findings.extend(stage_findings(stage, res, self.plan))
+            if res.rows is not None and res.scores:
+                stage_scores.append((np.asarray(res.rows, np.int64), res.scores))
+            stats[name] = res.stats
+        if not driver_done:
+            findings.extend(findings_of([driver]))
+        out = write_shard(s, shard["spec"], Path(p["tmp"]), findings, shard["metrics"], stage_scores, p, self.fmt,
+                          self.columns, self.cfg.flip)
+        seconds = time.perf_counter() - t0
+        self.seconds += seconds
+        return dumps({**out, "errors": errors, "stats": stats, "seconds": seconds})
+
+    def commit(self, tmp: str, n_shards: int, data_names: list[str] | None) -> bytes:
+        from pairaudit.engines.shard_output import commit_parts
+
+        t0 = time.perf_counter()
+        commit_parts(Path(tmp), n_shards, data_names)
+        return dumps({"seconds": time.perf_counter() - t0})

@@ -1,0 +1,147 @@
+"""Driver memory and the spread of the work on a real multi-node Ray cluster (issue 18).
+
+Starts a cluster on this machine (``ray.cluster_utils.Cluster``: a head without CPUs, ``--nodes`` worker
+nodes with ``--cpus`` CPUs and their own object store each), builds real-length scale sets with
+``../shared/tools/make_scale_set.py`` and scans each size with ``--engine ray --ray-address`` in a fresh
+driver process, so the driver's peak RSS (``ru_maxrss``) is that size's alone. Prints per size: rows,
+seconds, the driver's peak RSS, the peak RSS of each worker actor, bytes that reached the driver, bytes
+shuffled worker to worker, and rows / seconds per node; then the RSS ratio between the sizes.
+
+    flock /tmp/pairaudit-heavy.lock env PYTHONPATH=$PWD HF_HUB_OFFLINE=1 \\
+        .venv/bin/python scripts/bench_ray.py --sizes 20000,200000
+
+Checks: the default cheap set (every per-pair check, exact duplicates / contradictions, length
+outliers); ``--near`` adds near_duplicate_pair, which is still finalized on the driver (its memory grows
+with the rows: docs/scale.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SCALE = ROOT.parent / "shared" / "tools" / "make_scale_set.py"
+HH = ROOT.parent / "shared" / "data" / "hh-rlhf" / "helpful-base-test.jsonl"
+CHEAP = ["empty_prompt", "empty_response", "all_padding", "out_of_vocab", "encoding_error", "too_long",
+         "truncation_identical", "identical_pair", "near_identical_pair", "prompt_mismatch", "duplicate_pair",
+         "contradictory_pair", "length_outlier"]
+
+
+def drive(address: str, source: str, out: str, only: list[str], report: bool) -> None:
+    """One scan as a Ray driver (``report``: with report.html, as ``pairaudit.scan``); prints a JSON line."""
+    import pairaudit
+
+    t = time.perf_counter()
+    if report:
+        audit = pairaudit.scan(source, out=out, only=only, engine="ray", ray_address=address, log=lambda m: None,
+                               progress=False)
+    else:  # the scan without report.html, which is rendered on the driver from scores.parquet
+        from pairaudit.config import ScanConfig
+        from pairaudit.engines import get_engine
+        from pairaudit.pipeline import Scanner
+
+        cfg = ScanConfig(only=only, engine="ray", ray_address=address)
+        audit = Scanner(cfg, lambda m: None, lambda *a: None).run(source, Path(out), engine=get_engine("ray"))
+    seconds = time.perf_counter() - t
+    timings = json.loads((Path(out) / "timings.json").read_text(encoding="utf-8"))
+    print(json.dumps({"rows": audit.totals["input"], "seconds": round(seconds, 1),
+                      "driver_peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+                      "engine": audit.report["stats"]["engine"],
+                      "timings": {k: v for k, v in timings.items() if k.startswith("ray_")}}))
+
+
+def _watch_actors(peaks: dict[int, float], stop: threading.Event) -> None:
+    import psutil
+
+    while not stop.is_set():
+        for p in psutil.process_iter(["pid", "cmdline"]):
+            try:
+                if any("ShardActor" in part for part in p.info["cmdline"] or ()):
+                    peaks[p.pid] = max(peaks.get(p.pid, 0.0), p.memory_info().rss / 2**20)
+            except (psutil.NoSuchProcess, psutil.AccessDenied):
+                continue
+        stop.wait(0.5)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sizes", default="20000,200000")
+    ap.add_argument("--nodes", type=int, default=2)
+    ap.add_argument("--cpus", type=int, default=1, help="CPUs per worker node")
+    ap.add_argument("--near", action="store_true", help="also near_duplicate_pair (finalized on the driver)")
+    ap.add_argument("--no-report", action="store_true", help="scan without report.html (rendered on the driver)")
+    ap.add_argument("--drive", nargs=5, metavar=("ADDRESS", "SOURCE", "OUT", "ONLY", "REPORT"), help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.drive:
+        address, source, out, only, report = args.drive
+        drive(address, source, out, only.split(","), report == "1")
+        return
+    import ray
+    from ray.cluster_utils import Cluster
+
+    os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
+    only = [*CHEAP, "near_duplicate_pair"] if args.near else CHEAP
+    work = Path(tempfile.mkdtemp(prefix="18-bench-ray-", dir="/tmp"))
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False,
+                                                            "object_store_memory": 200 * 2**20})
+    for _ in range(args.nodes):
+        cluster.add_node(num_cpus=args.cpus, object_store_memory=300 * 2**20)
+    cluster.wait_for_nodes()
+    print(f"cluster: head (0 CPUs) + {args.nodes} worker nodes x {args.cpus} CPU; checks: {','.join(only)}; "
+          f"report.html: {'no' if args.no_report else 'yes'}")
+    results = []
+    try:
+        for n in (int(x) for x in args.sizes.split(",")):
+            src = work / f"scale-{n}.jsonl"
+            subprocess.run([sys.executable, str(SCALE), str(HH), str(n), str(src)], check=True,
+                           stdout=subprocess.DEVNULL)
+            peaks: dict[int, float] = {}
+            stop = threading.Event()
+            watcher = threading.Thread(target=_watch_actors, args=(peaks, stop), daemon=True)
+            watcher.start()
+            proc = subprocess.run([sys.executable, __file__, "--drive", cluster.address, str(src),
+                                   str(work / f"out-{n}"), ",".join(only), "0" if args.no_report else "1"],
+                                  capture_output=True, text=True)
+            stop.set()
+            watcher.join()
+            if proc.returncode:
+                sys.exit(f"scan of {n} rows failed:\n{proc.stderr[-3000:]}")
+            res = json.loads(proc.stdout.strip().splitlines()[-1])
+            res["actor_peak_rss_mb"] = sorted(round(v, 1) for v in peaks.values())
+            results.append(res)
+            t = res["timings"]
+            nodes = sorted({k.rsplit("_", 1)[0] for k in t if k.startswith("ray_node_")})
+            print(f"\n{res['rows']:>9,} rows  {res['seconds']:>7.1f} s  driver peak RSS {res['driver_peak_rss_mb']:.0f} MB"
+                  f"  actors peak RSS {res['actor_peak_rss_mb']} MB")
+            print(f"  bytes to driver {t['ray_bytes_to_driver'] / 2**20:.2f} MB"
+                  f" ({t['ray_bytes_to_driver'] / res['rows']:.1f} B/row), from driver "
+                  f"{t['ray_bytes_from_driver'] / 2**20:.2f} MB, shuffled worker to worker "
+                  f"{t['ray_bytes_shuffled'] / 2**20:.2f} MB ({t['ray_bytes_shuffled'] / res['rows']:.1f} B/row)")
+            print(f"  phases: map {t.get('ray_pipeline', 0):.1f} s, reduce {t.get('ray_reduce', 0):.1f} s, "
+                  f"write {t.get('ray_write', 0):.1f} s")
+            for node in nodes:
+                print(f"  {node.replace('ray_', '')}: {t[node + '_rows']:,.0f} rows, {t[node + '_shards']:.0f} shards, "
+                      f"{t[node + '_seconds']:.1f} s busy (scan, reduce, write)")
+            (work / f"out-{n}").exists() and subprocess.run(["rm", "-rf", str(work / f"out-{n}")], check=False)
+            src.unlink()
+    finally:
+        ray.shutdown()
+        cluster.shutdown()
+    if len(results) >= 2:
+        a, b = results[0], results[-1]
+        print(f"\ndriver peak RSS {b['driver_peak_rss_mb']:.0f} MB at {b['rows']:,} rows vs "
+              f"{a['driver_peak_rss_mb']:.0f} MB at {a['rows']:,} rows: x{b['driver_peak_rss_mb'] / a['driver_peak_rss_mb']:.3f}"
+              f" for x{b['rows'] / a['rows']:.1f} rows")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,164 @@
+"""A real multi-node Ray cluster on this machine (``ray.cluster_utils.Cluster``: a head without CPUs and
+two worker nodes with one CPU and their own object store each): the Ray engine's findings, scores and
+outputs equal the local engine's on the shipped example and on planted faults (exact duplicates,
+contradictions, near duplicates, split leakage), and the work ran on both worker nodes."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+from pathlib import Path
+
+import polars as pl
+import pytest
+from conftest import CHEAP, EXAMPLE, write_jsonl
+from planting import hh_rows, light_edit
+
+import pairaudit
+
+ray = pytest.importorskip("ray", reason="install pairaudit[ray]")
+STORE = 80 * 1024 * 1024
+
+
+@pytest.fixture(scope="module")
+def cluster():  # noqa: ANN201
+    from ray.cluster_utils import Cluster
+
+    os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
+    c = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "object_store_memory": STORE,
+                                                      "include_dashboard": False})
+    for i in range(2):
+        c.add_node(num_cpus=1, resources={f"node{i}": 1}, object_store_memory=STORE)
+    c.wait_for_nodes()
+    ray.init(address=c.address, log_to_driver=False, configure_logging=False)
+    try:
+        yield c
+    finally:
+        ray.shutdown()
+        c.shutdown()
+
+
+def _outputs(out: Path, ext: str = "jsonl") -> tuple:
+    data = ((out / f"clean.{ext}").read_bytes(), (out / f"dropped.{ext}").read_bytes()) if ext == "jsonl" else ()
+    return (pl.read_parquet(out / "findings.parquet"), pl.read_parquet(out / "scores.parquet"), *data)
+
+
+def _same(local: Path, distributed: Path, ext: str = "jsonl") -> None:
+    want, got = _outputs(local, ext), _outputs(distributed, ext)
+    assert got[0].equals(want[0]), (got[0], want[0])
+    assert got[1].equals(want[1])
+    assert got[2:] == want[2:]
+    a, b = (json.loads((p / "report.json").read_text(encoding="utf-8")) for p in (local, distributed))
+    assert a["totals"] == b["totals"] and a["checks"] == b["checks"]
+
+
+def _nodes(out: Path) -> dict[str, float]:
+    timings = json.loads((out / "timings.json").read_text(encoding="utf-8"))
+    return {k: v for k, v in timings.items() if k.startswith("ray_node_") and k.endswith("_rows")}
+
+
+def test_shipped_example_on_two_nodes(cluster: object, tmp_path: Path) -> None:
+    local = pairaudit.scan(EXAMPLE, out=tmp_path / "local", only=CHEAP, log=lambda m: None)
+    audit = pairaudit.scan(EXAMPLE, out=tmp_path / "ray", only=CHEAP, engine="ray", ray_shards=4, log=lambda m: None)
+    _same(tmp_path / "local", tmp_path / "ray")
+    assert audit.totals == local.totals
+    engine = audit.report["stats"]["engine"]
+    assert engine["nodes_used"] == 2 and engine["workers"] == 2
+    assert engine["distributed"]["hash_partitioned"] == ["ExactStage"]
+    assert engine["distributed"]["summary_merged"] == ["LengthStage"] and engine["distributed"]["writers"] == "workers"
+    rows = _nodes(tmp_path / "ray")
+    assert len(rows) == 2 and all(v > 0 for v in rows.values()) and sum(rows.values()) == local.totals["input"]
+
+
+@pytest.fixture(scope="module")
+def planted(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, list[int]]]:
+    rng = random.Random(18)
+    base = hh_rows(160)
+    recs: list[object] = [{"prompt": p, "chosen": c, "rejected": r} for p, c, r in base]
+    faults: dict[str, list[int]] = {"duplicate_pair": [], "contradictory_pair": [], "near_duplicate_pair": []}
+    for i in rng.sample(range(160), 4):
+        faults["duplicate_pair"].append(len(recs))
+        recs.append(dict(recs[i]))
+    for i in rng.sample(range(160), 3):
+        faults["contradictory_pair"].append(len(recs))
+        recs.append({"prompt": base[i][0], "chosen": base[i][2], "rejected": base[i][1]})
+    for i in rng.sample(range(160), 4):
+        faults["near_duplicate_pair"].append(len(recs))
+        recs.append({"prompt": light_edit(base[i][0], "punct", rng), "chosen": light_edit(base[i][1], "case", rng),
+                     "rejected": light_edit(base[i][2], "space", rng)})
+    rng.shuffle(recs)
+    recs.insert(40, "{not json")
+    path = tmp_path_factory.mktemp("planted") / "planted.jsonl"
+    write_jsonl(path, recs)
+    return path, faults
+
+
+def test_planted_faults_on_two_nodes(cluster: object, planted: tuple[Path, dict], tmp_path: Path) -> None:
+    path, faults = planted
+    only = [*CHEAP, "near_duplicate_pair"]
+    pairaudit.scan(path, out=tmp_path / "local", only=only, log=lambda m: None)
+    audit = pairaudit.scan(path, out=tmp_path / "ray", only=only, engine="ray", ray_shards=3, log=lambda m: None)
+    _same(tmp_path / "local", tmp_path / "ray")
+    found = pl.read_parquet(tmp_path / "ray" / "findings.parquet")
+    for check, planted_rows in faults.items():  # the planted faults are there (so equality is not vacuous)
+        assert found.filter(pl.col("check") == check).height >= len(planted_rows), check
+    assert "malformed_record" in set(found["check"])
+    assert audit.report["stats"]["engine"]["distributed"]["driver_finalized"] == ["NearDuplicateStage"]
+
+
+def test_split_leakage_on_two_nodes(cluster: object, tmp_path: Path) -> None:
+    import datasets
+
+    rng = random.Random(7)
+    rows = [{"prompt": p, "chosen": c, "rejected": r} for p, c, r in hh_rows(200)]
+    train, test = rows[:150], rows[150:]
+    test += [dict(train[3]), dict(train[40])]                                                   # exact leaks
+    test.append({"prompt": train[7]["prompt"], "chosen": train[7]["rejected"], "rejected": train[7]["chosen"]})
+    test.append({k: light_edit(v, "punct", rng) for k, v in train[90].items()})                 # near leak
+    folder = tmp_path / "dd"
+    datasets.DatasetDict({"train": datasets.Dataset.from_list(train),
+                          "test": datasets.Dataset.from_list(test)}).save_to_disk(str(folder))
+    only = ["duplicate_pair", "contradictory_pair", "near_duplicate_pair", "split_leakage"]
+    pairaudit.scan(folder, out=tmp_path / "local", split="all", only=only, log=lambda m: None)
+    audit = pairaudit.scan(folder, out=tmp_path / "ray", split="all", only=only, engine="ray", ray_shards=4,
+                           log=lambda m: None)
+    _same(tmp_path / "local", tmp_path / "ray", ext="hf")
+    leaks = pl.read_parquet(tmp_path / "ray" / "findings.parquet").filter(pl.col("check") == "split_leakage")
+    assert leaks.height >= 4 and set(leaks["group"].to_list()) >= {3, 40, 7, 90}
+    assert "SplitLeakageStage" in audit.report["stats"]["engine"]["distributed"]["hash_partitioned"]
+    assert datasets.load_from_disk(str(tmp_path / "ray" / "clean"))["test"].num_rows == \
+        datasets.load_from_disk(str(tmp_path / "local" / "clean"))["test"].num_rows
+
+
+
+def test_review_decisions_and_parquet_source_on_two_nodes(cluster: object, planted: tuple[Path, dict],
+                                                          tmp_path: Path) -> None:
+    """Decisions are resolved per shard (keep / drop / flip, a stale pair_hash ignored); a Parquet source
+    is written by the driver from the dropped rows' numbers."""
+    from pairaudit.decisions import Decision, append_decisions
+
+    path, faults = planted
+    first = pairaudit.scan(path, out=tmp_path / "first", only=CHEAP, log=lambda m: None)
+    hashes = dict(pl.read_parquet(first.out_dir / "scores.parquet").select("row", "pair_hash").drop_nulls().iter_rows())
+    dup = faults["duplicate_pair"][0]
+    decisions = [Decision(dup, "keep"), Decision(3, "drop"), Decision(5, "flip"), Decision(150, "keep", pair_hash="0"),
+                 Decision(100_000, "drop")]
+    decisions = [Decision(d.row, d.decision, "", d.pair_hash or hashes.get(d.row)) for d in decisions]
+    for name in ("local", "ray"):
+        (tmp_path / name).mkdir()
+        append_decisions(tmp_path / name / "decisions.jsonl", decisions)
+    local = pairaudit.scan(path, out=tmp_path / "local", only=CHEAP, log=lambda m: None)
+    audit = pairaudit.scan(path, out=tmp_path / "ray", only=CHEAP, engine="ray", ray_shards=3, log=lambda m: None)
+    _same(tmp_path / "local", tmp_path / "ray")
+    assert audit.report["decisions"] == local.report["decisions"]
+    assert audit.report["decisions"]["applied"] == 3 and len(audit.report["decisions"]["ignored"]) == 2
+
+    parquet = tmp_path / "pairs.parquet"
+    pl.read_ndjson(EXAMPLE).head(200).write_parquet(parquet)
+    pairaudit.scan(parquet, out=tmp_path / "pq-local", only=CHEAP, log=lambda m: None)
+    audit = pairaudit.scan(parquet, out=tmp_path / "pq-ray", only=CHEAP, engine="ray", log=lambda m: None)
+    _same(tmp_path / "pq-local", tmp_path / "pq-ray", ext="parquet")
+    for name in ("clean.parquet", "dropped.parquet"):
+        assert pl.read_parquet(tmp_path / "pq-ray" / name).equals(pl.read_parquet(tmp_path / "pq-local" / name))
+    assert audit.report["stats"]["engine"]["distributed"]["writers"].startswith("workers (findings, scores)")
