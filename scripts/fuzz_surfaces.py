@@ -171,7 +171,7 @@ def trace_cases(work: Path, data: Path, rng: random.Random, n: int) -> list[Case
         (run / "training_args.json").write_text(json.dumps(args, default=str))
         extra = ["--set", f"{rng.choice(['seed', 'max_steps', 'world_size', typo('seed', rng)])}="
                  f"{rng.choice(['Infinity', '3', '-1', 'x', '1e400'])}"] if k % 4 == 0 else []
-        out.append(Case("trace", f"trace run {k}", ["trace", str(run), "--data", str(data), *extra], {0, 2, 4}))
+        out.append(Case("trace", f"trace run {k}", ["trace", str(run), "--data", str(data), *extra], {0, 2, 4, 6}))
     return out
 
 
