@@ -7,9 +7,12 @@ import re
 from pathlib import Path
 
 PKG = Path(__file__).resolve().parent.parent / "pairaudit"
-# modules that may unpickle, each behind an explicit opt-in flag: trace reads training_args.bin only
-# with --trust-pickle (tests/test_trace*.py check it is not read without it)
-ALLOWED: set[str] = {"trace/settings.py"}
+# modules that may unpickle, each behind a guard a test checks:
+# - trace/settings.py reads training_args.bin with the real unpickler only with --trust-pickle;
+# - trace/args_pickle.py is the restricted unpickler (find_class never hands out a callable; the malicious
+#   pickles in tests/test_trace_args.py must not run);
+# - trace/diagnose.py reads the fp16 scaler state with torch.load(weights_only=True) (tensors and plain values).
+ALLOWED: set[str] = {"trace/settings.py", "trace/args_pickle.py", "trace/diagnose.py"}
 
 
 def test_no_module_unpickles() -> None:
