@@ -24,7 +24,14 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("trl")
 
 from conftest import HH, SHARED, write_jsonl  # noqa: E402
-from trace_helpers import read_records, save_init, tokenizer, trace_settings, train_dpo  # noqa: E402
+from trace_helpers import (  # noqa: E402
+    read_records,
+    save_init,
+    tokenizer,
+    trace_settings,
+    train_dpo,
+    unused_word_token,
+)
 
 from pairaudit.trace import order, record, rows  # noqa: E402
 from pairaudit.trace.run import trace  # noqa: E402
@@ -40,23 +47,11 @@ def _one_thread() -> None:
     torch.set_num_threads(1)
 
 
-def _trap(tok: Any, recs: list[dict[str, Any]]) -> tuple[int, str]:
-    used: set[int] = set()
-    for r in recs:
-        for k in ("prompt", "chosen", "rejected"):
-            used.update(tok(r[k])["input_ids"])
-    for t in range(30000, 45000):
-        word = tok.decode([t])
-        if t not in used and word.startswith(" ") and word.strip().isalpha() and tok(word)["input_ids"] == [t]:
-            return t, word
-    raise AssertionError("no unused token found")
-
-
 @pytest.fixture(scope="module")
 def resumed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     root = tmp_path_factory.mktemp("resumed")
     recs = read_records(UF, 120)
-    trap, word = _trap(tokenizer(), recs)
+    trap, word = unused_word_token(tokenizer(), recs)
     data = write_jsonl(root / "uf120.jsonl", recs)
     s = trace_settings(trainer="trl-dpo", max_length=ML, train_batch_size=2, gradient_accumulation_steps=2,
                        num_train_epochs=1, seed=SEED)

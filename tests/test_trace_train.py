@@ -29,7 +29,15 @@ pytest.importorskip("transformers")
 pytest.importorskip("trl")
 
 from conftest import HH, SHARED, write_jsonl  # noqa: E402
-from trace_helpers import read_records, save_init, tokenizer, trace_settings, train_dpo, train_sft  # noqa: E402
+from trace_helpers import (  # noqa: E402
+    read_records,
+    save_init,
+    tokenizer,
+    trace_settings,
+    train_dpo,
+    train_sft,
+    unused_word_token,
+)
 
 from pairaudit.trace import order, record, rows  # noqa: E402
 from pairaudit.trace.run import trace  # noqa: E402
@@ -51,20 +59,6 @@ def _assert_same(recorded: record.StepTable, rebuilt: record.StepTable) -> None:
     assert len(a) == len(b) and len(a) > 0
     for st in np.unique(a["step"]):
         assert (a[a["step"] == st] == b[b["step"] == st]).all(), f"step {st} differs"
-
-
-def _trap(tok: Any, recs: list[dict[str, Any]]) -> tuple[int, str]:
-    """A whole-word token that occurs in no row of the slice (and round-trips through the tokenizer)."""
-    used: set[int] = set()
-    for r in recs:
-        for k in ("prompt", "chosen", "rejected"):
-            if k in r:
-                used.update(tok(r[k])["input_ids"])
-    for t in range(30000, 45000):
-        word = tok.decode([t])
-        if t not in used and word.startswith(" ") and word.strip().isalpha() and tok(word)["input_ids"] == [t]:
-            return t, word
-    raise AssertionError("no unused token found")
 
 
 # -- transformers.Trainer: crash, resume, every step --------------------------------------------------
@@ -113,7 +107,7 @@ def dpo_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     root = tmp_path_factory.mktemp("dpo")
     recs = read_records(UF, 220)
     tok = tokenizer()
-    trap, word = _trap(tok, recs)
+    trap, word = unused_word_token(tok, recs)
     data = write_jsonl(root / "uf220.jsonl", recs)
     s = trace_settings(trainer="trl-dpo", max_length=DPO_ML, train_batch_size=2, gradient_accumulation_steps=2,
                   num_train_epochs=2, seed=4321)
@@ -205,7 +199,7 @@ def test_trace_uses_the_record_for_the_exact_step_and_row(dpo_run: dict[str, Any
 def test_callback_stops_at_the_first_nonfinite_step(tmp_path: Path) -> None:
     recs = read_records(HH, 40)
     tok = tokenizer()
-    trap, word = _trap(tok, [{"chosen": r["chosen"]} for r in recs])
+    trap, word = unused_word_token(tok, [{"chosen": r["chosen"]} for r in recs])
     s = trace_settings(trainer="transformers", train_batch_size=2, gradient_accumulation_steps=2, num_train_epochs=2,
                   seed=1234)
     plan = order.reconstruct(s, len(recs))[0].per_step()

@@ -171,3 +171,17 @@ if __name__ == "__main__":  # torchrun entry point
         train_sft(out, data, per_device_train_batch_size=3, ddp_backend="gloo")
     else:
         raise SystemExit(f"unknown run kind {kind}")
+
+
+def unused_word_token(tok: Any, recs: list[dict[str, Any]]) -> tuple[int, str]:
+    """A whole-word token that occurs in no row of the slice (and round-trips through the tokenizer)."""
+    used: set[int] = set()
+    for r in recs:
+        for k in ("prompt", "chosen", "rejected"):
+            if k in r:
+                used.update(tok(r[k])["input_ids"])
+    for t in range(30000, 45000):
+        word = tok.decode([t])
+        if t not in used and word.startswith(" ") and word.strip().isalpha() and tok(word)["input_ids"] == [t]:
+            return t, word
+    raise AssertionError("no unused token found")
