@@ -24,7 +24,10 @@ SUMMARIES = {
     "truncation_identical": "sides equal after truncation",
     "identical_pair": "chosen equals rejected",
     "near_identical_pair": "sides differ only trivially",
+    "degenerate_repetition": "a response loops (words/chars)",
     "prompt_mismatch": "dialogue histories differ",
+    "prefix_pair": "TRL's prompt takes reply text",
+    "split_word": "TRL's prompt ends mid-word",
     "duplicate_pair": "exact duplicate of another row",
     "contradictory_pair": "same pair, preferred both ways",
     "length_outlier": "length far from the dataset's",
@@ -32,6 +35,7 @@ SUMMARIES = {
     "preference_cycle": "X > Y > Z > X within a prompt",
     "likely_flipped": "evidence rejected is better",
     "dpo_overflow_risk": "extreme DPO logit (fp16/bf16)",
+    "split_leakage": "eval-split pair also in train",
 }
 KINDS = (("pair", "Per-pair checks (streaming, every row):"),
          ("global", "Whole-dataset checks (rows that survived the per-pair drops):"))
