@@ -89,3 +89,38 @@ def test_spill_columns_round_trip(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     assert list(np.concatenate(again["t"])) == [b"ab", b"", b"\x00c"] and not spill.spilled
     small = Spill()  # under the limit: plain in-memory concatenation, no files
     assert isinstance(small.column("v", list(parts)), np.ndarray) and small.folder is None
+
+
+@pytest.mark.parametrize("batch_size", [37, 1000])
+def test_worker_pool_changes_no_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, batch_size: int) -> None:
+    """--workers 2 (batches checked and observed in two worker processes, merged in row order) writes what one
+    process writes, with one batch or many (37 rows: batches end at different places in every worker)."""
+    import pairaudit
+    from pairaudit.engines import local
+
+    src = _planted(tmp_path / "planted.jsonl")
+    monkeypatch.setattr(local, "POOL_MIN_ROWS", 0)
+    logs: list[str] = []
+    outs = {}
+    for workers in (1, 2):
+        out = tmp_path / f"w{workers}"
+        pairaudit.scan(src, out=out, progress=False, log=logs.append, workers=workers, batch_size=batch_size)
+        outs[workers] = {f: (out / f).read_bytes() for f in ("findings.parquet", "scores.parquet", "report.json",
+                                                             "clean.jsonl", "dropped.jsonl")}
+    assert {"near_duplicate_pair", "duplicate_pair", "contradictory_pair"} <= set(
+        pl.read_parquet(tmp_path / "w2" / "findings.parquet")["check"].to_list())
+    for name in outs[1]:
+        assert outs[2][name] == outs[1][name], name
+    assert "workers" not in json.loads(outs[2]["report.json"])["config"]  # how it ran, not what it found
+
+
+def test_worker_pool_not_used_for_in_memory_sources(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import pairaudit
+    from pairaudit.engines import local
+
+    monkeypatch.setattr(local, "POOL_MIN_ROWS", 0)
+    rows = [{"prompt": f"q{i}", "chosen": f"a good answer {i}", "rejected": f"a bad one {i}"} for i in range(30)]
+    logs: list[str] = []
+    audit = pairaudit.scan(rows, out=tmp_path / "o", progress=False, log=logs.append, workers=2, only=["identical_pair"])
+    assert audit.totals["input"] == 30
+    assert any("--workers 2: every batch runs in this process: the source is an in-memory object" in m for m in logs)
