@@ -39,20 +39,20 @@ class Audit:
     @property
     def scores(self) -> pl.DataFrame:
         """scores.parquet: one row per input record, in row order."""
-        return pl.read_parquet(self.out_dir / "scores.parquet")
+        return pl.read_parquet(self.out_dir / "scores.parquet", glob=False)
 
     @property
     def keep_mask(self) -> np.ndarray:
         """Boolean array, one entry per input record in row order: True where the record is in the
         cleaned output. For sources whose rows are positions (everything but JSONL with blank lines),
         entry ``i`` is row ``i``: ``ds.select(np.flatnonzero(audit.keep_mask))``, ``df.filter(mask)``."""
-        kept = pl.read_parquet(self.out_dir / "scores.parquet", columns=["row", "kept"]).sort("row")
+        kept = pl.read_parquet(self.out_dir / "scores.parquet", columns=["row", "kept"], glob=False).sort("row")
         return kept["kept"].to_numpy().astype(bool)
 
     @property
     def kept_rows(self) -> np.ndarray:
         """Row numbers of the kept records, ascending."""
-        s = pl.read_parquet(self.out_dir / "scores.parquet", columns=["row", "kept"])
+        s = pl.read_parquet(self.out_dir / "scores.parquet", columns=["row", "kept"], glob=False)
         return s.filter(pl.col("kept")).sort("row")["row"].to_numpy()
 
     @property
@@ -66,7 +66,7 @@ class Audit:
         ds = load_records_dataset(self.out_dir, "clean")
         if row_column is None:
             return ds
-        scores = pl.read_parquet(self.out_dir / "scores.parquet")
+        scores = pl.read_parquet(self.out_dir / "scores.parquet", glob=False)
         kept = scores.filter(pl.col("kept")).sort("row")
         from datasets import DatasetDict
 

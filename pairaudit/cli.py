@@ -14,8 +14,42 @@ import typer
 
 from pairaudit import __version__, exit_codes
 from pairaudit.errors import ConfigError, PairauditError
+from pairaudit.report.terminal import echo, terminal_safe
+
+
+def _escape_usage_error(exc: Exception) -> None:
+    """A usage error (unknown option or command, bad value) repeats what was typed: escaped for the terminal."""
+    if isinstance(getattr(exc, "message", None), str):
+        exc.message = terminal_safe(exc.message)  # type: ignore[attr-defined]
+
+
+class _SafeCommand(typer.core.TyperCommand):
+    def make_context(self, *args, **kwargs):  # noqa: ANN002, ANN003, ANN201
+        try:
+            return super().make_context(*args, **kwargs)
+        except Exception as exc:
+            _escape_usage_error(exc)
+            raise
+
+
+class _SafeGroup(typer.core.TyperGroup):
+    def make_context(self, *args, **kwargs):  # noqa: ANN002, ANN003, ANN201
+        try:
+            return super().make_context(*args, **kwargs)
+        except Exception as exc:
+            _escape_usage_error(exc)
+            raise
+
+    def resolve_command(self, *args, **kwargs):  # noqa: ANN002, ANN003, ANN201
+        try:
+            return super().resolve_command(*args, **kwargs)
+        except Exception as exc:
+            _escape_usage_error(exc)
+            raise
+
 
 app = typer.Typer(
+    cls=_SafeGroup,
     name="pairaudit",
     help="Audit and clean preference datasets (prompt / chosen / rejected) before DPO, RLHF, ORPO or KTO "
          "training. " + exit_codes.HELP,
@@ -82,21 +116,23 @@ def _limit(value: str | None, option: str) -> int | str | None:
 
 def _version(value: bool) -> None:
     if value:
-        typer.echo(f"pairaudit {__version__}")
+        echo(f"pairaudit {__version__}")
         raise typer.Exit()
 
 
 @app.callback()
-def main(version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, metavar="",
+def main(ctx: typer.Context,
+         version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, metavar="",
                                                help="Print the version and exit.")] = False) -> None:
     """pairaudit: find the pairs that make preference training diverge, before training."""
+    from pairaudit.report.terminal import install_guards
+
+    ctx.call_on_close(install_guards())  # libraries' warnings and log lines escaped too, until the command ends
 
 
 def _echo(message: str) -> None:
-    """A line on stderr; control characters from dataset text are shown escaped, never sent."""
-    from pairaudit.report.terminal import terminal_safe
-
-    typer.echo(terminal_safe(message), err=True)
+    """A line on stderr; control characters (from dataset text, paths, messages) are shown escaped, never sent."""
+    echo(message, err=True)
 
 
 def _log(quiet: bool):  # noqa: ANN202
@@ -116,8 +152,6 @@ def _progress_display(quiet: bool):  # noqa: ANN202
     from pairaudit.report.progress import ProgressDisplay
 
     display = ProgressDisplay()
-    from pairaudit.report.terminal import terminal_safe
-
     return display, (lambda m: display.log(terminal_safe(f"pairaudit: {m}"))), display
 
 
@@ -144,7 +178,7 @@ def _fail(exc: PairauditError) -> None:
 CHECKS = "CHECK[,CHECK...]"
 
 
-@app.command()
+@app.command(cls=_SafeCommand)
 def scan(
     source: Annotated[str, typer.Argument(metavar="SOURCE", help="A .jsonl / .jsonl.gz / .json / .parquet file or "
                                           "folder, a save_to_disk folder, or a Hugging Face dataset id.")],
@@ -272,9 +306,9 @@ def scan(
         _fail(exc)
     except KeyboardInterrupt as exc:
         if getattr(exc, "outputs_committed", False):
-            typer.echo(f"interrupted after the new outputs were committed to {out}", err=True)
+            _echo(f"interrupted after the new outputs were committed to {out}")
         else:
-            typer.echo("interrupted: no outputs were changed", err=True)
+            _echo("interrupted: no outputs were changed")
         raise typer.Exit(exit_codes.INTERRUPTED) from None
     if not quiet:
         from pairaudit.report.summary import print_summary
@@ -289,7 +323,7 @@ def scan(
     raise typer.Exit(code)
 
 
-@app.command("checks")
+@app.command("checks", cls=_SafeCommand)
 def list_checks(
     verbose: Annotated[bool, typer.Option("--verbose", "-v", metavar="", help="Also thresholds, the full "
                        "description and why each default action is what it is.")] = False,
@@ -301,7 +335,7 @@ def list_checks(
 
     infos = all_checks()
     if as_json:
-        typer.echo(json.dumps({n: {"description": i.description, "kind": i.kind, "default_action": i.default_action,
+        echo(json.dumps({n: {"description": i.description, "kind": i.kind, "default_action": i.default_action,
                                    "default_enabled": i.default_enabled, "thresholds": merged_thresholds(n),
                                    "extra": i.extra, "why": i.why} for n, i in infos.items()}, indent=2))
         return
@@ -310,7 +344,7 @@ def list_checks(
     width = max(60, shutil.get_terminal_size((80, 24)).columns)
     thresholds = {n: merged_thresholds(n) for n in infos}
     for line in (verbose_blocks if verbose else check_lines)(infos, thresholds, width):
-        typer.echo(line)
+        echo(line)
 
 
 @contextlib.contextmanager
@@ -326,7 +360,7 @@ def _damaged_report(out: Path) -> Iterator[None]:
                          ) from exc
 
 
-@app.command()
+@app.command(cls=_SafeCommand)
 def report(out: Annotated[Path, typer.Argument(help="An output folder written by `pairaudit scan`.")]) -> None:
     """Re-render OUT/report.html from the output folder."""
     from pairaudit.report import render_report
@@ -335,27 +369,26 @@ def report(out: Annotated[Path, typer.Argument(help="An output folder written by
         _fail(ConfigError(f"{out} holds no report.json", fix="run `pairaudit scan SOURCE --out DIR` first"))
     try:
         with _damaged_report(out):
-            typer.echo(str(render_report(out)))
+            echo(render_report(out))
     except PairauditError as exc:
         _fail(exc)
 
 
-@app.command()
+@app.command(cls=_SafeCommand)
 def show(out: Annotated[Path, typer.Argument(help="An output folder.")],
          row: Annotated[int, typer.Argument(help="Row number (as in findings.parquet).")]) -> None:
     """Print one pair with its findings and a word diff of chosen vs rejected."""
-    from rich.console import Console
-
     from pairaudit.report import show_row
+    from pairaudit.report.terminal import safe_console
 
     try:
         with _damaged_report(out):
-            show_row(out, row, Console())
+            show_row(out, row, safe_console())
     except PairauditError as exc:
         _fail(exc)
 
 
-@app.command()
+@app.command(cls=_SafeCommand)
 def apply(out: Annotated[Path, typer.Argument(help="An output folder holding decisions.jsonl.")],
           quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Silent: no progress, messages or "
                                                                      "summary.")] = False) -> None:
@@ -377,7 +410,7 @@ def apply(out: Annotated[Path, typer.Argument(help="An output folder holding dec
         print_summary(audit)
 
 
-@app.command("trace")
+@app.command("trace", cls=_SafeCommand)
 def trace_cmd(
     run_dir: Annotated[Path, typer.Argument(help="The trainer's output_dir (trainer_state.json, checkpoint-*/, "
                                                  "pairaudit-record/).")],
@@ -421,17 +454,18 @@ def trace_cmd(
                     assignments=parse_assignments(set_), trust_pickle=trust_pickle, use_record=not no_record,
                     step=step, policy=policy, reference=reference, device=device, precision=precision, jump_z=jump_z,
                     skip=_names(skip), log=(lambda m: None) if quiet or as_json
-                    else (lambda m: typer.echo(f"pairaudit: {m}", err=True)))
+                    else _log(False))
     except PairauditError as exc:
         _fail(exc)
     if as_json:
-        typer.echo((res.out_dir / "trace.json").read_text(encoding="utf-8"), nl=False)
-    elif not quiet:
-        from rich.console import Console
+        from pairaudit.report.terminal import json_safe
 
+        echo(json_safe((res.out_dir / "trace.json").read_text(encoding="utf-8")), nl=False)
+    elif not quiet:
+        from pairaudit.report.terminal import safe_console
         from pairaudit.trace.render import print_trace
 
-        print_trace(res.doc, Console(), res.out_dir)
+        print_trace(res.doc, safe_console(), res.out_dir)
     if res.doc.get("status") == "unreliable":
         raise typer.Exit(exit_codes.TRACE_UNRELIABLE)
 

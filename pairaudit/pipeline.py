@@ -264,7 +264,7 @@ class Scanner:
         self.timings["total"] = time.perf_counter() - t_start
         write_json(self.out.tmp / TIMINGS, {k: round(v, 4) for k, v in sorted(self.timings.items())})
         self.out.commit()
-        fdf = pl.read_parquet(Path(out_dir) / "findings.parquet")
+        fdf = pl.read_parquet(Path(out_dir) / "findings.parquet", glob=False)
         return Audit(Path(out_dir), report, fdf, exit_codes.scan_code(report), list(report.get("problems", [])))
 
     def _decisions(self, out_dir: Path) -> dict:

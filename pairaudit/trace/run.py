@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from pairaudit.errors import ConfigError, InputError, PairauditError
+from pairaudit.report.terminal import echo
 from pairaudit.trace import explain, history, order, record, rows, settings, verify
 
 DPO_KEYS = ("rewards/margins", "rewards/chosen", "logps/chosen", "logits/chosen")
@@ -117,7 +117,7 @@ def trace(run_dir: str | Path, data: str | Path, *, out: str | Path | None = Non
     """Trace a run that went non-finite back to its source rows; writes ``OUT/trace.json`` (+ report.html)."""
     from pairaudit.trace.render import build_doc, write_outputs
 
-    log = log or (lambda m: print(f"pairaudit: {m}", file=sys.stderr))
+    log = log or (lambda m: echo(f"pairaudit: {m}", err=True))
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise InputError(f"run folder {run_dir} does not exist", fix="pass the trainer's output_dir")
