@@ -13,7 +13,7 @@ from typing import Annotated
 import typer
 
 from pairaudit import __version__, exit_codes
-from pairaudit.errors import ConfigError, PairauditError
+from pairaudit.errors import ConfigError, PairauditError, file_system_error
 from pairaudit.report.terminal import echo, terminal_safe
 
 
@@ -304,6 +304,8 @@ def scan(
                 display.stop()
     except PairauditError as exc:
         _fail(exc)
+    except OSError as exc:  # disk full, a size limit, no permission: what and where, never a traceback
+        _fail(file_system_error(exc))
     except KeyboardInterrupt as exc:
         if getattr(exc, "outputs_committed", False):
             _echo(f"interrupted after the new outputs were committed to {out}")
@@ -372,6 +374,8 @@ def report(out: Annotated[Path, typer.Argument(help="An output folder written by
             echo(render_report(out))
     except PairauditError as exc:
         _fail(exc)
+    except OSError as exc:  # disk full, a size limit, no permission: what and where, never a traceback
+        _fail(file_system_error(exc))
 
 
 @app.command(cls=_SafeCommand)
@@ -386,6 +390,8 @@ def show(out: Annotated[Path, typer.Argument(help="An output folder.")],
             show_row(out, row, safe_console())
     except PairauditError as exc:
         _fail(exc)
+    except OSError as exc:  # disk full, a size limit, no permission: what and where, never a traceback
+        _fail(file_system_error(exc))
 
 
 @app.command(cls=_SafeCommand)
@@ -401,6 +407,8 @@ def apply(out: Annotated[Path, typer.Argument(help="An output folder holding dec
             audit = apply_decisions(out, progress=progress, log=log)
     except PairauditError as exc:
         _fail(exc)
+    except OSError as exc:  # disk full, a size limit, no permission: what and where, never a traceback
+        _fail(file_system_error(exc))
     finally:
         if display is not None:
             display.stop()
@@ -457,6 +465,8 @@ def trace_cmd(
                     else _log(False))
     except PairauditError as exc:
         _fail(exc)
+    except OSError as exc:  # disk full, a size limit, no permission: what and where, never a traceback
+        _fail(file_system_error(exc))
     if as_json:
         from pairaudit.report.terminal import json_safe
 
