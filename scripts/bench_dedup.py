@@ -178,7 +178,8 @@ class PeakRSS:
 
 
 def search_worker(n: int, d: int, recall_queries: int, index: str | None, nprobe: int | None) -> dict:
-    from pairaudit.stages.near_duplicates.stage import NEAR_DUPLICATE_INFO, find_groups
+    from pairaudit.stages.near_duplicates.infos import NEAR_DUPLICATE_INFO
+    from pairaudit.stages.near_duplicates.verify import find_groups
 
     t = time.perf_counter()
     data = synthetic(n, d)
@@ -208,7 +209,7 @@ def search_worker(n: int, d: int, recall_queries: int, index: str | None, nprobe
     if recall_queries and not out["stats"]["index"].startswith("flat"):
         import faiss
 
-        from pairaudit.stages.near_duplicates.stage import sum_vectors
+        from pairaudit.stages.near_duplicates.search import sum_vectors
 
         k = int(params["neighbors"])
         rng = np.random.default_rng(1)
