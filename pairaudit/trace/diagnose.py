@@ -11,7 +11,7 @@ and what the trace found about the failing window's rows:
   ``grad_norm`` / ``loss`` climbing over the logged steps before it -> a longer warmup and the peak rate cut to
   the last rate that trained cleanly;
 - **precision**: ``fp16`` on, the window's DPO logits beyond ln(65504) = 11.09, the fp16 loss scale
-  (``scaler.pt`` of the checkpoints, read with ``torch.load(weights_only=True)``) growing before the failure,
+  (``scaler.pt`` of the checkpoints, read by :mod:`pairaudit.trace.checkpoints`) growing before the failure,
   gradient accumulation in fp16 -> ``bf16=True`` (where the hardware has it);
 - **amplifier**: DPO ``beta`` and the largest |logit| of the window -> the beta that keeps it below ~8;
   ``max_grad_norm`` off or large -> ``max_grad_norm=1.0``;
