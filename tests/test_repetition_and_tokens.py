@@ -21,7 +21,8 @@ from pairaudit.checks.repetition import (
     words,
 )
 from pairaudit.datatypes import Finding, Pair
-from pairaudit.trainer.tokenizer import DPOTokenizer, load_tokenizer
+from pairaudit.models.tokenizer import load_tokenizer
+from pairaudit.trainer.tokenizer import DPOTokenizer
 
 
 @pytest.fixture(scope="module")

@@ -24,8 +24,9 @@ transformers = pytest.importorskip("transformers")
 import pairaudit  # noqa: E402
 from pairaudit.errors import ConfigError  # noqa: E402
 from pairaudit.io.formats import detect_format, normalise  # noqa: E402
+from pairaudit.models.tokenizer import load_tokenizer  # noqa: E402
 from pairaudit.trainer import profiles  # noqa: E402
-from pairaudit.trainer.tokenizer import DPOTokenizer, load_tokenizer  # noqa: E402
+from pairaudit.trainer.tokenizer import DPOTokenizer  # noqa: E402
 
 UF = SHARED / "ultrafeedback-1k" / "train_clean.jsonl"
 HH = SHARED / "hh-rlhf" / "helpful-base-test.jsonl"

@@ -18,7 +18,7 @@ TRAP = 7  # global step at which a Crash callback raises (simulated crash)
 
 
 def tokenizer() -> Any:
-    from pairaudit.trainer.tokenizer import load_tokenizer
+    from pairaudit.models.tokenizer import load_tokenizer
 
     tok, _ = load_tokenizer(None)
     if tok.pad_token is None:
