@@ -7,8 +7,8 @@ import random
 
 import numpy as np
 import pytest
-from nd_support import by_check, fresh_cache, run_stage, to_pairs
-from planting import HH, LIGHT_KINDS, hh_rows, light_edit, paraphrase, reword_prompt, uf_rows
+from support.nd_support import by_check, fresh_cache, run_stage, to_pairs
+from support.planting import HH, LIGHT_KINDS, hh_rows, light_edit, paraphrase, reword_prompt, uf_rows
 
 from pairaudit.datatypes import Pair
 from pairaudit.stages.near_duplicates.infos import NEAR_DUPLICATE_INFO
