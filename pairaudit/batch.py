@@ -21,9 +21,10 @@ from pairaudit.datatypes import Finding, Pair
 from pairaudit.hashing import pair_hash, side_digests
 from pairaudit.io.formats import Malformed, detect_format, normalise, row_format
 from pairaudit.io.readers import Record
+from pairaudit.models.tokenizer import load_tokenizer
 from pairaudit.plan import CheckPlan
 from pairaudit.trainer import profiles
-from pairaudit.trainer.tokenizer import DPOTokenizer, EncodedPair, load_tokenizer
+from pairaudit.trainer.tokenizer import DPOTokenizer, EncodedPair
 
 MAX_ERROR_EXAMPLES = 5
 #: rows per progress report within a batch (``process(records, on_rows=...)``)

@@ -285,11 +285,11 @@ class Scanner:
     def _assumptions(self) -> dict[str, Any]:
         """The tokenizer and trainer semantics every length figure depends on (report.json ``assumptions``)."""
         from pairaudit.models.loading import resolve_model
-        from pairaudit.trainer.tokenizer import assumptions
+        from pairaudit.models.tokenizer import assumptions
 
         tok = self.processor.tok
         if tok is not None:
-            return tok.assumptions()
+            return assumptions(tok.spec, tok.trainer, display=tok.display)
         try:  # no pair was tokenized: name the tokenizer without loading it
             spec = resolve_model(self.cfg.tokenizer)
         except Exception:  # noqa: BLE001 - a tokenizer that was never needed must not fail the report

@@ -48,8 +48,7 @@ def _tree(d: Path) -> dict[str, bytes | str]:
 @pytest.mark.parametrize("at", [3, 20, 45])
 def test_an_iterable_dataset_whose_rows_change_type_is_exit_2_naming_the_row(tmp_path: Path, at: int) -> None:
     def gen():  # noqa: ANN202
-        for r in _rows(50, x=lambda i: i if i < at else f"s{i}"):
-            yield r
+        yield from _rows(50, x=lambda i: i if i < at else f"s{i}")
 
     stream = datasets.IterableDataset.from_generator(gen)
     with pytest.raises(PairauditError) as err:

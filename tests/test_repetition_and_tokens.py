@@ -7,7 +7,7 @@ import random
 import re
 
 import pytest
-from planting import UNITS, hh_rows, one_word_change, repeat_unit, uf_rows
+from support.planting import UNITS, hh_rows, one_word_change, repeat_unit, uf_rows
 
 from pairaudit.checks.identical import NearIdenticalPair
 from pairaudit.checks.repetition import (
@@ -21,7 +21,8 @@ from pairaudit.checks.repetition import (
     words,
 )
 from pairaudit.datatypes import Finding, Pair
-from pairaudit.trainer.tokenizer import DPOTokenizer, load_tokenizer
+from pairaudit.models.tokenizer import load_tokenizer
+from pairaudit.trainer.tokenizer import DPOTokenizer
 
 
 @pytest.fixture(scope="module")

@@ -115,7 +115,8 @@ def dpo_scores(pairs: dict[int, Any], *, policy: str, reference: str | None, bet
                max_length: int | None, truncation_mode: str, device: str = "auto", precision: str = "fp32",
                cache_dir: Path | None = None, log: Callable[[str], None] | None = None) -> dict[int, dict[str, Any]]:
     """Policy (and reference) summed log-probs and the DPO logit of each pair, with fp16/bf16 limits marked."""
-    from pairaudit.trainer.tokenizer import DPOTokenizer, load_tokenizer
+    from pairaudit.models.tokenizer import load_tokenizer
+    from pairaudit.trainer.tokenizer import DPOTokenizer
 
     rows = sorted(pairs)
     if not rows:

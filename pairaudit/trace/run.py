@@ -24,6 +24,7 @@ import numpy as np
 from pairaudit.errors import ConfigError, InputError, PairauditError
 from pairaudit.report.terminal import echo
 from pairaudit.trace import explain, history, order, record, rows, settings, verify
+from pairaudit.trace.checkpoints import checkpoint_step
 
 DPO_KEYS = ("rewards/margins", "rewards/chosen", "logps/chosen", "logits/chosen")
 
@@ -45,7 +46,7 @@ class TraceResult:
 def _checkpoints(run_dir: Path) -> list[tuple[int, Path]]:
     out = []
     for p in run_dir.glob("checkpoint-*"):
-        step = settings._ckpt_step(p)
+        step = checkpoint_step(p)
         if step >= 0 and p.is_dir() and (p / "config.json").exists():
             out.append((step, p))
     return sorted(out)
