@@ -85,6 +85,7 @@ def test_a_registered_check_lists_in_pairaudit_checks(registered: None) -> None:
     assert f"thresholds (--set {NAME}.NAME=VALUE): min_upper=0.8" in block
     data = json.loads(runner.invoke(app, ["checks", "--json"]).output)
     assert data[NAME]["default_action"] == "flag" and data[NAME]["thresholds"] == {"min_upper": 0.8}
+    assert data[NAME]["summary"] == "a response in capitals"
 
 
 def test_a_registered_check_runs_and_reaches_every_output(registered: None, tmp_path: Path) -> None:

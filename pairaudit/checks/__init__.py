@@ -7,7 +7,7 @@ Adding a check takes one module, one registry line and one test:
    report and ``pairaudit checks`` read it); ``check(pair, enc, out)`` appends ``self.finding(pair.row,
    field, score, detail=...)`` and returns ``{self.info.score_key: score}`` (thresholds: ``self.params``).
 2. ``checks/registry.py``: add the class to ``PAIR_CHECKS`` (the order is the report's order).
-3. ``tests/checks/test_<name>.py``: call the class directly on tiny inline pairs, positive and negative.
+3. ``tests/checks/test_<name>.py``: call the class directly on tiny inline pairs (``tests/support/checks.py``).
 Then ``python scripts/checks_table.py --write`` regenerates the check table of docs/checks.md (a test
 fails, saying so, when it is stale). Whole-dataset checks are stages: :mod:`pairaudit.stages`.
 """
