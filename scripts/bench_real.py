@@ -89,7 +89,7 @@ def scan_child(path: str, out: str) -> None:
 
 def tokenizer_child(path: str) -> None:
     from pairaudit.config import default_cache_dir
-    from pairaudit.trainer.tokenizer import load_tokenizer
+    from pairaudit.models.tokenizer import load_tokenizer
 
     tok, _ = load_tokenizer(None, default_cache_dir())
     backend = tok.backend_tokenizer

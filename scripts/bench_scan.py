@@ -56,7 +56,7 @@ def generate(path: Path, rows: int, seed: int = 0) -> None:
 
 def child_raw(path: str, batch: int) -> dict:
     from pairaudit.config import default_cache_dir
-    from pairaudit.trainer.tokenizer import load_tokenizer
+    from pairaudit.models.tokenizer import load_tokenizer
 
     tok, _ = load_tokenizer(None, default_cache_dir())
     backend = tok.backend_tokenizer

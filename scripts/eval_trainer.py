@@ -98,7 +98,7 @@ def main() -> int:
     ap.add_argument("--sets", default=",".join(SETS))
     args = ap.parse_args()
     max_length = None if args.max_length.lower() == "none" else int(args.max_length)
-    from pairaudit.trainer.tokenizer import load_tokenizer
+    from pairaudit.models.tokenizer import load_tokenizer
 
     tok, spec = load_tokenizer(None)
     print(f"tokenizer {spec.display}; DPOConfig(max_length={max_length}, truncation_mode={args.truncation_mode!r})")

@@ -9,8 +9,9 @@ import pytest
 
 from pairaudit.datatypes import Pair
 from pairaudit.io.formats import detect_format, normalise
-from pairaudit.models.joint_tokens import JointSplitter
-from pairaudit.trainer.tokenizer import DPOTokenizer, load_tokenizer
+from pairaudit.models.tokenizer import load_tokenizer
+from pairaudit.trainer.joint_tokens import JointSplitter
+from pairaudit.trainer.tokenizer import DPOTokenizer
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "hh-rlhf-helpful-base-500.jsonl"
 EDGES = [  # (prompt, chosen, rejected): junctions that merge, straddle added tokens, or are empty

@@ -11,8 +11,8 @@ PKG = Path(__file__).resolve().parent.parent / "pairaudit"
 # - trace/settings.py reads training_args.bin with the real unpickler only with --trust-pickle;
 # - trace/args_pickle.py is the restricted unpickler (find_class never hands out a callable; the malicious
 #   pickles in tests/test_trace_args.py must not run);
-# - trace/diagnose.py reads the fp16 scaler state with torch.load(weights_only=True) (tensors and plain values).
-ALLOWED: set[str] = {"trace/settings.py", "trace/args_pickle.py", "trace/diagnose.py"}
+# - trace/checkpoints.py reads the fp16 scaler state with torch.load(weights_only=True) (tensors and plain values).
+ALLOWED: set[str] = {"trace/settings.py", "trace/args_pickle.py", "trace/checkpoints.py"}
 
 
 def test_no_module_unpickles() -> None:

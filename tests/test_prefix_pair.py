@@ -17,10 +17,11 @@ from conftest import HH, write_jsonl
 
 import pairaudit
 from pairaudit.io.formats import normalise, split_hh
+from pairaudit.models.tokenizer import load_tokenizer
 from pairaudit.report.trainer_view import trainer_view
 from pairaudit.trainer import profiles as trainers
 from pairaudit.trainer.split import common_prefix_chars, implicit_split, trl_extract_prompt_text
-from pairaudit.trainer.tokenizer import DPOTokenizer, load_tokenizer
+from pairaudit.trainer.tokenizer import DPOTokenizer
 
 CHECKS = ["prefix_pair", "split_word", "length_outlier", "identical_pair"]
 

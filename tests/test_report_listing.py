@@ -11,7 +11,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 from conftest import write_jsonl
-from report_fixtures import write_out
+from support.report_fixtures import write_out
 
 import pairaudit
 from pairaudit.outputs.reader import OutputFolder
@@ -75,7 +75,7 @@ def test_trainer_view_shows_what_survives_truncation(tmp_path: Path) -> None:
     # what the trainer keeps, computed with the public tokenize API and the scan's own settings
     from pairaudit.report.trainer_view import trainer_tokenizer
     from pairaudit.review import Review
-    from pairaudit.trainer.tokenizer import kept_sequence
+    from pairaudit.trainer.truncation import kept_sequence
 
     rv = Review(tmp_path / "out")
     tok, note = trainer_tokenizer(rv.report)

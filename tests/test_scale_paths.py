@@ -9,9 +9,9 @@ import json
 import random
 from pathlib import Path
 
-import planting
 import polars as pl
 import pytest
+from support import planting
 
 pytest.importorskip("model2vec")
 pytest.importorskip("sklearn")
@@ -45,7 +45,8 @@ def _scan(src: Path, out: Path) -> dict[str, bytes]:
 
 
 def test_scale_paths_change_no_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from pairaudit.models import batch_vectors, joint_tokens
+    from pairaudit.models import batch_vectors
+    from pairaudit.trainer import joint_tokens
 
     src = _planted(tmp_path / "planted.jsonl")
     monkeypatch.setenv("PAIRAUDIT_SPILL_BYTES", "4096")  # every stage column goes to disk

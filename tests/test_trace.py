@@ -14,7 +14,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 from conftest import HH, SHARED, write_jsonl
-from trace_helpers import read_records, trace_settings
+from support.trace_helpers import read_records, trace_settings
 
 from pairaudit.errors import ConfigError
 from pairaudit.trace import explain, history, order, record, rows, settings
@@ -55,7 +55,7 @@ def _conversational(recs: list[dict]) -> list[dict]:
     ("uf", 96, "keep_start"), ("uf", 64, "keep_end"), ("hh", 128, "keep_start"), ("uf_chat", 128, "keep_start"),
     ("uf", None, "keep_start")])
 def test_trl_row_filter_and_lengths_match_trl(tmp_path: Path, kind: str, max_length: int | None, mode: str) -> None:
-    from pairaudit.trainer.tokenizer import load_tokenizer
+    from pairaudit.models.tokenizer import load_tokenizer
 
     tok, _ = load_tokenizer(None)
     recs = read_records(HH, 120) if kind == "hh" else read_records(UF, 120)
@@ -78,7 +78,7 @@ def test_trl_row_filter_and_lengths_match_trl(tmp_path: Path, kind: str, max_len
 
 
 def test_filter_boundary_prompt_of_exactly_max_length_is_dropped(tmp_path: Path) -> None:
-    from pairaudit.trainer.tokenizer import load_tokenizer
+    from pairaudit.models.tokenizer import load_tokenizer
 
     tok, _ = load_tokenizer(None)
     recs = read_records(UF, 60)

@@ -14,8 +14,10 @@ import pairaudit
 from pairaudit.cli import app
 from pairaudit.datatypes import Pair
 from pairaudit.errors import ConfigError
+from pairaudit.models.tokenizer import load_tokenizer
 from pairaudit.trainer import profiles
-from pairaudit.trainer.tokenizer import DPOTokenizer, kept_sequence, load_tokenizer
+from pairaudit.trainer.tokenizer import DPOTokenizer
+from pairaudit.trainer.truncation import kept_sequence
 
 runner = CliRunner()
 TOKEN_CHECKS = ["too_long", "truncation_identical", "dropped_by_trainer"]

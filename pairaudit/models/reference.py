@@ -128,7 +128,8 @@ class LogpScorer:
                  truncation_mode: str = "keep_end", dpo_tokenizer: Any = None,
                  batch_tokens: int | None = None, max_batch: int = 64,
                  log: Callable[[str], None] | None = None, role: str = "reference") -> None:
-        from pairaudit.trainer.tokenizer import DPOTokenizer, load_tokenizer
+        from pairaudit.models.tokenizer import load_tokenizer
+        from pairaudit.trainer.tokenizer import DPOTokenizer
 
         self.role = role
         self.log = log or (lambda msg: None)
@@ -192,7 +193,7 @@ class LogpScorer:
         tokenizer (saves re-tokenizing). ``pretokenized_ok``: pre-tokenized pairs are scored only if
         this model's tokenizer is the training tokenizer.
         """
-        from pairaudit.trainer.tokenizer import kept_sequence
+        from pairaudit.trainer.truncation import kept_sequence
 
         t0 = time.perf_counter()
         mode = self.dtok.truncation_mode

@@ -66,7 +66,7 @@ def _decode(tok: Any, ids: list[int]) -> str:
 
 def trainer_view(tok: Any, pair: Pair | None) -> dict[str, Any] | None:
     """Template context of the trainer's view of ``pair`` (None when there is nothing to show)."""
-    from pairaudit.trainer.tokenizer import kept_sequence
+    from pairaudit.trainer.truncation import kept_sequence
 
     if tok is None or pair is None:
         return None

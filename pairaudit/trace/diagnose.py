@@ -11,7 +11,7 @@ and what the trace found about the failing window's rows:
   ``grad_norm`` / ``loss`` climbing over the logged steps before it -> a longer warmup and the peak rate cut to
   the last rate that trained cleanly;
 - **precision**: ``fp16`` on, the window's DPO logits beyond ln(65504) = 11.09, the fp16 loss scale
-  (``scaler.pt`` of the checkpoints, read with ``torch.load(weights_only=True)``) growing before the failure,
+  (``scaler.pt`` of the checkpoints, read by :mod:`pairaudit.trace.checkpoints`) growing before the failure,
   gradient accumulation in fp16 -> ``bf16=True`` (where the hardware has it);
 - **amplifier**: DPO ``beta`` and the largest |logit| of the window -> the beta that keeps it below ~8;
   ``max_grad_norm`` off or large -> ``max_grad_norm=1.0``;
@@ -32,6 +32,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from pairaudit.trace.checkpoints import checkpoints_health
 from pairaudit.trace.explain import LN_FP16_MAX
 
 SAFE_LOGIT = 8.0  # target |beta * margin| after a beta change: well inside fp16's exp range
@@ -56,76 +57,6 @@ def _nice_down(x: float) -> float:
 
 def _cause(name: str) -> dict[str, Any]:
     return {"cause": name, "score": 0.0, "for": [], "against": [], "fixes": [], "verdict": "unsupported"}
-
-
-def checkpoints_health(run_dir: Path, reference: str | None = None, first: int | None = None) -> list[dict[str, Any]]:
-    """Per ``checkpoint-N``: whether its weights are finite (safetensors) and its fp16 loss scale (scaler.pt).
-
-    Non-finite values the starting model (``reference``, when it is a local folder) already had in the same
-    tensor are not counted: they are the model's, not the run's."""
-    from pairaudit.trace.settings import _ckpt_step
-
-    base: dict[str, int] = {}
-    if reference is not None and Path(reference).is_dir() and sorted(Path(reference).glob("*.safetensors")):
-        base = _nonfinite_counts(sorted(Path(reference).glob("*.safetensors")))
-    out = []
-    for p in sorted(run_dir.glob("checkpoint-*"), key=_ckpt_step):
-        step = _ckpt_step(p)
-        if step >= 0 and p.is_dir():
-            item: dict[str, Any] = {"step": step, "path": str(p)}
-            scale = _scaler_scale(p / "scaler.pt")
-            if scale is not None:
-                item["loss_scale"] = scale
-            out.append(item)
-
-    def check(item: dict[str, Any]) -> bool:
-        files = sorted(Path(item["path"]).glob("*.safetensors"))
-        if not files:
-            return True
-        counts = _nonfinite_counts(files)
-        bad = sorted(k for k, n in counts.items() if n > base.get(k, 0))
-        item.update(weights_finite=not bad, nonfinite_tensors=bad[:5], n_nonfinite=len(bad), n_tensors=len(counts))
-        return not bad
-
-    # read only what the diagnosis needs (checkpoints of a large model are big): the first checkpoint after
-    # the failure, and from the last one before it back to the last one with finite weights
-    before = [k for k in out if first is None or k["step"] <= first]
-    after = [k for k in out if first is not None and k["step"] > first]
-    if after:
-        check(after[0])
-    for item in reversed(before):
-        if check(item):
-            break
-    return out
-
-
-def _nonfinite_counts(files: list[Path]) -> dict[str, int]:
-    """Tensor name -> number of non-finite values (read with safetensors: no pickle)."""
-    import torch
-    from safetensors import safe_open
-
-    out: dict[str, int] = {}
-    for f in files:
-        with safe_open(str(f), framework="pt") as fh:
-            for name in fh.keys():  # noqa: SIM118 - safe_open has keys(), no iteration
-                t = fh.get_tensor(name)
-                out[name] = int((~torch.isfinite(t)).sum()) if t.is_floating_point() else 0
-    return out
-
-
-def _scaler_scale(path: Path) -> float | None:
-    if not path.is_file():
-        return None
-    try:
-        import torch
-
-        state = torch.load(str(path), weights_only=True, map_location="cpu")  # plain numbers: nothing unpickled
-    except Exception:  # noqa: BLE001 - a scaler file that is not plain data is ignored, not trusted
-        return None
-    scale = state.get("scale") if isinstance(state, dict) else None
-    if hasattr(scale, "item"):
-        scale = scale.item()
-    return float(scale) if _finite(scale) else None
 
 
 def _log(log_history: list[dict[str, Any]]) -> list[dict[str, Any]]:

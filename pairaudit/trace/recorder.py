@@ -37,33 +37,11 @@ from typing import Any
 import numpy as np
 from transformers import TrainerCallback
 
-from pairaudit.trace.record import EVENTS, META, RECORD_DIR, STEP_DTYPE, rank_file, write_json_atomic
+from pairaudit.trace.nonfinite import nonfinite_gradients, nonfinite_sequences
+from pairaudit.trace.record import EVENTS, RECORD_DIR, STEP_DTYPE, rank_file, write_json_atomic
+from pairaudit.trace.recorder_meta import collect_settings, write_meta
 
 __all__ = ["PairauditCallback", "add_pairaudit_callback"]
-
-
-def _nonfinite_sequences(output: Any) -> tuple[int, list[int]] | None:
-    """(batch size, indices of sequences with a non-finite value) of a model output, or None if all finite."""
-    import torch
-
-    tensors = []
-    for name in ("logits", "log_probs"):
-        t = getattr(output, name, None)
-        if t is None and isinstance(output, dict):
-            t = output.get(name)
-        if isinstance(t, torch.Tensor) and t.is_floating_point() and t.dim() >= 2:
-            tensors.append(t.detach())
-    if not tensors and isinstance(output, (tuple, list)) and output and isinstance(output[0], torch.Tensor):
-        tensors.append(output[0].detach())
-    bad: set[int] = set()
-    size = 0
-    for t in tensors:
-        size = t.shape[0]
-        if bool(torch.isfinite(t).all()):
-            continue
-        per_seq = ~torch.isfinite(t.reshape(t.shape[0], -1)).all(dim=1)
-        bad.update(int(i) for i in torch.nonzero(per_seq).flatten().tolist())
-    return (size, sorted(bad)) if bad else None
 
 
 class PairauditCallback(TrainerCallback):
@@ -114,7 +92,7 @@ class PairauditCallback(TrainerCallback):
             prev = np.frombuffer(raw, dtype=STEP_DTYPE)
             self.session = int(prev["session"].max()) + 1 if len(prev) else 0
         self.last_logged_step = int(state.global_step)
-        self._settings = self._collect_settings(args, state, train_dataloader)
+        self._settings = collect_settings(args, state, train_dataloader)
         if self.source_rows is not None and train_dataloader is not None:
             n = self._settings.get("dataset_length")
             if n is not None and n != len(self.source_rows):
@@ -130,61 +108,9 @@ class PairauditCallback(TrainerCallback):
         if self.check_outputs and model is not None:
             self._hook = model.register_forward_hook(self._forward_hook)
         if self.rank == 0:
-            self._write_meta(args, state, processing_class)
+            write_meta(self.folder, self._settings, state, processing_class, session=self.session,
+                       source_rows=self.source_rows is not None, data=self.data, recording=self.enabled)
         self._fh = open(path, "ab")  # noqa: SIM115 - kept open for the run, closed in on_train_end
-
-    def _collect_settings(self, args: Any, state: Any, dl: Any) -> dict[str, Any]:
-        accel = getattr(args, "accelerator_config", None)
-        get = (lambda k, d: getattr(accel, k, d)) if accel is not None else (lambda k, d: d)
-        is_dpo = type(args).__name__ == "DPOConfig"
-        out = {
-            "train_batch_size": int(getattr(state, "train_batch_size", None) or args.train_batch_size),
-            "gradient_accumulation_steps": args.gradient_accumulation_steps, "world_size": args.world_size,
-            "seed": args.seed, "data_seed": args.data_seed, "dataloader_drop_last": args.dataloader_drop_last,
-            "num_train_epochs": args.num_train_epochs, "max_steps": args.max_steps,
-            "split_batches": get("split_batches", False), "even_batches": get("even_batches", True),
-            "dispatch_batches": get("dispatch_batches", None),
-            "use_seedable_sampler": get("use_seedable_sampler", True),
-            "train_sampling_strategy": getattr(args, "train_sampling_strategy", "random"),
-            "ignore_data_skip": args.ignore_data_skip, "logging_steps": args.logging_steps,
-            "logging_nan_inf_filter": args.logging_nan_inf_filter,
-            "trainer": "trl-dpo" if is_dpo else "transformers",
-            "dataset_length": len(dl.dataset) if dl is not None and hasattr(dl.dataset, "__len__") else None,
-        }
-        if is_dpo:
-            out.update(max_length=args.max_length, truncation_mode=args.truncation_mode, beta=args.beta)
-        return out
-
-    def _write_meta(self, args: Any, state: Any, processing_class: Any) -> None:
-        import importlib.metadata as md
-
-        assert self.folder is not None
-        meta_path = self.folder / META
-        meta = json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.exists() else {}
-        sessions = list(meta.get("sessions") or [])
-        sessions.append({"session": self.session, "start_step": int(state.global_step), "time": round(time.time())})
-        versions = {}
-        for pkg in ("torch", "transformers", "accelerate", "trl", "datasets"):
-            try:
-                versions[pkg] = md.version(pkg)
-            except md.PackageNotFoundError:
-                pass
-        settings = {k: v for k, v in self._settings.items() if k != "dataset_length"}
-        settings["resumed_at"] = sorted({s["start_step"] for s in sessions if s["start_step"] > 0})
-        tok_dir = self.folder / "tokenizer"
-        if processing_class is not None and hasattr(processing_class, "save_pretrained") and not tok_dir.exists():
-            try:
-                processing_class.save_pretrained(str(tok_dir))
-            except Exception:  # noqa: BLE001 - the record works without it
-                pass
-        if tok_dir.exists():
-            settings["tokenizer"] = str(tok_dir)
-        meta.update(format=1, settings=settings, sessions=sessions, versions=versions,
-                    dataset_length=self._settings.get("dataset_length"),
-                    rows="source" if self.source_rows is not None else "trainer_index",
-                    data=str(self.data) if self.data else meta.get("data"),
-                    recording=self.enabled or meta.get("recording", False))
-        write_json_atomic(meta_path, meta)
 
     def _patch_dataset(self, dataset: Any) -> None:
         original = getattr(dataset, "__getitems__", None)
@@ -202,7 +128,7 @@ class PairauditCallback(TrainerCallback):
     def _forward_hook(self, module: Any, inputs: Any, output: Any) -> None:
         if not module.training:
             return
-        found = _nonfinite_sequences(output)
+        found = nonfinite_sequences(output)
         if found is not None:
             size, bad = found
             self.step_flags.setdefault(self.micro, []).extend(bad)
@@ -212,20 +138,9 @@ class PairauditCallback(TrainerCallback):
         self.micro += 1
 
     def on_pre_optimizer_step(self, args: Any, state: Any, control: Any, model: Any = None, **kwargs: Any) -> None:
-        import torch
-
-        if model is None:
-            return
-        grads = [p.grad for p in model.parameters() if p.grad is not None]
-        if not grads:
-            return
-        try:  # one fused kernel (what clip_grad_norm_ uses); per tensor where it is unavailable
-            norms = torch.stack([n.float() for n in torch._foreach_norm(grads)])
-        except (AttributeError, RuntimeError):
-            norms = torch.stack([g.detach().float().norm() for g in grads])
-        finite = torch.isfinite(norms)
-        if not bool(finite.all()):
-            self.bad_grad = f"{int((~finite).sum())} of {len(grads)} parameter gradients non-finite"
+        bad = nonfinite_gradients(model) if model is not None else None
+        if bad:
+            self.bad_grad = bad
             if self.on_nonfinite == "stop":
                 model.zero_grad(set_to_none=True)  # the optimizer skips them: weights stay those of the last step
 

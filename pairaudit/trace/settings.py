@@ -19,6 +19,7 @@ from typing import Any
 
 from pairaudit.errors import ConfigError
 from pairaudit.schema import did_you_mean, integer, number
+from pairaudit.trace.checkpoints import checkpoint_step
 
 # name -> (default, changes the order, what it is)
 SPEC: dict[str, tuple[Any, bool, str]] = {
@@ -217,7 +218,7 @@ def read_training_args_bin(path: Path) -> dict[str, Any]:
 def resolve(run_dir: Path, *, meta: dict[str, Any] | None, state: dict[str, Any] | None, state_path: Path | None,
             settings_file: Path | None, assignments: dict[str, Any], trust_pickle: bool) -> TraceSettings:
     s = TraceSettings()
-    candidates = [run_dir, *sorted(run_dir.glob("checkpoint-*"), key=_ckpt_step, reverse=True)]
+    candidates = [run_dir, *sorted(run_dir.glob("checkpoint-*"), key=checkpoint_step, reverse=True)]
     bin_path = next((d / "training_args.bin" for d in candidates if (d / "training_args.bin").exists()), None)
     if bin_path is not None:
         from pairaudit.trace.args_pickle import Refused, read_args
@@ -248,10 +249,3 @@ def resolve(run_dir: Path, *, meta: dict[str, Any] | None, state: dict[str, Any]
         s.update(load_file(settings_file), str(settings_file))
     s.update(assignments, "--set")
     return s
-
-
-def _ckpt_step(p: Path) -> int:
-    try:
-        return int(p.name.rsplit("-", 1)[1])
-    except (IndexError, ValueError):
-        return -1

@@ -13,15 +13,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from pairaudit.datatypes import Pair
 from pairaudit.errors import ModelError
-from pairaudit.models import joint_tokens
-from pairaudit.models.loading import ModelSpec, hub_error, resolve_model
-from pairaudit.trainer import profiles
+from pairaudit.trainer import joint_tokens, profiles
 from pairaudit.trainer.profiles import TrainerSettings
+from pairaudit.trainer.truncation import kept_sequence, truncate
 
 
 @dataclass(slots=True)
@@ -45,52 +43,6 @@ class EncodedPair:
         """(prompt, chosen, rejected) token counts without the EOS the trainer appended."""
         return (len(self.prompt_ids), len(self.chosen_ids) - int(self.eos_added[0] and bool(self.chosen_ids)),
                 len(self.rejected_ids) - int(self.eos_added[1] and bool(self.rejected_ids)))
-
-
-def truncate(prompt_len: int, completion_len: int, *, max_length: int | None, max_prompt_length: int | None,
-             max_completion_length: int | None, truncation_mode: str) -> tuple[int, int]:
-    """How many prompt and completion tokens survive TRL's truncation: the prompt keeps its last
-    ``max_prompt_length`` tokens, the completion its first ``max_completion_length``, then
-    prompt + completion is cut to ``max_length`` (keep_end: its last tokens, keep_start: its first)."""
-    p = prompt_len if max_prompt_length is None else min(prompt_len, max_prompt_length)
-    c = completion_len if max_completion_length is None else min(completion_len, max_completion_length)
-    if max_length is not None and p + c > max_length:
-        if truncation_mode == "keep_start":
-            p = min(p, max_length)
-            c = max_length - p
-        else:  # keep_end: drop from the left, prompt first
-            over = p + c - max_length
-            cut_p = min(over, p)
-            p -= cut_p
-            c -= over - cut_p
-    return p, c
-
-
-def kept_sequence(prompt_ids: list[int], completion_ids: list[int], kept: tuple[int, int],
-                  truncation_mode: str = "keep_end", *, max_prompt_length: int | None = None,
-                  max_completion_length: int | None = None) -> tuple[list[int], list[int]]:
-    """The (prompt, completion) token lists the trainer keeps, given ``kept`` from ``truncate``.
-
-    Pass the run's ``max_prompt_length`` / ``max_completion_length`` (old TRL only) so the lists are
-    cut as the trainer cuts them; without them, ``completion_ids`` must already be capped, and when
-    keep_start leaves no completion token the prompt's first ``p`` tokens are returned (exact unless a
-    ``max_prompt_length`` also cut that prompt; then no completion token is scored either way).
-    """
-    if max_prompt_length is not None:
-        prompt_ids = prompt_ids[len(prompt_ids) - min(len(prompt_ids), max_prompt_length):]
-    if max_completion_length is not None:
-        completion_ids = completion_ids[:max_completion_length]
-    p, c = kept
-    if truncation_mode == "keep_start":  # max_length cuts into the prompt only when no completion token is left
-        if c > 0 or p >= len(prompt_ids):
-            return prompt_ids[len(prompt_ids) - p:], completion_ids[:c]
-        return prompt_ids[:p], []
-    prompt = prompt_ids[len(prompt_ids) - p:] if p else []
-    if c == 0:
-        return prompt, []
-    if p == 0 and c < len(completion_ids):  # keep_end cut through the whole prompt into the completion
-        return prompt, completion_ids[len(completion_ids) - c:]
-    return prompt, completion_ids[:c]
 
 
 class Rendered(tuple):
@@ -126,12 +78,14 @@ def _common_text_prefix(a: str, b: str) -> str:
 class DPOTokenizer:
     """The user's training tokenizer with the trainer semantics that decide tokens and truncation.
 
+    ``tokenizer``: a ``transformers`` tokenizer (:func:`pairaudit.models.tokenizer.load_tokenizer`);
+    ``spec``: where it came from (a ``models.loading.ModelSpec``, for its display name) or None.
     ``trainer``: :class:`~pairaudit.profiles.TrainerSettings` (what a scan passes), or a profile name
     with the keyword limits (``"auto"`` = the profile's default). Without it the keywords alone give
     pairaudit's earlier behaviour (``profiles.KEYWORD_PROFILE``: TRL 0.20-0.27 rules).
     """
 
-    def __init__(self, tokenizer: Any, spec: ModelSpec | None, *, max_length: int | None | str = profiles.AUTO,
+    def __init__(self, tokenizer: Any, spec: Any, *, max_length: int | None | str = profiles.AUTO,
                  max_prompt_length: int | None | str = profiles.AUTO,
                  max_completion_length: int | None | str = profiles.AUTO, truncation_mode: str = profiles.AUTO,
                  trainer: TrainerSettings | str | None = None) -> None:
@@ -247,7 +201,7 @@ class DPOTokenizer:
 
     def encode_rendered(self, rendered: list[tuple[str, str, str]], *, once: bool | None = None) -> list[EncodedPair]:
         """Token ids of rendered pairs. ``once``: joint texts whose prompt/completion junction is a certain
-        pre-token boundary (:mod:`pairaudit.models.joint_tokens`) tokenize the prompt once (None: ``joint_tokens.ENABLED``);
+        pre-token boundary (:mod:`pairaudit.trainer.joint_tokens`) tokenize the prompt once (None: ``joint_tokens.ENABLED``);
         same ids."""
         n = len(rendered)
         ids: list[list[int]] = [[]] * (3 * n)
@@ -291,67 +245,3 @@ class DPOTokenizer:
     def encode_pairs(self, pairs: list[Pair]) -> list[EncodedPair]:
         """Encode text pairs (pre-tokenized pairs must be handled by the caller)."""
         return self.encode_rendered([self.render(p) for p in pairs])
-
-    def assumptions(self) -> dict[str, Any]:
-        """What this tokenizer and trainer assume (report.json ``assumptions``)."""
-        return assumptions(self.spec, self.trainer, display=self.display)
-
-
-def assumptions(spec: ModelSpec | None, trainer: TrainerSettings, *, display: str | None = None) -> dict[str, Any]:
-    """report.json ``assumptions``: the tokenizer (name, source, sha256, bundled default or not) and the
-    trainer profile with its limits; ``notes`` are the lines the terminal summary repeats."""
-    from pairaudit.models.loading import BUNDLED_LM_NAME
-
-    bundled = spec is not None and spec.display.startswith("bundled:")
-    tok: dict[str, Any] = {"name": display or (spec.display if spec else None),
-                           "source": (str(Path(spec.path) / spec.gguf_file) if spec and spec.gguf_file
-                                      else spec.path if spec else None),
-                           "sha256": spec.sha256 if spec else None, "bundled_default": bundled}
-    notes = list(trainer.notes)
-    if bundled:
-        notes.insert(0, f"lengths are in {BUNDLED_LM_NAME} tokens (the bundled default), not your model's: pass "
-                        "--tokenizer PATH|ID with your training tokenizer (tokenizer=... in Python)")
-    if trainer.chosen_by.startswith("newest known"):
-        notes.append(f"TRL is not installed here: assuming {trainer.profile.title}; pass --trainer trl==VERSION "
-                     "for the TRL you train with")
-    return {"tokenizer": tok, "trainer": trainer.to_json(), "notes": notes}
-
-
-_TOKENIZER_CACHE: dict[tuple[str, str | None], Any] = {}
-
-
-def load_tokenizer(spec_arg: str | None, cache_dir: Path | None = None, *, trust_remote_code: bool = False
-                   ) -> tuple[Any, ModelSpec]:
-    """Load the training tokenizer: a HF folder or id, a GGUF file, or the bundled SmolLM2 GGUF.
-
-    Parsing a GGUF file takes seconds, so its tokenizer is saved once under ``cache_dir`` (keyed
-    by the file's sha256) and reloaded from there.
-    """
-    spec = resolve_model(spec_arg)
-    key = (spec.path, spec.gguf_file)
-    if key in _TOKENIZER_CACHE:
-        return _TOKENIZER_CACHE[key], spec
-    from transformers import AutoTokenizer
-
-    try:
-        if spec.gguf_file and cache_dir is not None and spec.sha256:
-            saved = Path(cache_dir) / "tokenizers" / spec.sha256[:32]
-            if (saved / "tokenizer_config.json").exists():
-                tok = AutoTokenizer.from_pretrained(str(saved))
-            else:
-                tok = AutoTokenizer.from_pretrained(spec.path, gguf_file=spec.gguf_file)
-                tmp = saved.with_name(saved.name + f".tmp{id(tok)}")
-                tok.save_pretrained(str(tmp))
-                try:
-                    tmp.rename(saved)
-                except OSError:  # another process won the race
-                    import shutil
-
-                    shutil.rmtree(tmp, ignore_errors=True)
-        else:
-            tok = AutoTokenizer.from_pretrained(spec.path, trust_remote_code=trust_remote_code,
-                                                **spec.from_pretrained_kwargs())
-    except Exception as exc:  # noqa: BLE001 - transformers raises many types
-        raise hub_error(spec, "tokenizer", exc) from exc
-    _TOKENIZER_CACHE[key] = tok
-    return tok, spec

@@ -1,0 +1,5 @@
+"""``python -m pairaudit.cli``: the command line."""
+
+from pairaudit.cli import app
+
+app()

@@ -1,0 +1,110 @@
+"""What the commands print: stderr lines, progress displays, quiet mode, errors as exit codes. Every line goes
+through :mod:`pairaudit.report.terminal` (control characters escaped), usage errors included."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import typer
+
+from pairaudit.errors import PairauditError, file_system_error
+from pairaudit.report import terminal
+
+
+def echo(message: str) -> None:
+    """A line on stderr; control characters (from dataset text, paths, messages) are shown escaped, never sent."""
+    terminal.echo(message, err=True)
+
+
+def _escape_usage_error(exc: Exception) -> None:
+    """A usage error (unknown option or command, bad value) repeats what was typed: escaped for the terminal."""
+    if isinstance(getattr(exc, "message", None), str):
+        exc.message = terminal.terminal_safe(exc.message)  # type: ignore[attr-defined]
+
+
+class SafeCommand(typer.core.TyperCommand):
+    """A command whose usage errors are escaped (``app.command(cls=SafeCommand)``)."""
+
+    def make_context(self, *args, **kwargs):  # noqa: ANN002, ANN003, ANN201
+        try:
+            return super().make_context(*args, **kwargs)
+        except Exception as exc:
+            _escape_usage_error(exc)
+            raise
+
+
+class SafeGroup(typer.core.TyperGroup):
+    """The command group, with usage errors (an unknown command) escaped."""
+
+    def make_context(self, *args, **kwargs):  # noqa: ANN002, ANN003, ANN201
+        try:
+            return super().make_context(*args, **kwargs)
+        except Exception as exc:
+            _escape_usage_error(exc)
+            raise
+
+    def resolve_command(self, *args, **kwargs):  # noqa: ANN002, ANN003, ANN201
+        try:
+            return super().resolve_command(*args, **kwargs)
+        except Exception as exc:
+            _escape_usage_error(exc)
+            raise
+
+
+def log_to(quiet: bool):  # noqa: ANN202
+    return (lambda m: None) if quiet else (lambda m: echo(f"pairaudit: {m}"))
+
+
+def progress_display(quiet: bool):  # noqa: ANN202
+    """(progress callback, log function, display to stop or None): a live display on a terminal,
+    plain status lines (at most one per phase every 5 s) otherwise, nothing with -q."""
+    if quiet:
+        return False, log_to(True), None
+    if not sys.stderr.isatty():
+        from pairaudit.report.progress import PlainProgress
+
+        plain = PlainProgress(log_to(False))
+        return plain, log_to(False), plain
+    from pairaudit.report.progress import ProgressDisplay
+
+    display = ProgressDisplay()
+    return display, (lambda m: display.log(terminal.terminal_safe(f"pairaudit: {m}"))), display
+
+
+@contextlib.contextmanager
+def silenced(quiet: bool):  # noqa: ANN202
+    """-q: library warnings and progress bars off too (restored afterwards)."""
+    if not quiet:
+        yield
+        return
+    import warnings
+
+    from pairaudit.report.progress import quiet_libraries
+
+    with warnings.catch_warnings(), quiet_libraries(errors_only=True):
+        warnings.simplefilter("ignore")
+        yield
+
+
+def fail(exc: PairauditError | OSError) -> None:
+    """Exit with the error's code after one message: a PairauditError, or an OSError (disk full, a size
+    limit, no permission) said as what and where, never a traceback."""
+    err = file_system_error(exc) if isinstance(exc, OSError) else exc
+    echo(f"error: {err}")
+    raise typer.Exit(err.exit_code)
+
+
+@contextlib.contextmanager
+def damaged_report(out: Path) -> Iterator[None]:
+    """A report.json that passed the schema but holds wrong values deeper down is still exit 2, naming it."""
+    from pairaudit.errors import InputError
+
+    try:
+        yield
+    except (AttributeError, TypeError, KeyError, ValueError, IndexError) as exc:
+        raise InputError(f"{out / 'report.json'} cannot be read back ({type(exc).__name__}: {str(exc)[:200]}): "
+                         "it was changed or damaged", fix="re-run `pairaudit scan SOURCE --out DIR` to rewrite it"
+                         ) from exc

@@ -1,0 +1,84 @@
+"""The small commands: `checks` (what a scan can find) and those on an output folder: `report`, `show`,
+`apply`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from pairaudit.cli.console import damaged_report, fail, progress_display, silenced
+from pairaudit.errors import ConfigError, PairauditError
+from pairaudit.report import terminal
+
+
+def list_checks(
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", metavar="", help="Also thresholds, the full "
+                       "description and why each default action is what it is.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", metavar="", help="Everything, as JSON.")] = False,
+) -> None:
+    """List the checks: one line each (name, kind, default action, on by default, summary)."""
+    from pairaudit.catalog import all_checks, merged_thresholds
+    from pairaudit.report.checklist import check_lines, verbose_blocks
+
+    infos = all_checks()
+    if as_json:
+        terminal.echo(json.dumps({n: {"description": i.description, "kind": i.kind, "default_action": i.default_action,
+                                   "default_enabled": i.default_enabled, "summary": i.summary,
+                                   "thresholds": merged_thresholds(n),
+                                   "extra": i.extra, "why": i.why} for n, i in infos.items()}, indent=2))
+        return
+    import shutil
+
+    width = max(60, shutil.get_terminal_size((80, 24)).columns)
+    thresholds = {n: merged_thresholds(n) for n in infos}
+    for line in (verbose_blocks if verbose else check_lines)(infos, thresholds, width):
+        terminal.echo(line)
+
+
+def report(out: Annotated[Path, typer.Argument(help="An output folder written by `pairaudit scan`.")]) -> None:
+    """Re-render OUT/report.html from the output folder."""
+    from pairaudit.report import render_report
+
+    if not (out / "report.json").exists():
+        fail(ConfigError(f"{out} holds no report.json", fix="run `pairaudit scan SOURCE --out DIR` first"))
+    try:
+        with damaged_report(out):
+            terminal.echo(render_report(out))
+    except (PairauditError, OSError) as exc:
+        fail(exc)
+
+
+def show(out: Annotated[Path, typer.Argument(help="An output folder.")],
+         row: Annotated[int, typer.Argument(help="Row number (as in findings.parquet).")]) -> None:
+    """Print one pair with its findings and a word diff of chosen vs rejected."""
+    from pairaudit.report import show_row
+
+    try:
+        with damaged_report(out):
+            show_row(out, row, terminal.safe_console())
+    except (PairauditError, OSError) as exc:
+        fail(exc)
+
+
+def apply(out: Annotated[Path, typer.Argument(help="An output folder holding decisions.jsonl.")],
+          quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Silent: no progress, messages or "
+                                                                     "summary.")] = False) -> None:
+    """Re-apply review decisions (OUT/decisions.jsonl) to rewrite clean/dropped outputs."""
+    from pairaudit.api import apply_decisions
+
+    progress, log, display = progress_display(quiet)
+    try:
+        with silenced(quiet):
+            audit = apply_decisions(out, progress=progress, log=log)
+    except (PairauditError, OSError) as exc:
+        fail(exc)
+    finally:
+        if display is not None:
+            display.stop()
+    if not quiet:
+        from pairaudit.report.summary import print_summary
+
+        print_summary(audit)
