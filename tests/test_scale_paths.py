@@ -1,5 +1,6 @@
 """The scale paths (one static-embedding pass shared by the stages, each prompt tokenized once, per-row
-columns spilled to disk) give the same outputs as the previous per-stage, whole-text, in-memory path, on
+columns spilled to disk, the transformer only on the fields a decision reads, worker processes) give the same
+outputs as the previous per-stage, whole-text, in-memory, every-field, one-process path, on
 real HH rows with planted paraphrases, light edits, exact copies and swapped labels (every default stage
 finds something)."""
 
@@ -44,8 +45,21 @@ def _scan(src: Path, out: Path) -> dict[str, bytes]:
     return {f: (out / f).read_bytes() for f in ("findings.parquet", "scores.parquet", "report.json")}
 
 
+def _cold_cache(folder: Path) -> str:
+    """A cache folder sharing the session cache's static model and tokenizer but no embeddings, so a scan
+    embeds every text itself."""
+    import os
+
+    folder.mkdir()
+    for sub in ("static-embedders", "tokenizers"):
+        if (Path(os.environ["PAIRAUDIT_CACHE"]) / sub).exists():
+            (folder / sub).symlink_to(Path(os.environ["PAIRAUDIT_CACHE"]) / sub)
+    return str(folder)
+
+
 def test_scale_paths_change_no_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from pairaudit.models import batch_vectors
+    from pairaudit.stages.near_duplicates import lazy
     from pairaudit.trainer import joint_tokens
 
     src = _planted(tmp_path / "planted.jsonl")
@@ -54,6 +68,8 @@ def test_scale_paths_change_no_output(tmp_path: Path, monkeypatch: pytest.Monkey
     monkeypatch.delenv("PAIRAUDIT_SPILL_BYTES")
     monkeypatch.setattr(batch_vectors, "SHARE", False)
     monkeypatch.setattr(joint_tokens, "ENABLED", False)
+    monkeypatch.setattr(lazy, "ENABLED", False)  # every field of every candidate row through the transformer
+    monkeypatch.setenv("PAIRAUDIT_CACHE", _cold_cache(tmp_path / "cold"))  # nothing from the first scan's vectors
     old = _scan(src, tmp_path / "old")
     findings = pl.read_parquet(tmp_path / "new" / "findings.parquet")
     assert {"near_duplicate_pair", "duplicate_pair", "contradictory_pair"} <= set(findings["check"].to_list())
