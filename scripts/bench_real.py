@@ -9,7 +9,8 @@ test transcripts recombined, ~1.6 KB a row):
 
 * per size, in a fresh process on a cold embedding cache (the one-off static-model distillation and the
   tokenizer conversion are reused from the user cache): a default ``pairaudit scan`` (every default stage on),
-  wall time, rows/s, peak RSS (``ru_maxrss``: file pages the process mapped count too) and the stage
+  wall time, rows/s, peak RSS (``ru_maxrss``: file pages the process mapped count too; and sampled every
+  0.5 s with the ``--workers`` processes added) and the stage
   timings of timings.json;
 * raw ``tokenizers`` ``encode_batch`` of the same rows' prompt / chosen / rejected with the same tokenizer
   (batches of 1,000 rows, reading excluded): rows/s, and the scan's ratio to it;
@@ -63,14 +64,20 @@ def scan_child(path: str, out: str) -> None:
 
     import pairaudit
 
-    proc, peak, stop = psutil.Process(), [0], threading.Event()
-    phase, phases = ["start"], {}  # peak RSS (MB) per progress phase
+    proc, peak, stop = psutil.Process(), [0, 0], threading.Event()
+    phase, phases = ["start"], {}  # peak RSS (MB) per progress phase, this process and its workers together
 
     def sample() -> None:
         while not stop.is_set():
             rss = proc.memory_info().rss
-            peak[0] = max(peak[0], rss)
-            phases[phase[0]] = max(phases.get(phase[0], 0), round(rss / 2**20))
+            tree = rss
+            for child in proc.children(recursive=True):  # --workers processes
+                try:
+                    tree += child.memory_info().rss
+                except psutil.Error:
+                    pass
+            peak[0], peak[1] = max(peak[0], rss), max(peak[1], tree)
+            phases[phase[0]] = max(phases.get(phase[0], 0), round(tree / 2**20))
             time.sleep(0.5)
 
     def progress(name: str, done: int, total: int | None) -> None:
@@ -84,7 +91,8 @@ def scan_child(path: str, out: str) -> None:
     timings = json.loads((Path(out) / "timings.json").read_text())
     print(json.dumps({"rows": audit.totals["input"], "seconds": dt, "rows_per_s": audit.totals["input"] / dt,
                       "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-                      "sampled_peak_rss_mb": peak[0] / 2**20, "phase_peak_rss_mb": phases, "timings": timings}))
+                      "sampled_peak_rss_mb": peak[0] / 2**20, "tree_peak_rss_mb": peak[1] / 2**20,
+                      "phase_peak_rss_mb": phases, "timings": timings}))
 
 
 def tokenizer_child(path: str) -> None:
@@ -143,12 +151,14 @@ def run(sizes: list[int], work: Path | None, dedup: bool) -> None:
                            and not k.endswith(("_encoded", "_cached", "_computed")))
         print(f"{n:>8} rows: default scan {scan['seconds']:.0f} s = {scan['rows_per_s']:.0f} rows/s; raw tokenizers "
               f"encode_batch {tok['rows_per_s']:.0f} rows/s; ratio {scan['rows_per_s'] / tok['rows_per_s']:.2f}x; "
-              f"peak RSS {scan['peak_rss_mb']:.0f} MB\n          {stages}\n          peak RSS per phase (MB): "
+              f"peak RSS {scan['peak_rss_mb']:.0f} MB (with the worker processes {scan['tree_peak_rss_mb']:.0f} MB)"
+              f"\n          {stages}\n          peak RSS per phase, with the workers (MB): "
               + ", ".join(f"{k} {v}" for k, v in scan["phase_peak_rss_mb"].items()))
     if len(results) >= 2:
         (n0, a), (n1, b) = min(results.items()), max(results.items())
-        growth = (b["peak_rss_mb"] - a["peak_rss_mb"]) * 2**20 / (n1 - n0)
-        print(f"peak RSS growth {n0} -> {n1} rows: {growth / 1024:.2f} KB per row")
+        for key, what in (("peak_rss_mb", "this process"), ("tree_peak_rss_mb", "with the worker processes")):
+            growth = (b[key] - a[key]) * 2**20 / (n1 - n0)
+            print(f"peak RSS growth {n0} -> {n1} rows ({what}): {growth / 1024:.2f} KB per row")
     if dedup:
         bench_dedup = Path(__file__).resolve().parent / "bench_dedup.py"
         proc = subprocess.run([sys.executable, str(bench_dedup), "--designs", "hybrid,semhash", "--no-flips"],
