@@ -85,7 +85,8 @@ def scan_child(path: str, out: str) -> None:
 
     threading.Thread(target=sample, daemon=True).start()
     t0 = time.perf_counter()
-    audit = pairaudit.scan(path, out=out, progress=progress, log=lambda m: None)
+    workers = int(os.environ["BENCH_WORKERS"]) if os.environ.get("BENCH_WORKERS") else None
+    audit = pairaudit.scan(path, out=out, progress=progress, log=lambda m: None, workers=workers)
     dt = time.perf_counter() - t0
     stop.set()
     timings = json.loads((Path(out) / "timings.json").read_text())
@@ -134,26 +135,33 @@ def _child(args: list[str], env: dict[str, str]) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def run(sizes: list[int], work: Path | None, dedup: bool) -> None:
+def run(sizes: list[int], work: Path | None, dedup: bool, workers: list[int | None] | None = None) -> None:
+    """``workers``: one default scan per value (None: the scan's default), each on its own cold cache; the first
+    value's scan is the one compared across sizes."""
     work = work or Path(tempfile.mkdtemp(prefix="pairaudit-real-"))
     work.mkdir(parents=True, exist_ok=True)
-    print(f"cpu cores: {os.cpu_count()}  sizes: {sizes}  workdir: {work}  (other jobs may run beside)")
+    workers = workers or [None]
+    print(f"cpu cores: {os.cpu_count()}  sizes: {sizes}  workers: {workers}  workdir: {work}  (other jobs may run "
+          f"beside; load average {os.getloadavg()[0]:.1f})")
     results = {}
     for n in sizes:
         path = build_set(n, work)
         env = {**os.environ, "HF_HUB_OFFLINE": "1", "PAIRAUDIT_CACHE": str(cold_cache(work / f"cache-{n}"))}
         tok = _child(["--_tokenize", str(path)], env)
-        scan = _child(["--_scan", str(path), str(work / f"out-{n}")], env)
-        shutil.rmtree(work / f"out-{n}", ignore_errors=True)
-        results[n] = scan
-        t = scan["timings"]
-        stages = ", ".join(f"{k}={v:.1f}s" for k, v in sorted(t.items()) if k != "total" and v >= 0.5
-                           and not k.endswith(("_encoded", "_cached", "_computed")))
-        print(f"{n:>8} rows: default scan {scan['seconds']:.0f} s = {scan['rows_per_s']:.0f} rows/s; raw tokenizers "
-              f"encode_batch {tok['rows_per_s']:.0f} rows/s; ratio {scan['rows_per_s'] / tok['rows_per_s']:.2f}x; "
-              f"peak RSS {scan['peak_rss_mb']:.0f} MB (with the worker processes {scan['tree_peak_rss_mb']:.0f} MB)"
-              f"\n          {stages}\n          peak RSS per phase, with the workers (MB): "
-              + ", ".join(f"{k} {v}" for k, v in scan["phase_peak_rss_mb"].items()))
+        for w in workers:
+            env_w = {**env, "PAIRAUDIT_CACHE": str(cold_cache(work / f"cache-{n}-{w}")), "BENCH_WORKERS": str(w or "")}
+            scan = _child(["--_scan", str(path), str(work / f"out-{n}")], env_w)
+            shutil.rmtree(work / f"out-{n}", ignore_errors=True)
+            results.setdefault(n, scan)
+            t = scan["timings"]
+            stages = ", ".join(f"{k}={v:.1f}s" for k, v in sorted(t.items()) if k != "total" and v >= 0.5
+                               and not k.endswith(("_encoded", "_cached", "_computed", "_planned", "_unplanned")))
+            print(f"{n:>8} rows, --workers {w or 'default'}: default scan {scan['seconds']:.0f} s = "
+                  f"{scan['rows_per_s']:.0f} rows/s; raw tokenizers encode_batch {tok['rows_per_s']:.0f} rows/s; ratio "
+                  f"{scan['rows_per_s'] / tok['rows_per_s']:.2f}x; peak RSS {scan['peak_rss_mb']:.0f} MB (with the "
+                  f"worker processes {scan['tree_peak_rss_mb']:.0f} MB); load average {os.getloadavg()[0]:.1f}"
+                  f"\n          {stages}\n          peak RSS per phase, with the workers (MB): "
+                  + ", ".join(f"{k} {v}" for k, v in scan["phase_peak_rss_mb"].items()), flush=True)
     if len(results) >= 2:
         (n0, a), (n1, b) = min(results.items()), max(results.items())
         for key, what in (("peak_rss_mb", "this process"), ("tree_peak_rss_mb", "with the worker processes")):

@@ -195,8 +195,11 @@ class Embedder:
 
     # -- encoding -----------------------------------------------------------------------------
 
+    def token_lengths(self, texts: list[str]) -> np.ndarray:
+        """Tokens per text as the model sees it: special tokens in, cut at ``max_seq_length`` (loads the model)."""
+        return self._token_lengths(self._load(), texts)
+
     def _token_lengths(self, model: Any, texts: list[str]) -> np.ndarray:
-        """Tokens per text as the model sees it (special tokens in, cut at its maximum length)."""
         out = np.empty(len(texts), dtype=np.int64)
         prep = getattr(model, "preprocess", None) or model.tokenize  # sentence-transformers >= 6: preprocess
         for lo in range(0, len(texts), 1024):
@@ -206,7 +209,8 @@ class Embedder:
 
     def _encode_raw(self, texts: list[str], progress: Callable[[int], None] | None = None) -> np.ndarray:
         """Encode with the model in batches of texts of one token length (longest first), original order
-        restored; ``progress(done)`` after every model batch.
+        restored; ``progress(done)`` after every model batch, ``done`` counted in texts weighted by their tokens
+        (the work; the longest texts come first, so a plain count would make the first ETAs far too long).
 
         No batch is padded, so a text's vector does not depend on the other texts of the call: in bf16 (and
         fp16) a padded batch moves a text's vector by up to ~2e-3 in cosine depending on what shares its batch,
@@ -219,16 +223,16 @@ class Embedder:
         cuts = np.flatnonzero(np.diff(lengths[order])) + 1
         batches = [b[lo:lo + self.batch_size] for b in np.split(order, cuts) for lo in range(0, len(b), self.batch_size)]
         out: np.ndarray | None = None
-        done = 0
+        done, total_tokens = 0, max(1, int(lengths.sum()))
         for b in batches:
             v = np.asarray(model.encode([texts[i] for i in b], batch_size=len(b), convert_to_numpy=True,
                                         normalize_embeddings=True, show_progress_bar=False), dtype=np.float32)
             if out is None:
                 out = np.empty((len(texts), v.shape[1]), np.float32)
             out[b] = v
-            done += len(b)
-            if progress is not None:
-                progress(done)
+            done += int(lengths[b].sum())
+            if progress is not None:  # in texts, weighted by tokens (the work): the longest come first
+                progress(round(len(texts) * done / total_tokens))
         return out if out is not None else np.empty((0, 0), np.float32)
 
     def encode(self, texts: list[str], progress: Callable[[int], None] | None = None) -> np.ndarray:

@@ -47,7 +47,7 @@ from pairaudit.stages.near_duplicates.infos import (
 from pairaudit.stages.near_duplicates.lazy import FieldVectors, decision_plan
 from pairaudit.stages.near_duplicates.match import SKETCH_BYTES, compared_keys, normalise, sketch
 from pairaudit.stages.near_duplicates.near_identical import near_identical_findings, near_identical_rows
-from pairaudit.stages.near_duplicates.search import center, field_mean, rowdot
+from pairaudit.stages.near_duplicates.search import center, field_mean, rowdot, sum_vectors
 from pairaudit.stages.near_duplicates.texts import blob_bytes, pack, text_hash, unpack
 from pairaudit.stages.near_duplicates.verify import find_groups
 from pairaudit.stages.spill import Spill
@@ -89,6 +89,7 @@ class NearDuplicateStage(Stage):
         self._t_embed = 0.0
         self._n_texts = 0
         self._embedded = 0  # texts the transformer embedded in finalize (progress)
+        self._cut = 0  # of them, texts cut at the transformer's maximum length
         self._spill = Spill()  # the per-row columns move to disk when large (stages/spill.py)
 
     @property
@@ -165,6 +166,9 @@ class NearDuplicateStage(Stage):
         n0, c0, base = emb.n_encoded, emb.n_cached, self._embedded
         V = emb.encode(texts, progress=lambda d: self.ctx.progress("embed", base + d, base + len(texts)))
         self._embedded += len(texts)
+        cap = emb.max_seq_length  # the per-text cap: the transformer sees a text's first `cap` tokens only
+        if cap:
+            self._cut += int((emb.token_lengths(texts) >= cap).sum())
         for key, v in (("embed_transformer_s", time.perf_counter() - t),
                        ("transformer_texts_encoded", emb.n_encoded - n0), ("transformer_texts_cached", emb.n_cached - c0)):
             timings[f"near_duplicates:{key}"] = timings.get(f"near_duplicates:{key}", 0.0) + float(v)
@@ -223,8 +227,10 @@ class NearDuplicateStage(Stage):
         every = np.arange(n)
         if mode != "hybrid":  # the deciding vectors exist for every row: calibrate on all of them
             dup, con, stats["calibration"] = calibrated_rule(dup, con, C, R, sk, ln, phash, every, every, mode)
+        sums = spill.reopen(sum_vectors(P, C, R, out=spill.scratch("sums", P.shape, np.float32)))  # on disk if spilled
         out = find_groups(rows, P, C, R, sk, ln, dup, con, want_dups=want_dups, want_contradictions=want_con,
-                          candidates_only=mode == "hybrid", timings=timings, compared=(hresp, compared))
+                          candidates_only=mode == "hybrid", timings=timings, compared=(hresp, compared), sums=sums)
+        del sums
         if mode == "hybrid":
             cand = out["candidate_rows"]
             stats["hybrid_candidate_rows"] = int(len(cand))
@@ -257,6 +263,13 @@ class NearDuplicateStage(Stage):
         stats["mode"] = mode
         res.findings += near_identical_findings(self.ctx, rows, pair_raw, mode,
                                                 lambda idx: store.view(idx))  # type: ignore[union-attr]
+        if self._embedded:  # what the transformer saw (report.json): the cap is per text, the model's own
+            cap = self.embedder.max_seq_length
+            stats["transformer"] = {"texts": self._embedded, "max_tokens": cap, "texts_cut": self._cut}
+            if self._cut:
+                self.ctx.log(f"near duplicates: {self._cut:,} of {self._embedded:,} texts the transformer compared are "
+                             f"longer than its {cap} tokens: it compared their first {cap} tokens "
+                             "(report.json stats.near_duplicates.transformer)")
         if store is not None:  # fields embedded in the planned pass, and read beyond it (run-specific counters)
             timings["near_duplicates:transformer_fields_planned"] = float(store.n_planned)
             timings["near_duplicates:transformer_fields_unplanned"] = float(store.n_unplanned)
