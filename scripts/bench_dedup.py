@@ -208,7 +208,7 @@ def search_worker(n: int, d: int, recall_queries: int, index: str | None, nprobe
     if recall_queries and not out["stats"]["index"].startswith("flat"):
         import faiss
 
-        from pairaudit.stages.near_duplicates.stage import sum_vectors
+        from pairaudit.stages.near_duplicates.search import sum_vectors
 
         k = int(params["neighbors"])
         rng = np.random.default_rng(1)
