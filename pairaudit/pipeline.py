@@ -22,7 +22,7 @@ from pairaudit.config import Context, Progress, ScanConfig, default_cache_dir, v
 from pairaudit.datatypes import Finding
 from pairaudit.decisions import FILENAME as DECISIONS_FILE
 from pairaudit.decisions import Resolution, load_decisions, resolve
-from pairaudit.errors import ConfigError, InputError, MissingDependency
+from pairaudit.errors import ConfigError, InputError, MissingDependency, file_system_error
 from pairaudit.io.formats import parse_columns
 from pairaudit.io.readers import Record, Source, open_source
 from pairaudit.models.runtime import check_runtime
@@ -164,6 +164,7 @@ class Scanner:
         guard_source(out_dir, getattr(source, "path", None))
         self.decisions = self._decisions(out_dir)  # a bad decisions file is an error before the scan
         self.out = OutputDir(out_dir, output_names(source.ext))
+        self.doing = "reading and checking the source"
         try:
             parts: list[Path] = []
             stats = engine(self, source, parts)
@@ -175,12 +176,15 @@ class Scanner:
             if self.written is not None:  # the engine finalized the stages and wrote the data files itself
                 audit = self.commit(source, out_dir, *self.written, t_start=t_start, finish=finish)
             else:
+                self.doing = "running the whole-dataset checks"
                 stage_scores = self._finalize_stages()
                 audit = self._write(source, out_dir, parts, stage_scores, t_start, finish)
         except BaseException as exc:
             self.out.abort()
             if isinstance(exc, KeyboardInterrupt):  # the CLI says whether outputs changed
                 exc.outputs_committed = self.out.committed  # type: ignore[attr-defined]
+            if isinstance(exc, OSError) and not self.out.committed:  # disk full, a size limit, an I/O error
+                raise file_system_error(exc, out_dir, self.doing) from exc
             raise
         return audit
 
@@ -229,6 +233,7 @@ class Scanner:
     def _write(self, source: Source, out_dir: Path, parts: list[Path], stage_scores: list, t_start: float,
                finish: Callable[[Path], Any] | None) -> Audit:
         t = time.perf_counter()
+        self.doing = "writing the outputs"
         findings = dedupe(self.findings)  # one finding per (row, check, field)
         decisions = self.decisions
         drops, flips = drops_and_flips(findings, self.cfg.flip)  # --flip CHECK: kept rows reversed
@@ -254,6 +259,7 @@ class Scanner:
                resolution: Resolution, t: float, t_start: float, finish: Callable[[Path], Any] | None) -> Audit:
         """Once every data file is in the temp folder: report.json, ``finish``, timings, commit."""
         steps = 5 if finish is not None else 4
+        self.doing = "writing the outputs"
         report = build_report(self, source, tally, flips, counts, self.decisions, resolution, self._assumptions())
         write_json(self.out.tmp / REPORT_JSON, report)
         self.ctx.progress("write", 4, steps)
@@ -264,7 +270,7 @@ class Scanner:
         self.timings["total"] = time.perf_counter() - t_start
         write_json(self.out.tmp / TIMINGS, {k: round(v, 4) for k, v in sorted(self.timings.items())})
         self.out.commit()
-        fdf = pl.read_parquet(Path(out_dir) / "findings.parquet")
+        fdf = pl.read_parquet(Path(out_dir) / "findings.parquet", glob=False)
         return Audit(Path(out_dir), report, fdf, exit_codes.scan_code(report), list(report.get("problems", [])))
 
     def _decisions(self, out_dir: Path) -> dict:

@@ -3,7 +3,7 @@
 
 Default run (``--compare``, one run so the ratios are comparable): the designs side by side on the same
 real HH helpful-base test rows with planted copies (paraphrases, light edits, exact copies; seeded,
-tests/planting.py), each in its own subprocess on a cold embedding cache:
+tests/support/planting.py), each in its own subprocess on a cold embedding cache:
 
 * today       : the transformer (all-MiniLM-L6-v2) embeds every text; per field cosine >= 0.75 AND
                 character ratio >= 0.80 (the stage before issue 12);
@@ -178,7 +178,8 @@ class PeakRSS:
 
 
 def search_worker(n: int, d: int, recall_queries: int, index: str | None, nprobe: int | None) -> dict:
-    from pairaudit.stages.near_duplicates.stage import NEAR_DUPLICATE_INFO, find_groups
+    from pairaudit.stages.near_duplicates.infos import NEAR_DUPLICATE_INFO
+    from pairaudit.stages.near_duplicates.verify import find_groups
 
     t = time.perf_counter()
     data = synthetic(n, d)
@@ -276,7 +277,7 @@ DESIGNS = ("today", "transformer", "hybrid", "static", "semhash")
 def planted_hh(n_rows: int | None, frac: float = 0.1, seed: int = 12) -> dict:
     import random
 
-    import planting as pl
+    from support import planting as pl
 
     rows = pl.hh_rows(n_rows)
     rng = random.Random(seed)
@@ -328,7 +329,7 @@ def _old_rule_groups(rows_idx: np.ndarray, P: np.ndarray, C: np.ndarray, R: np.n
 
 
 def design_worker(design: str, n_rows: int | None, cache: str, frac: float) -> dict:
-    from nd_support import fresh_cache, run_stage, to_pairs
+    from support.nd_support import fresh_cache, run_stage, to_pairs
 
     data = planted_hh(n_rows, frac)
     rows = data["rows"]

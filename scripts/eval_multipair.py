@@ -7,7 +7,7 @@ Sets (each at full size, planted faults seeded):
 * ``multipair``: a real model-vs-model set (default: the PandaLM test set converted to TRL rows, path from
   ``--multipair`` or ``$PAIRAUDIT_MULTIPAIR``; not shipped, see docs/near_duplicates.md for the file and its
   license) plus the first ``--uf-rows`` UltraFeedback rows of ../shared/data, with planted exact copies,
-  paraphrased copies (tests/planting.py), opposite-label repeats (exact and paraphrased) and 3-cycles over
+  paraphrased copies (tests/support/planting.py), opposite-label repeats (exact and paraphrased) and 3-cycles over
   existing responses of one prompt.
 * ``uf-recombined``: ``--uf-scale`` rows of ../shared/tools/make_scale_set.py over UltraFeedback (prompts
   repeat with other responses, responses repeat across rows: "different answers to the same question").
@@ -49,7 +49,7 @@ CHECKS = ("near_duplicate_pair", "contradictory_pair")
 # -- planting ---------------------------------------------------------------------------------------------
 
 def planted_multipair(path: Path, uf_rows: int, seed: int = 25) -> dict:
-    import planting as pl
+    from support import planting as pl
 
     rows = [(d["prompt"], d["chosen"], d["rejected"]) for d in map(json.loads, open(path, encoding="utf-8"))]
     n_real = len(rows)
@@ -258,7 +258,7 @@ def run_uf_recombined(n_rows: int, cache: Path, tmp: Path) -> None:
 
 def run_hh(cache: Path) -> None:
     import bench_dedup
-    from nd_support import fresh_cache, run_stage, to_pairs
+    from support.nd_support import fresh_cache, run_stage, to_pairs
 
     d = bench_dedup.planted_hh(None, 0.1)
     rows = d["rows"]

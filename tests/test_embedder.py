@@ -106,11 +106,11 @@ def test_bundled_folder_and_model_errors(tmp_path: Path) -> None:
 
 
 def test_missing_dependency_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    from pairaudit.stages.near_duplicates import stage as near_duplicates
+    from pairaudit.stages.near_duplicates.infos import check_deps
 
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec",
                         lambda name, *a: None if name == "sentence_transformers" else real(name, *a))
     with pytest.raises(MissingDependency) as exc:
-        near_duplicates._check_deps()
+        check_deps()
     assert exc.value.extra == "embed" and "sentence_transformers" in str(exc.value)

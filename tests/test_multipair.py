@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
-from planting import UF, paraphrase, reword_prompt, uf_rows
+from support.planting import UF, paraphrase, reword_prompt, uf_rows
 
 import pairaudit
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 from conftest import write_jsonl
-from nd_support import fresh_cache
-from planting import LIGHT_KINDS, hh_rows, light_edit
+from support.nd_support import fresh_cache
+from support.planting import LIGHT_KINDS, hh_rows, light_edit
 
 import pairaudit
 

@@ -7,17 +7,15 @@ import random
 
 import numpy as np
 import pytest
-from nd_support import by_check, fresh_cache, run_stage, to_pairs
-from planting import HH, LIGHT_KINDS, hh_rows, light_edit, paraphrase, reword_prompt, uf_rows
+from support.nd_support import by_check, fresh_cache, run_stage, to_pairs
+from support.planting import HH, LIGHT_KINDS, hh_rows, light_edit, paraphrase, reword_prompt, uf_rows
 
 from pairaudit.datatypes import Pair
+from pairaudit.stages.near_duplicates.infos import NEAR_DUPLICATE_INFO
+from pairaudit.stages.near_duplicates.match import sketch
 from pairaudit.stages.near_duplicates.search import center, field_mean
-from pairaudit.stages.near_duplicates.stage import (
-    NEAR_DUPLICATE_INFO,
-    NearDuplicateStage,
-    find_groups,
-    sketch,
-)
+from pairaudit.stages.near_duplicates.stage import NearDuplicateStage
+from pairaudit.stages.near_duplicates.verify import find_groups
 
 N_ORIG = 300
 

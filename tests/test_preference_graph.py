@@ -8,7 +8,7 @@ import pytest
 from pairaudit.config import Context, ScanConfig
 from pairaudit.datatypes import Finding, Pair
 from pairaudit.stages.near_duplicates.calibrate import MIN_NEGATIVES, calibrate
-from pairaudit.stages.near_duplicates.stage import NEAR_DUPLICATE_INFO
+from pairaudit.stages.near_duplicates.infos import NEAR_DUPLICATE_INFO
 from pairaudit.stages.preference_graph import PreferenceGraphStage
 
 

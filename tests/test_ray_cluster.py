@@ -13,7 +13,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 from conftest import CHEAP, EXAMPLE, write_jsonl
-from planting import hh_rows, light_edit
+from support.planting import hh_rows, light_edit
 
 import pairaudit
 

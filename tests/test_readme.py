@@ -56,7 +56,7 @@ def test_readme_code_blocks_run(tmp_path: Path) -> None:
     pytest.importorskip("trl")
     pytest.importorskip("torch")
     sys.path.insert(0, str(ROOT / "tests"))
-    from trace_helpers import save_init
+    from support.trace_helpers import save_init
 
     (tmp_path / "examples").mkdir()
     shutil.copy(EXAMPLE, tmp_path / "examples" / EXAMPLE.name)

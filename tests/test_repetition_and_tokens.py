@@ -7,7 +7,7 @@ import random
 import re
 
 import pytest
-from planting import UNITS, hh_rows, one_word_change, repeat_unit, uf_rows
+from support.planting import UNITS, hh_rows, one_word_change, repeat_unit, uf_rows
 
 from pairaudit.checks.identical import NearIdenticalPair
 from pairaudit.checks.repetition import (

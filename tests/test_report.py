@@ -13,8 +13,8 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from report_fixtures import TITLE_PAYLOAD, payloads, write_out
 from rich.console import Console
+from support.report_fixtures import TITLE_PAYLOAD, payloads, write_out
 
 from pairaudit.errors import InputError
 from pairaudit.report import render_report, show_row

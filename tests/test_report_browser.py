@@ -9,8 +9,8 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from browser import Browser, chromium
 from conftest import CHEAP, HH, write_jsonl
+from support.browser import Browser, chromium
 
 pairaudit = pytest.importorskip("pairaudit.api")
 pytest.importorskip("jinja2")

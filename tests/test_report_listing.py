@@ -11,7 +11,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 from conftest import write_jsonl
-from report_fixtures import write_out
+from support.report_fixtures import write_out
 
 import pairaudit
 from pairaudit.outputs.reader import OutputFolder

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from report_fixtures import write_out
+from support.report_fixtures import write_out
 
 from pairaudit.errors import ConfigError, InputError, MissingDependency
 from pairaudit.review import Review, load_decisions

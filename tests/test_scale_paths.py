@@ -9,9 +9,9 @@ import json
 import random
 from pathlib import Path
 
-import planting
 import polars as pl
 import pytest
+from support import planting
 
 pytest.importorskip("model2vec")
 pytest.importorskip("sklearn")

@@ -14,7 +14,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 from conftest import HH, SHARED, write_jsonl
-from trace_helpers import read_records, trace_settings
+from support.trace_helpers import read_records, trace_settings
 
 from pairaudit.errors import ConfigError
 from pairaudit.trace import explain, history, order, record, rows, settings

@@ -24,7 +24,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("trl")
 
 from conftest import HH, SHARED, write_jsonl  # noqa: E402
-from trace_helpers import (  # noqa: E402
+from support.trace_helpers import (  # noqa: E402
     read_records,
     save_init,
     tokenizer,

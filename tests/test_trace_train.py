@@ -29,7 +29,7 @@ pytest.importorskip("transformers")
 pytest.importorskip("trl")
 
 from conftest import HH, SHARED, write_jsonl  # noqa: E402
-from trace_helpers import (  # noqa: E402
+from support.trace_helpers import (  # noqa: E402
     read_records,
     save_init,
     tokenizer,
@@ -224,7 +224,7 @@ def test_two_process_run_is_reproduced(tmp_path: Path) -> None:
     data = write_jsonl(tmp_path / "hh50.jsonl", read_records(HH, 50))
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
-           str(ROOT / "tests" / "trace_helpers.py"), "sft", str(tmp_path / "run"), str(data)]
+           str(ROOT / "tests" / "support" / "trace_helpers.py"), "sft", str(tmp_path / "run"), str(data)]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     table, meta = record.read_record(tmp_path / "run" / record.RECORD_DIR)

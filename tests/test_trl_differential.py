@@ -4,7 +4,7 @@ The installed TRL (the ``dev`` extra installs it) builds a real ``DPOTrainer`` (
 bundled SmolLM2 tokenizer) on real UltraFeedback and HH-RLHF rows, standard and conversational, explicit
 and implicit prompt; its prepared dataset (which rows survive, prompt / chosen / rejected ids) and its
 collator's truncated sequences must equal what pairaudit's profile computes, row for row. The legacy
-profile (TRL < 0.29) is pinned against TRL 0.28's code (``tests/trl_legacy.py``).
+profile (TRL < 0.29) is pinned against TRL 0.28's code (``tests/support/trl_legacy.py``).
 """
 
 from __future__ import annotations
@@ -221,7 +221,7 @@ LEGACY_CASES = [(MAX_LENGTH, 64, 128, "keep_end"), (MAX_LENGTH, 64, None, "keep_
 @pytest.mark.parametrize("limits", LEGACY_CASES, ids=lambda c: "-".join(map(str, c)))
 @pytest.mark.parametrize("name", list(DATA))
 def test_legacy_profile_matches_trl_028(name: str, limits: tuple, smol: dict[str, Any]) -> None:
-    import trl_legacy
+    from support import trl_legacy
 
     max_length, mpl, mcl, mode = limits
     rows = DATA[name]

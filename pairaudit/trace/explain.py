@@ -65,7 +65,7 @@ def audit_findings(audit: str | Path, rows: list[int]) -> dict[int, list[dict[st
     out: dict[int, list[dict[str, Any]]] = {r: [] for r in rows}
     if not path.exists():
         return out
-    df = pl.read_parquet(path).filter(pl.col("row").is_in(sorted(rows))).sort(["row", "check", "field"])
+    df = pl.read_parquet(path, glob=False).filter(pl.col("row").is_in(sorted(rows))).sort(["row", "check", "field"])
     for rec in df.iter_rows(named=True):
         out[int(rec["row"])].append({k: rec[k] for k in ("check", "action", "field", "score", "detail", "group")
                                      if rec.get(k) is not None})
@@ -201,7 +201,7 @@ def finding_rates(audit: str | Path, trainer_rows: Any) -> dict[str, Any]:
     out: dict[str, Any] = {"of": int(len(rows_)), "checks": {}}
     if not path.exists() or not len(rows_):
         return out
-    df = pl.read_parquet(path, columns=["row", "check"]).filter(pl.col("row").is_in(rows_.tolist()))
+    df = pl.read_parquet(path, columns=["row", "check"], glob=False).filter(pl.col("row").is_in(rows_.tolist()))
     counts = df.unique().group_by("check").len().sort("check")
     out["checks"] = {str(c): int(n) for c, n in counts.iter_rows()}
     return out

@@ -127,3 +127,15 @@ def calibrate(negs: tuple[np.ndarray, np.ndarray], params: dict[str, Any], space
     info["min_response"] = round(t, 4)
     info["min_response_flag"] = round(tf, 4)
     return info
+
+
+def calibrated_rule(dup: dict[str, Any], con: dict[str, Any], C: np.ndarray, R: np.ndarray, sk: np.ndarray,
+                    ln: np.ndarray, phash: np.ndarray, idx: np.ndarray, pos: np.ndarray, space: str
+                    ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """The duplicate and contradiction rules with their copy threshold calibrated on rows ``idx`` (vectors at
+    ``pos[idx]``), and the calibration's record."""
+    pairs = negative_pairs(phash, idx, int(dup["calibration_pairs"]))
+    info = calibrate(negative_similarities(C, R, sk, ln, pos, pairs), dup, space)
+    rule = {"min_response": info["min_response"], "min_response_flag": info["min_response_flag"],
+            "floor_response": float(dup["min_response"]), "floor_response_flag": float(dup["min_response_flag"])}
+    return {**dup, **rule}, {**con, **rule}, info

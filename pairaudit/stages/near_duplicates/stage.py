@@ -28,101 +28,35 @@ decided by the transformer in every mode (a field mean over a handful of rows is
 
 from __future__ import annotations
 
-import hashlib
-import importlib.util
 import time
-import zlib
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from pairaudit.checks.base import CheckInfo
-from pairaudit.datatypes import Finding, Pair, StageResult
-from pairaudit.errors import ConfigError, MissingDependency
+from pairaudit.datatypes import Pair, StageResult
+from pairaudit.errors import ConfigError
 from pairaudit.stages.base import Stage
-from pairaudit.stages.near_duplicates.calibrate import (
-    calibrate,
-    calibration_sample,
-    negative_pairs,
-    negative_similarities,
+from pairaudit.stages.near_duplicates.calibrate import calibrated_rule, calibration_sample
+from pairaudit.stages.near_duplicates.infos import (
+    DEFAULT_MODE,
+    MODES,
+    NEAR_CONTRADICTION_INFO,
+    NEAR_DUPLICATE_INFO,
+    check_deps,
 )
-from pairaudit.stages.near_duplicates.match import (  # noqa: F401
-    SKETCH_BYTES,
-    char_ratio,
-    compared_keys,
-    match_pairs,
-    normalise,
-    sketch,
-)
+from pairaudit.stages.near_duplicates.match import SKETCH_BYTES, compared_keys, normalise, sketch
+from pairaudit.stages.near_duplicates.near_identical import near_identical_findings
 from pairaudit.stages.near_duplicates.search import center, field_mean, rowdot
+from pairaudit.stages.near_duplicates.texts import blob_bytes, pack, text_hash, unpack
 from pairaudit.stages.near_duplicates.verify import find_groups
-from pairaudit.stages.spill import Blobs, Spill
+from pairaudit.stages.spill import Spill
 
 if TYPE_CHECKING:
     from pairaudit.config import Context
     from pairaudit.models.embedder import Embedder
     from pairaudit.models.static_embedder import StaticEmbedder
     from pairaudit.trainer.tokenizer import EncodedPair
-
-MODES = ("hybrid", "static", "transformer")
-DEFAULT_MODE = "hybrid"
-
-NEAR_DUPLICATE_INFO = CheckInfo(
-    "near_duplicate_pair",
-    "prompt, chosen and rejected are each a copy or paraphrase of another row's: the prompts' similarity "
-    "max(embedding cosine, wording) >= min_prompt and EACH response's >= the copy threshold, calibrated on the "
-    "dataset's own different answers to one prompt (no mean: a shared prompt or response never vouches for a "
-    "different one); between the unsure-band floor and the copy threshold the row is flagged, not dropped. "
-    "group = smallest row of the group, which is kept; score = the weakest response similarity; the detail says "
-    "per field why it matched",
-    "drop",
-    thresholds={"min_prompt": 0.85, "min_response": 0.85, "min_response_flag": 0.80, "max_response": 0.98,
-                "calibration_quantile": 0.975, "calibration_margin": 0.03, "local_margin": 0.15, "calibration_rows": 256,
-                "calibration_pairs": 50000, "candidate_min_prompt": 0.50, "candidate_min_response": 0.55,
-                "neighbors": 16, "min_search_cosine": 0.55, "exact_max_rows": 20000, "nprobe": 8,
-                "min_rows_static": 100},
-    kind="global",
-    extra="embed",
-    why="near copies over-weight one preference just like exact ones; one representative keeps the signal",
-)
-NEAR_CONTRADICTION_INFO = CheckInfo(
-    "contradictory_pair",
-    "another row has a close prompt and the same two responses, each a copy or paraphrase (crosswise: its "
-    "chosen ~ our rejected AND its rejected ~ our chosen, the near_duplicate_pair rule and calibrated threshold), "
-    "preferred the other way; X > Y and Y > Z is no contradiction. Every row of the group gets the finding, "
-    "group = smallest row; the unsure band flags",
-    "drop",
-    kind="global",
-    extra="embed",
-    why="the same comparison labelled both ways pushes the DPO logit in opposite directions",
-)
-
-
-def _prompt_hash(text: str) -> int:
-    return int.from_bytes(hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest(),
-                          "little", signed=True)
-
-
-def _check_deps(mode: str = DEFAULT_MODE) -> None:
-    mods = ["torch", "sentence_transformers", "faiss"] if mode != "static" else ["faiss"]
-    if mode != "transformer":
-        mods.append("model2vec")
-    for mod in mods:
-        if importlib.util.find_spec(mod) is None:
-            raise MissingDependency(mod if mod != "faiss" else "faiss-cpu", "embed",
-                                    "near-duplicate search (near_duplicate_pair)")
-
-
-def _blob_bytes(blobs: Any) -> int:
-    return int(blobs.nbytes) if isinstance(blobs, Blobs) else int(sum(len(b) for b in blobs))
-
-
-def _pack(texts: list[str]) -> bytes:
-    return zlib.compress("\x00".join(texts).encode("utf-8", "surrogatepass"), 6)
-
-
-def _unpack(blob: bytes) -> list[str]:
-    return zlib.decompress(blob).decode("utf-8", "surrogatepass").split("\x00")
 
 
 class NearDuplicateStage(Stage):
@@ -137,7 +71,7 @@ class NearDuplicateStage(Stage):
             mode = DEFAULT_MODE
         if mode not in MODES:
             raise ConfigError(f"embed_mode {mode!r} is not known", expected=" | ".join(("auto",) + MODES))
-        _check_deps(mode)
+        check_deps(mode)
         self.mode = mode
         self._embedder: Embedder | None = None
         self._static: StaticEmbedder | None = None
@@ -196,7 +130,7 @@ class NearDuplicateStage(Stage):
 
             V = batch_vectors(self.ctx.shared).encode(
                 self.static, pairs, texts, progress=lambda d: self.ctx.progress("embed_static", base + d, None))
-            blobs = [_pack(texts[i:i + 3]) for i in range(0, len(texts), 3)]
+            blobs = [pack(texts[i:i + 3]) for i in range(0, len(texts), 3)]
             self._texts.append(np.array(blobs, dtype=object))
         self._n_texts += len(texts)
         V = V.astype(np.float16)
@@ -207,9 +141,9 @@ class NearDuplicateStage(Stage):
         sks = [sketch(t) for t in texts]
         self._sk.append(np.array([s for s, _ in sks], dtype=f"S{SKETCH_BYTES + 1}").reshape(-1, 3))
         self._ln.append(np.array([n for _, n in sks], dtype=np.int32).reshape(-1, 3))
-        self._hresp.append(np.array([[_prompt_hash(normalise(p.chosen or "")), _prompt_hash(normalise(p.rejected or ""))]
+        self._hresp.append(np.array([[text_hash(normalise(p.chosen or "")), text_hash(normalise(p.rejected or ""))]
                                      for p in keep], dtype=np.int64).reshape(-1, 2))
-        self._phash.append(np.fromiter((_prompt_hash(p.prompt or "") for p in keep), dtype=np.int64,
+        self._phash.append(np.fromiter((text_hash(p.prompt or "") for p in keep), dtype=np.int64,
                                        count=len(keep)))
         self._spill.maybe(self._columns())
 
@@ -230,7 +164,7 @@ class NearDuplicateStage(Stage):
         """Transformer embeddings of rows ``idx`` (texts from the compressed store), float16 (len(idx), d)."""
         texts: list[str] = []
         for i in idx.tolist():
-            texts += _unpack(texts_blobs[i])
+            texts += unpack(texts_blobs[i])
         total = len(texts)
         t = time.perf_counter()
         emb = self.embedder
@@ -280,23 +214,23 @@ class NearDuplicateStage(Stage):
                        for k, A in (("P", P), ("C", C), ("R", R)))
         every = np.arange(n)
         if mode != "hybrid":  # the deciding vectors exist for every row: calibrate on all of them
-            dup, con, stats["calibration"] = self._calibrated(dup, con, C, R, sk, ln, phash, every, every, mode)
+            dup, con, stats["calibration"] = calibrated_rule(dup, con, C, R, sk, ln, phash, every, every, mode)
         out = find_groups(rows, P, C, R, sk, ln, dup, con, want_dups=want_dups, want_contradictions=want_con,
                           candidates_only=mode == "hybrid", timings=timings, compared=(hresp, compared))
         if mode == "hybrid":
             cand = out["candidate_rows"]
             stats["hybrid_candidate_rows"] = int(len(cand))
         if mode == "hybrid" and not len(cand):  # nothing to decide: the static space's calibration, for the report
-            _, _, stats["calibration"] = self._calibrated(dup, con, C, R, sk, ln, phash, every, every,
-                                                          "static (hybrid: no candidates)")
+            _, _, stats["calibration"] = calibrated_rule(dup, con, C, R, sk, ln, phash, every, every,
+                                                         "static (hybrid: no candidates)")
         elif mode == "hybrid":
             sample = calibration_sample(phash, int(dup["calibration_rows"]))
             idx = np.union1d(cand, sample)
             Pt, Ct, Rt = self._transformer_vectors(blobs, idx, timings)  # type: ignore[arg-type]
             pos = np.full(n, -1, dtype=np.int64)
             pos[idx] = np.arange(len(idx))
-            dup, con, stats["calibration"] = self._calibrated(dup, con, Ct, Rt, sk, ln, phash, idx, pos,
-                                                              "transformer (candidates + sample)")
+            dup, con, stats["calibration"] = calibrated_rule(dup, con, Ct, Rt, sk, ln, phash, idx, pos,
+                                                             "transformer (candidates + sample)")
             out2 = find_groups(rows[idx], Pt, Ct, Rt, sk[idx], ln[idx], dup, con, want_dups=want_dups,
                                want_contradictions=want_con, candidates=(pos[out["a"]], pos[out["b"]]),
                                timings=timings, compared=(hresp[idx], compared))
@@ -304,7 +238,8 @@ class NearDuplicateStage(Stage):
             out["stats"].update(out2["stats"])
         res.findings = out["findings"]
         stats["mode"] = mode
-        self._near_identical(res, rows, pair_raw, mode, blobs, timings)
+        res.findings += near_identical_findings(
+            self.ctx, rows, pair_raw, mode, lambda idx: self._transformer_vectors(blobs, idx, timings))  # type: ignore[arg-type]
         res.findings.sort(key=lambda f: (f.row, f.check))
         res.rows = rows.tolist()
         res.scores = {"pair_cosine": pair_raw.astype(np.float64),
@@ -323,36 +258,7 @@ class NearDuplicateStage(Stage):
             max_pairs_per_prompt=int(counts.max()),
             dim=int(P.shape[1]),
             bytes_per_row_observed=int(P.itemsize * (P.shape[1] * 3) + sk.itemsize * 3 + 3 * 4 + 16
-                                       + (_blob_bytes(blobs) // n if blobs is not None else 0)),
+                                       + (blob_bytes(blobs) // n if blobs is not None else 0)),
         )
         res.timings = timings
         return res
-
-    @staticmethod
-    def _calibrated(dup: dict[str, Any], con: dict[str, Any], C: np.ndarray, R: np.ndarray, sk: np.ndarray,
-                    ln: np.ndarray, phash: np.ndarray, idx: np.ndarray, pos: np.ndarray, space: str
-                    ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
-        """The rule with its copy threshold calibrated on rows ``idx`` (vectors at ``pos[idx]``)."""
-        pairs = negative_pairs(phash, idx, int(dup["calibration_pairs"]))
-        info = calibrate(negative_similarities(C, R, sk, ln, pos, pairs), dup, space)
-        rule = {"min_response": info["min_response"], "min_response_flag": info["min_response_flag"],
-                "floor_response": float(dup["min_response"]), "floor_response_flag": float(dup["min_response_flag"])}
-        return {**dup, **rule}, {**con, **rule}, info
-
-    def _near_identical(self, res: StageResult, rows: np.ndarray, pair_raw: np.ndarray, mode: str,
-                        blobs: np.ndarray | None, timings: dict[str, float]) -> None:
-        """Embedding view of near_identical_pair: chosen-vs-rejected cosine >= min_cosine. In hybrid mode
-        the static cosine (>= 0.9) only proposes rows and the transformer's cosine decides."""
-        cfg = self.ctx.config
-        if "near_identical_pair" in cfg.skip or (cfg.only is not None and "near_identical_pair" not in cfg.only):
-            return
-        thr = float({"min_cosine": 0.98, **self.ctx.params.get("near_identical_pair", {})}["min_cosine"])
-        cand = np.flatnonzero(pair_raw >= (0.9 if mode == "hybrid" else thr))
-        cos = pair_raw[cand]
-        if mode == "hybrid" and len(cand):
-            _, Ct, Rt = self._transformer_vectors(blobs, cand, timings)  # type: ignore[arg-type]
-            cos = rowdot(Ct, Rt, np.arange(len(cand)), np.arange(len(cand)))
-        for i, c in zip(cand.tolist(), cos.tolist()):
-            if c >= thr:
-                res.findings.append(Finding(int(rows[i]), "near_identical_pair", "rejected", float(c),
-                                            detail=f"chosen-vs-rejected embedding cosine {c:.4f} >= {thr}"))

@@ -15,7 +15,7 @@ import random
 import re
 from pathlib import Path
 
-DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
+DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 HH = DATA / "hh-rlhf" / "helpful-base-test.jsonl"
 UF = DATA / "ultrafeedback-1k" / "train_clean.jsonl"
 SEP = "\n\nAssistant:"

@@ -1,7 +1,7 @@
 """Real training runs for the trace tests: tiny random Llama models (built from a config) on real data slices,
 trained by ``transformers.Trainer`` or TRL's ``DPOTrainer`` with the recording callback.
 
-Also a script: ``torchrun --nproc_per_node 2 tests/trace_helpers.py sft OUT DATA`` (gloo on CPU).
+Also a script: ``torchrun --nproc_per_node 2 tests/support/trace_helpers.py sft OUT DATA`` (gloo on CPU).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 TRAP = 7  # global step at which a Crash callback raises (simulated crash)
 

@@ -8,11 +8,8 @@ from pathlib import Path
 
 from pairaudit.config import Context, ScanConfig
 from pairaudit.datatypes import Finding, Pair, StageResult
-from pairaudit.stages.near_duplicates.stage import (
-    NEAR_CONTRADICTION_INFO,
-    NEAR_DUPLICATE_INFO,
-    NearDuplicateStage,
-)
+from pairaudit.stages.near_duplicates.infos import NEAR_CONTRADICTION_INFO, NEAR_DUPLICATE_INFO
+from pairaudit.stages.near_duplicates.stage import NearDuplicateStage
 
 
 def session_cache() -> Path:

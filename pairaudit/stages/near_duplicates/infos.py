@@ -1,0 +1,52 @@
+"""The checks of the near-duplicate stage (names, thresholds, descriptions), its embedding modes and the
+packages each mode needs."""
+
+from __future__ import annotations
+
+import importlib.util
+
+from pairaudit.checks.base import CheckInfo
+from pairaudit.errors import MissingDependency
+
+MODES = ("hybrid", "static", "transformer")
+DEFAULT_MODE = "hybrid"
+
+NEAR_DUPLICATE_INFO = CheckInfo(
+    "near_duplicate_pair",
+    "prompt, chosen and rejected are each a copy or paraphrase of another row's: the prompts' similarity "
+    "max(embedding cosine, wording) >= min_prompt and EACH response's >= the copy threshold, calibrated on the "
+    "dataset's own different answers to one prompt (no mean: a shared prompt or response never vouches for a "
+    "different one); between the unsure-band floor and the copy threshold the row is flagged, not dropped. "
+    "group = smallest row of the group, which is kept; score = the weakest response similarity; the detail says "
+    "per field why it matched",
+    "drop",
+    thresholds={"min_prompt": 0.85, "min_response": 0.85, "min_response_flag": 0.80, "max_response": 0.98,
+                "calibration_quantile": 0.975, "calibration_margin": 0.03, "local_margin": 0.15, "calibration_rows": 256,
+                "calibration_pairs": 50000, "candidate_min_prompt": 0.50, "candidate_min_response": 0.55,
+                "neighbors": 16, "min_search_cosine": 0.55, "exact_max_rows": 20000, "nprobe": 8,
+                "min_rows_static": 100},
+    kind="global",
+    extra="embed",
+    why="near copies over-weight one preference just like exact ones; one representative keeps the signal",
+)
+NEAR_CONTRADICTION_INFO = CheckInfo(
+    "contradictory_pair",
+    "another row has a close prompt and the same two responses, each a copy or paraphrase (crosswise: its "
+    "chosen ~ our rejected AND its rejected ~ our chosen, the near_duplicate_pair rule and calibrated threshold), "
+    "preferred the other way; X > Y and Y > Z is no contradiction. Every row of the group gets the finding, "
+    "group = smallest row; the unsure band flags",
+    "drop",
+    kind="global",
+    extra="embed",
+    why="the same comparison labelled both ways pushes the DPO logit in opposite directions",
+)
+
+
+def check_deps(mode: str = DEFAULT_MODE) -> None:
+    mods = ["torch", "sentence_transformers", "faiss"] if mode != "static" else ["faiss"]
+    if mode != "transformer":
+        mods.append("model2vec")
+    for mod in mods:
+        if importlib.util.find_spec(mod) is None:
+            raise MissingDependency(mod if mod != "faiss" else "faiss-cpu", "embed",
+                                    "near-duplicate search (near_duplicate_pair)")

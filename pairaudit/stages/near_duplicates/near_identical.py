@@ -1,0 +1,34 @@
+"""The embedding view of ``near_identical_pair``: chosen-vs-rejected cosine >= ``min_cosine``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from pairaudit.datatypes import Finding
+from pairaudit.stages.near_duplicates.search import rowdot
+
+if TYPE_CHECKING:
+    from pairaudit.config import Context
+
+
+def near_identical_findings(ctx: Context, rows: np.ndarray, pair_raw: np.ndarray, mode: str,
+                            transformer_vectors: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray]]
+                            ) -> list[Finding]:
+    """Rows whose chosen-vs-rejected cosine (``pair_raw``, this mode's model) is >= min_cosine. In hybrid mode
+    the static cosine (>= 0.9) only proposes rows and the transformer's cosine (``transformer_vectors`` of the
+    proposed row indices) decides."""
+    cfg = ctx.config
+    if "near_identical_pair" in cfg.skip or (cfg.only is not None and "near_identical_pair" not in cfg.only):
+        return []
+    thr = float({"min_cosine": 0.98, **ctx.params.get("near_identical_pair", {})}["min_cosine"])
+    cand = np.flatnonzero(pair_raw >= (0.9 if mode == "hybrid" else thr))
+    cos = pair_raw[cand]
+    if mode == "hybrid" and len(cand):
+        _, Ct, Rt = transformer_vectors(cand)
+        cos = rowdot(Ct, Rt, np.arange(len(cand)), np.arange(len(cand)))
+    return [Finding(int(rows[i]), "near_identical_pair", "rejected", float(c),
+                    detail=f"chosen-vs-rejected embedding cosine {c:.4f} >= {thr}")
+            for i, c in zip(cand.tolist(), cos.tolist()) if c >= thr]
