@@ -13,9 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pairaudit.checks import registry
 from pairaudit.checks.base import PairCheck
 from pairaudit.checks.encoding import strip_surrogates
-from pairaudit.checks.registry import PAIR_CHECKS
+from pairaudit.checks.malformed import INFO as MALFORMED
 from pairaudit.config import ScanConfig, default_cache_dir
 from pairaudit.datatypes import Finding, Pair
 from pairaudit.hashing import pair_hash, side_digests
@@ -77,7 +78,7 @@ class BatchProcessor:
         self.forced = cfg.format is not None  # a forced format applies to every row
         self.trainer = trainer or profiles.resolve(cfg)
         self.tok: DPOTokenizer | None = None
-        self.checks: list[PairCheck] = [cls(plan.params[cls.info.name], None) for cls in PAIR_CHECKS
+        self.checks: list[PairCheck] = [cls(plan.params[cls.info.name], None) for cls in registry.PAIR_CHECKS
                                         if cls.info.name in plan.enabled]
 
     @classmethod
@@ -106,12 +107,12 @@ class BatchProcessor:
         pairs = []
         for rec in records:
             if rec.error is not None or rec.data is None:
-                out.append(Finding(rec.row, "malformed_record", rec.field, None, detail=rec.error or "no data"))
+                out.append(MALFORMED.finding(rec.row, rec.field, None, detail=rec.error or "no data"))
                 continue
             if self.fmt is None:
                 self.fmt = detect_format(rec.data, self.columns)
                 if self.fmt is None:
-                    out.append(Finding(rec.row, "malformed_record", None, None,
+                    out.append(MALFORMED.finding(rec.row, None, None,
                                        detail=f"no preference fields: found keys {sorted(rec.data)[:8]}; expected "
                                               "chosen/rejected (+prompt) or chosen_input_ids; fix: --columns"))
                     continue
@@ -121,7 +122,7 @@ class BatchProcessor:
             try:
                 pairs.append(strip_surrogates(normalise(rec.row, rec.data, fmt, self.columns)))
             except Malformed as exc:
-                out.append(Finding(rec.row, "malformed_record", exc.field, None, detail=str(exc)))
+                out.append(MALFORMED.finding(rec.row, exc.field, None, detail=str(exc)))
         return pairs
 
     def encode(self, pairs: list[Pair], out: list[Finding]) -> tuple[list[Pair], list[EncodedPair | None]]:
@@ -138,7 +139,7 @@ class BatchProcessor:
                 rendered.append(tok.render(p))
                 ok.append(p)
             except Exception as exc:  # noqa: BLE001 - chat templates raise anything
-                out.append(Finding(p.row, "malformed_record", None, None,
+                out.append(MALFORMED.finding(p.row, None, None,
                                    detail=f"the trainer's preprocessing (chat template / prompt "
                                           f"split) fails on this row: {type(exc).__name__}: {exc}"))
         enc_text = iter(tok.encode_rendered(rendered)) if rendered else iter(())

@@ -131,8 +131,8 @@ POSITIVE_INTS = ("max_length", "max_prompt_length", "max_completion_length", "ba
 # the options with a fixed set of values: one list each, which the modules that take them check against
 TRUNCATION_MODES = ("keep_end", "keep_start")
 PRECISIONS = ("auto", "fp32", "bf16", "fp16")
-CHOICES = {"truncation_mode": TRUNCATION_MODES, "precision": PRECISIONS,
-           "embed_mode": ("auto", "hybrid", "static", "transformer")}
+EMBED_MODES = ("hybrid", "static", "transformer")  # near duplicates; "auto" = hybrid
+CHOICES = {"truncation_mode": TRUNCATION_MODES, "precision": PRECISIONS, "embed_mode": ("auto", *EMBED_MODES)}
 
 
 def _type_ok(value: Any, hint: Any) -> bool:

@@ -40,7 +40,7 @@ from pairaudit.outputs.scores import SCORES, part_hashes, write_part, write_scor
 from pairaudit.outputs.tally import Tally, dedupe, drops_and_flips
 from pairaudit.plan import CheckPlan, build_plan
 from pairaudit.stages.base import Stage
-from pairaudit.stages.registry import SHARED_CHECKS, stage_classes
+from pairaudit.stages.registry import stage_classes
 from pairaudit.trainer import profiles
 from pairaudit.trainer.profiles import TrainerSettings
 
@@ -86,10 +86,10 @@ class Scanner:
     def _make_stages(self) -> None:
         for cls in stage_classes():
             names = {i.name for i in cls.infos} & self.plan.enabled
-            if not names - SHARED_CHECKS.get(cls.__name__, frozenset()):
+            if not names - cls.refines:
                 continue
             # a stage that cannot apply to this source (e.g. split_leakage on one split) is off, not failed
-            reason = cls.not_applicable(self.ctx) if hasattr(cls, "not_applicable") else None
+            reason = cls.not_applicable(self.ctx)
             if reason:
                 if names & self.plan.explicit:
                     raise ConfigError(f"{', '.join(sorted(names & self.plan.explicit))} cannot run: {reason}")
@@ -210,7 +210,7 @@ class Scanner:
         for k, stage in enumerate(stages):
             ts = time.perf_counter()
             self.ctx.progress("finalize", k, len(stages))
-            if hasattr(stage, "set_findings"):  # stages that read earlier stages' findings (split_leakage)
+            if stage.reads_findings:  # stages that read earlier stages' findings (split_leakage)
                 ran = {n for n in self.plan.enabled if self.status.get(n, {}).get("status", "ran") == "ran"
                        and any(n in s.enabled for s in self.stages)}
                 stage.set_findings(self.findings, ran)
@@ -299,7 +299,7 @@ class Scanner:
 
 def stage_findings(stage: Stage, res: Any, plan: CheckPlan) -> list[Finding]:
     """The findings of a stage's result that the user asked for, with the plan's action set."""
-    shared = SHARED_CHECKS.get(type(stage).__name__, frozenset()) & plan.enabled
+    shared = stage.refines & plan.enabled
     out = []
     for f in res.findings:
         if f.check in stage.enabled or f.check in shared:

@@ -26,7 +26,8 @@ def list_checks(
     infos = all_checks()
     if as_json:
         terminal.echo(json.dumps({n: {"description": i.description, "kind": i.kind, "default_action": i.default_action,
-                                   "default_enabled": i.default_enabled, "thresholds": merged_thresholds(n),
+                                   "default_enabled": i.default_enabled, "summary": i.summary,
+                                   "thresholds": merged_thresholds(n),
                                    "extra": i.extra, "why": i.why} for n, i in infos.items()}, indent=2))
         return
     import shutil

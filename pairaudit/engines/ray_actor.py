@@ -125,7 +125,7 @@ class ShardActor:
         fresh = type(stage)(self.ctx, stage.enabled)
         for b in buckets:
             fresh.absorb_state(loads(b))
-        if hasattr(fresh, "set_findings"):
+        if fresh.reads_findings:
             near_f, ran = loads(near)
             fresh.set_findings(findings_of([{"findings": near_f}]), set(ran))
         try:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from pairaudit.checks.base import CheckInfo
-from pairaudit.datatypes import Finding, Pair, StageResult
+from pairaudit.datatypes import Pair, StageResult
 from pairaudit.hashing import ordered_key, side_digests, unordered_key
 from pairaudit.stages.base import Stage
 from pairaudit.trainer.tokenizer import EncodedPair
@@ -19,6 +19,7 @@ DUPLICATE_INFO = CheckInfo(
     "duplicate_pair",
     "exact duplicate of an earlier (prompt, chosen, rejected); the first occurrence is kept and is the group",
     "drop",
+    summary="exact duplicate of another row",
     kind="global",
     why="duplicates over-weight one preference; one copy keeps the signal",
 )
@@ -27,6 +28,7 @@ CONTRADICTION_INFO = CheckInfo(
     "another row has the same (or, with the embed extra, near-same) prompt and the same two responses "
     "preferred the other way; every row of such a group gets the finding, group = smallest row",
     "drop",
+    summary="same pair, preferred both ways",
     kind="global",
     why="the same comparison labelled both ways pushes the DPO logit in opposite directions: neither label "
         "can be trusted without review, so both are dropped by default",
@@ -77,7 +79,7 @@ class ExactStage(Stage):
                 if ordered[j] != ordered[i]:
                     first_row = rows[j]
                     continue
-                res.findings.append(Finding(int(rows[j]), "duplicate_pair", None, 1.0, int(first_row),
+                res.findings.append(DUPLICATE_INFO.finding(int(rows[j]), None, 1.0, int(first_row),
                                             f"exact duplicate of row {first_row}"))
         if "contradictory_pair" in self.enabled:
             order = np.lexsort((rows, unordered))
@@ -89,7 +91,7 @@ class ExactStage(Stage):
                 g = int(rows[grp].min())
                 for i in grp:
                     others = sorted(int(rows[j]) for j in grp if flip[j] != flip[i])
-                    res.findings.append(Finding(int(rows[i]), "contradictory_pair", None, 1.0, g,
+                    res.findings.append(CONTRADICTION_INFO.finding(int(rows[i]), None, 1.0, g,
                                                 f"same prompt and responses preferred the other way in row(s) "
                                                 f"{', '.join(map(str, others[:5]))}"))
         res.findings.sort(key=lambda f: (f.row, f.check))
