@@ -72,8 +72,8 @@ class Scanner:
         self.n_input = 0
         self.formats: dict[str, int] = defaultdict(int)  # rows per format (files can mix them)
         self.stages: list[Stage] = []
-        self.processor = BatchProcessor(cfg, self.plan, self.columns, cfg.format, self.ctx.cache_dir,
-                                        self.trainer)
+        self.processor = BatchProcessor.for_config(cfg, plan=self.plan, columns=self.columns,
+                                                   cache_dir=self.ctx.cache_dir, trainer=self.trainer)
         self.stats: dict[str, Any] = {}
         #: set by an engine that wrote the data files itself: (tally, flipped rows, counts, resolution, t)
         self.written: tuple[Tally, list[int], dict[str, int], Resolution, float] | None = None
