@@ -134,11 +134,9 @@ class _Proc:
     def __init__(self, init: tuple) -> None:
         from multiprocessing.connection import Connection
 
-        import pairaudit
-
         r_in, w_in = os.pipe()
         r_out, w_out = os.pipe()
-        root = str(Path(pairaudit.__file__).resolve().parent.parent)
+        root = str(Path(__file__).resolve().parents[2])  # the folder that holds the pairaudit package
         env = {**os.environ, **{k: v for k, v in WORKER_ENV.items() if k not in os.environ or k == "TOKENIZERS_PARALLELISM"},
                "PYTHONPATH": os.pathsep.join([root, *filter(None, [os.environ.get("PYTHONPATH")])])}
         self.err = tempfile.TemporaryFile()
