@@ -60,9 +60,10 @@ class ShardActor(StageOps):
     def sees(self, path: str) -> bool:
         return Path(path).exists()
 
-    def busy(self) -> float:
-        """Seconds this actor spent in its phases (scan, stage work, writing)."""
-        return self.seconds
+    def busy(self) -> tuple[float, int]:
+        """Seconds this actor spent in its phases (scan, stage work, writing), and the bytes of the distributed
+        stages' results it sent on (hash partitions are counted by the driver)."""
+        return self.seconds, int(getattr(self, "sent", 0))
 
     def set_splits(self, splits: list[list[Any]] | None) -> None:
         self.ctx.splits = [tuple(s) for s in splits] if splits else None

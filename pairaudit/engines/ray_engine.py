@@ -214,8 +214,9 @@ def _run(ray: Any, scanner: Scanner, source: Source) -> dict[str, Any]:
     scanner.stats = {**_ordered_stats([st for st in order if st in scanner.stages], stage_stats),
                      **{k: v for k, v in scanner.stats.items()}}
     _finish_written(scanner, written, t)
-    for node, seconds in zip(nodes, ray.get([a.busy.remote() for a in actors])):
+    for node, (seconds, sent) in zip(nodes, ray.get([a.busy.remote() for a in actors])):
         per_node[node]["seconds"] += seconds  # every phase the node's actors ran
+        shuffled += sent
     scanner.timings["ray_bytes_to_driver"] = run.to_driver  # run-specific figures: timings.json
     scanner.timings["ray_bytes_shuffled"] = shuffled  # worker to worker (hash partitions, routed results)
     scanner.timings["ray_bytes_from_driver"] = run.from_driver

@@ -113,8 +113,12 @@ class StageOps:
         self.seconds += seconds  # type: ignore[attr-defined]
         out[-1] = {**out[-1], "_timings": timings, "_seconds": seconds} if op in ("search", "verify", "result") \
             else out[-1]
-        blobs_out = [dumps(x) for x in out]
-        return blobs_out if len(blobs_out) > 1 else blobs_out[0]
+        return self._send([dumps(x) for x in out])
+
+    def _send(self, blobs: list[bytes]) -> Any:
+        """Results that go on to other workers (counted: ``busy``)."""
+        self.sent = getattr(self, "sent", 0) + sum(len(b) for b in blobs)
+        return blobs if len(blobs) > 1 else blobs[0]
 
     def _cells_result(self, stage: Any, s: int, a: dict[str, Any], best: list[dict[str, Any]],
                       timings: dict[str, float]) -> list[Any]:
@@ -174,8 +178,7 @@ class StageOps:
         else:
             raise ValueError(f"unknown sample op {op!r}")
         self.seconds += time.perf_counter() - t0  # type: ignore[attr-defined]
-        blobs_out = [dumps(x) for x in out]
-        return blobs_out if len(blobs_out) > 1 else blobs_out[0]
+        return self._send([dumps(x) for x in out])
 
     # -- hash partitions after earlier findings -----------------------------------------------------------------
     def keys_of(self, k: int, s: int, rows: bytes) -> bytes:
@@ -197,5 +200,4 @@ class StageOps:
         al = loads(aliases)
         parts = split_state(state, stage.partition_key, n_parts,
                             aliases=(np.asarray(al["keys"], np.int64), np.asarray(al["to"], np.int64)))
-        out = [dumps(p) for p in parts]
-        return out if len(out) > 1 else out[0]
+        return self._send([dumps(p) for p in parts])

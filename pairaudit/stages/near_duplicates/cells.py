@@ -307,9 +307,11 @@ class CellGroup:
         assert d is not None
         out = {}
         for name, e in (("s", es), ("x", ex)):
-            home = self.cell_group[d["assign"][:, 0]]  # the group of each row's own cell
+            own = d["assign"][:, 0]  # each row's own cell, and its group
+            home = self.cell_group[own]
             out[name] = {**e, "a": d["pos"][e["a"]], "b": d["pos"][e["b"]], "ra": d["rows"][e["a"]],
-                         "rb": d["rows"][e["b"]], "across": home[e["a"]] != home[e["b"]]}
+                         "rb": d["rows"][e["b"]], "across": home[e["a"]] != home[e["b"]],
+                         "across_cells": own[e["a"]] != own[e["b"]]}
         return out
 
 
@@ -317,7 +319,7 @@ def _no_edges() -> dict[str, Any]:
     e = {"a": np.zeros(0, np.int64), "b": np.zeros(0, np.int64), "ra": np.zeros(0, np.int64),
          "rb": np.zeros(0, np.int64), "sure": np.zeros(0, bool), "sim": np.zeros((0, 3), np.float32),
          "cos": np.zeros((0, 3), np.float32), "lex": np.zeros((0, 3), np.float32), "why": np.zeros((0, 3), np.int8),
-         "thr": np.zeros(0, np.float32), "across": np.zeros(0, bool)}
+         "thr": np.zeros(0, np.float32), "across": np.zeros(0, bool), "across_cells": np.zeros(0, bool)}
     return {"s": dict(e), "x": dict(e)}
 
 
@@ -350,5 +352,6 @@ def edges_findings(parts: list[dict[str, Any]], want_dups: bool, want_con: bool,
         if counts is not None:
             counts["edges"] = counts.get("edges", 0.0) + len(e["a"])
             counts["edges_across_groups"] = counts.get("edges_across_groups", 0.0) + float(e["across"].sum())
+            counts["edges_across_cells"] = counts.get("edges_across_cells", 0.0) + float(e["across_cells"].sum())
     es, ex = ({k: merged[n][k] for k in EDGE_FIELDS} for n in ("s", "x"))
     return edge_findings(rows, es, ex, want_dups, want_con, stats)
