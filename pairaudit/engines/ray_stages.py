@@ -135,6 +135,7 @@ def run_cells(run: RayRun, stage: Any) -> Outcome:
     for x in found:
         _add(timings, x["_timings"])
     timings.update({"ray_near:cell_groups": float(groups),
+                    "ray_near:pairs_across_groups": float(sum(x["pairs_across_groups"] for x in found)),
                     "ray_near:rows_sent_to_groups": float(sum(x["copies"] for x in assigned))})
     edges = found
     if hybrid:

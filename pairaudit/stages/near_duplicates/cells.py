@@ -243,7 +243,7 @@ class CellGroup:
         n_shards = len(starts)
         empty = [{} for _ in range(n_shards)]
         if d is None:
-            return [*empty, {"edges": _no_edges(), "n_candidates": 0, "n_candidate_pairs": 0}]
+            return [*empty, {"edges": _no_edges(), "n_candidates": 0, "n_candidate_pairs": 0, "pairs_across_groups": 0}]
         t0 = time.perf_counter()
         S = sum_vectors(d["P"], d["C"], d["R"])
         members, probes = cell_lists(d["assign"], plan["nlist"])
@@ -275,7 +275,9 @@ class CellGroup:
             out.append(part)
         edges = _no_edges() if hybrid else self._global(es, ex)
         n_pairs = len(self.cand[0]) if hybrid and self.cand is not None else len(ca)
-        return [*out, {"edges": edges, "n_candidates": int(len(a)), "n_candidate_pairs": int(n_pairs)}]
+        home = self.cell_group[d["assign"][:, 0]]
+        return [*out, {"edges": edges, "n_candidates": int(len(a)), "n_candidate_pairs": int(n_pairs),
+                       "pairs_across_groups": int((home[a] != home[b]).sum())}]
 
     def verify(self, keys: np.ndarray, rule: tuple[dict, dict], parts: list[dict[str, Any]],
                timings: dict[str, float]) -> dict[str, Any]:
