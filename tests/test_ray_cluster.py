@@ -13,7 +13,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from conftest import CHEAP, EXAMPLE, SHARED, write_jsonl
+from conftest import CHEAP, EXAMPLE, write_jsonl
 from support.planting import hh_rows, light_edit
 
 import pairaudit
@@ -160,15 +160,17 @@ def test_near_duplicates_across_cells_on_two_nodes(cluster: object, across: tupl
 
 @pytest.fixture(scope="module")
 def flipped(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[int]]:
-    """1,000 real UltraFeedback pairs, 20% of them flipped (the shared data's seeded label-flip set)."""
-    data = SHARED / "ultrafeedback-1k"
-    if not (data / "label_flip_20.jsonl").exists():
-        pytest.fail(f"{data} is missing: the tests need ../shared/data beside the checkout")
-    clean = [json.loads(x) for x in (data / "train_clean.jsonl").read_text(encoding="utf-8").splitlines() if x]
-    noisy = [json.loads(x) for x in (data / "label_flip_20.jsonl").read_text(encoding="utf-8").splitlines() if x]
-    truth = [i for i, (a, b) in enumerate(zip(clean, noisy)) if a["chosen"] != b["chosen"]]
-    path = tmp_path_factory.mktemp("flips") / "uf.jsonl"
-    write_jsonl(path, [{k: r[k] for k in ("prompt", "chosen", "rejected")} for r in noisy])
+    """1,000 real HH pairs labelled "the longer answer wins", 20% of them flipped (seeded): a signal the flip
+    model learns from the dataset's own labels."""
+    rng = random.Random(18)
+    recs, truth = [], []
+    for i, (p, c, r) in enumerate(hh_rows(1000)):
+        long, short = (c, r) if len(c) >= len(r) else (r, c)
+        flip = rng.random() < 0.2
+        truth += [i] if flip else []
+        recs.append({"prompt": p, "chosen": short if flip else long, "rejected": long if flip else short})
+    path = tmp_path_factory.mktemp("flips") / "flips.jsonl"
+    write_jsonl(path, recs)
     return path, truth
 
 
@@ -195,7 +197,7 @@ def test_flip_model_on_two_nodes(cluster: object, flipped: tuple[Path, list[int]
         s = pl.read_parquet(tmp_path / name / "scores.parquet")["likely_flipped_score"]
         assert s.null_count() == 0
         auc[name] = roc_auc_score(y, s.to_numpy())
-    assert auc["sample"] > 0.6 and auc["sample"] >= auc["local"] - 0.05, auc
+    assert auc["local"] > 0.8 and auc["sample"] >= auc["local"] - 0.05, auc
 
 
 def test_split_leakage_on_two_nodes(cluster: object, tmp_path: Path) -> None:
