@@ -43,7 +43,8 @@ class ShardActor(StageOps):
         self.plan = build_plan(self.cfg)
         self.columns = parse_columns(self.cfg.columns)
         self.ctx = Context(self.cfg, Path(cache_dir), lambda m: None, params=self.plan.params)
-        self.processor = BatchProcessor(self.cfg, self.plan, self.columns, fmt, Path(cache_dir))
+        self.processor = BatchProcessor.for_config(self.cfg, plan=self.plan, columns=self.columns, fmt=fmt,
+                                                   cache_dir=Path(cache_dir))
         self.stages = []
         for path, enabled in stage_specs:
             cls = load_stage(path)
@@ -102,7 +103,7 @@ class ShardActor(StageOps):
         for stage in self.stages:
             name = type(stage).__name__
             state = stage.export_state()
-            if stage.distribute == "hash" and not hasattr(stage, "set_findings"):
+            if stage.distribute == "hash" and not stage.reads_findings:
                 buckets.extend(dumps(b) for b in split_state(state, stage.partition_key, n_parts))
             elif stage.distribute == "summary":
                 kept[name] = state
@@ -144,7 +145,7 @@ class ShardActor(StageOps):
             fresh.partitioned = True
         for b in buckets:
             fresh.absorb_state(loads(b))
-        if hasattr(fresh, "set_findings"):
+        if fresh.reads_findings:
             near_f, ran = loads(near)
             fresh.set_findings(findings_of([{"findings": near_f}]), set(ran))
         try:

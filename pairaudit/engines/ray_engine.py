@@ -117,7 +117,7 @@ def _run(ray: Any, scanner: Scanner, source: Source) -> dict[str, Any]:
     if scanner.source.splits:
         ray.get([a.set_splits.remote([list(s) for s in scanner.source.splits]) for a in actors])
     nodes = ray.get([a.node.remote() for a in actors])
-    early = [st for st in order if st.distribute == "hash" and not hasattr(st, "set_findings")]
+    early = [st for st in order if st.distribute == "hash" and not st.reads_findings]
     n_parts = workers
     per_node: dict[str, dict[str, float]] = defaultdict(lambda: {"rows": 0.0, "seconds": 0.0, "shards": 0.0})
 

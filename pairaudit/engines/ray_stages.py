@@ -90,8 +90,8 @@ def run_cells(run: RayRun, stage: Any) -> Outcome:
     timings = {"near_duplicates:embed_s": sum(float(x["t_embed"]) for x in summ)}
     if n == 0:
         return Outcome([[] for _ in range(n_shards)], {"near_duplicates": stats}, timings)
-    dup = stage._params(NEAR_DUPLICATE_INFO)
-    con = {**dup, **stage._params(NEAR_CONTRADICTION_INFO)}
+    dup = stage.params(NEAR_DUPLICATE_INFO)
+    con = {**dup, **stage.params(NEAR_CONTRADICTION_INFO)}
     below = stage.mode != "transformer" and n < int(dup["min_rows_static"])
     mode = "transformer (input below min_rows_static)" if below else stage.mode
     sums = sum(np.asarray(x["sums"], np.float64) for x in summ if x["n"])

@@ -85,7 +85,7 @@ def _checks_found(path: Any) -> set[str]:
         return set()
     import polars as pl
 
-    return set(pl.scan_parquet(path).select(pl.col("check").unique()).collect()["check"].drop_nulls().to_list())
+    return set(pl.scan_parquet(path, glob=False).select(pl.col("check").unique()).collect()["check"].drop_nulls().to_list())
 
 
 def _rows_of(path: Any) -> Any:

@@ -160,7 +160,7 @@ class ReportFolder(OutputFolder):
         base = OutputFolder.open.__func__(cls, out_dir, lazy=True)  # type: ignore[attr-defined]
         fpath, spath = base.path / "findings.parquet", base.path / "scores.parquet"
         base.findings = empty_findings()
-        base.__dict__["_lazy"] = pl.scan_parquet(fpath) if fpath.exists() else None
+        base.__dict__["_lazy"] = pl.scan_parquet(fpath, glob=False) if fpath.exists() else None
         base.__dict__["_summary"] = ScoreSummary(spath) if spath.exists() else None
         return base
 
@@ -206,7 +206,7 @@ class ReportFolder(OutputFolder):
                 index.setdefault(r["row"], []).append(r)
         self.__dict__["_findings_by_row"] = index
         spath = self.path / "scores.parquet"
-        self.scores = pl.scan_parquet(spath).filter(pl.col("row").is_in(rows)).collect() if spath.exists() and rows \
+        self.scores = pl.scan_parquet(spath, glob=False).filter(pl.col("row").is_in(rows)).collect() if spath.exists() and rows \
             else None
         self.__dict__.pop("_score_index", None)
 

@@ -24,11 +24,12 @@ from typing import Any
 
 import numpy as np
 
-from pairaudit.datatypes import Finding, Pair, StageResult
+from pairaudit.datatypes import Pair, StageResult
 from pairaudit.errors import ConfigError, MissingDependency, require
 from pairaudit.stages.base import Stage
-from pairaudit.stages.flips.infos import LABELS, LIKELY_FLIPPED_INFO, REF_COLS, wants_reference
+from pairaudit.stages.flips.infos import LABELS, REF_COLS, wants_reference
 from pairaudit.stages.flips.overflow import DPO_OVERFLOW_INFO, margin_center, overflow_risk
+from pairaudit.stages.flips.verdict import LIKELY_FLIPPED_INFO, apply_flip_model, flip_result
 from pairaudit.stages.spill import Spill
 
 
@@ -41,8 +42,8 @@ class FlipStage(Stage):
     def __init__(self, ctx, enabled):  # noqa: ANN001
         super().__init__(ctx, enabled)
         cfg = ctx.config
-        self.p_flip = {**LIKELY_FLIPPED_INFO.thresholds, **ctx.params.get("likely_flipped", {})}
-        self.p_over = {**DPO_OVERFLOW_INFO.thresholds, **ctx.params.get("dpo_overflow_risk", {})}
+        self.p_flip = self.params(LIKELY_FLIPPED_INFO)
+        self.p_over = self.params(DPO_OVERFLOW_INFO)
         self.cap = cfg.reference_max_rows
         self.beta = float(cfg.beta)
         self._rows: list[np.ndarray] = []
@@ -233,8 +234,6 @@ class FlipStage(Stage):
     def _finalize(self, model: dict[str, Any] | None = None) -> StageResult:
         """Fit and score every row collected; ``model`` (a dict) receives what ``apply`` needs to score rows the
         fit did not see (a distributed engine fits on a bounded sample: docs/scale.md)."""
-        from pairaudit.stages.flips.verdict import flip_result
-
         t0 = time.perf_counter()
         res = StageResult()
         if not self._rows:
@@ -273,16 +272,14 @@ class FlipStage(Stage):
         rows = f["rows"]
         risk, details = overflow_risk(self.p_over, f["col"], f["mean_margin"], f["policy_logit"], self.beta,
                                       self.policy is not None, center=center)
-        res.scores["dpo_overflow_risk_score"] = risk
+        res.scores[DPO_OVERFLOW_INFO.score_key] = risk
         thr = float(self.p_over["threshold"])
         for i in np.nonzero(np.nan_to_num(risk, nan=-1.0) >= thr)[0]:
-            res.findings.append(Finding(int(rows[i]), "dpo_overflow_risk", None, float(risk[i]), detail=details(i)))
+            res.findings.append(DPO_OVERFLOW_INFO.finding(int(rows[i]), None, float(risk[i]), detail=details(i)))
 
     def apply(self, model: dict[str, Any]) -> StageResult:
         """Findings and scores of this instance's rows from a model fitted elsewhere (``_finalize(model)`` on a
         sample of the dataset): the same features, the fold models' mean weights, the sample's margin centre."""
-        from pairaudit.stages.flips.verdict import apply_flip_model
-
         res = StageResult()
         if not self._rows:
             return res
