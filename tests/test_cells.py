@@ -8,7 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pairaudit.stages.near_duplicates.cells import CellGroup, CellIndex, shard_assign
+from pairaudit.stages.near_duplicates.cell_groups import CellGroup, CellIndex
+from pairaudit.stages.near_duplicates.cells import shard_assign
 from pairaudit.stages.near_duplicates.infos import NEAR_DUPLICATE_INFO
 from pairaudit.stages.near_duplicates.match import SKETCH_BYTES, compared_keys
 from pairaudit.stages.near_duplicates.search import plan_cells, sum_vectors, training_sample

@@ -58,6 +58,7 @@ class StageOps:
     # -- near duplicates -------------------------------------------------------------------------------------
     def cells(self, op: str, k: int, key: int, args: bytes, *blobs: bytes) -> Any:
         from pairaudit.stages.near_duplicates import cells as nd
+        from pairaudit.stages.near_duplicates.cell_groups import CellGroup, CellIndex
 
         t0 = time.perf_counter()
         stage, a, timings = self._stage_at(k), loads(args), {}
@@ -71,14 +72,14 @@ class StageOps:
         elif op == "index":
             m = int(a["n_shards"])
             parts = [loads(b) for b in blobs]
-            self.index = nd.CellIndex(a["plan"], parts[:m], parts[m:2 * m], parts[2 * m:])
+            self.index = CellIndex(a["plan"], parts[:m], parts[m:2 * m], parts[2 * m:])
             out = list(self.index.build())
         elif op == "assign":
             out = nd.shard_assign(self._kept(key, name), a["plan"], loads(blobs[0]))
         elif op == "search":
             cell_group = loads(blobs[0])["cell_group"]
             keys = loads(blobs[1])["keys"]
-            group = self.groups[key] = nd.CellGroup(key, a["plan"], cell_group, [loads(b) for b in blobs[2:]])
+            group = self.groups[key] = CellGroup(key, a["plan"], cell_group, [loads(b) for b in blobs[2:]])
             rule = (a["rule"]["dup"], a["rule"]["con"]) if a["rule"] else None
             out = group.search(keys, rule, a["offsets"], timings)
             if rule is not None:
