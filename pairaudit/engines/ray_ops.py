@@ -96,7 +96,11 @@ class StageOps:
             out.append({"n_idx": -1 if idx is None else int(len(idx))})
         elif op == "rows":
             pos = np.asarray(loads(blobs[0])["pos"], np.int64)
-            out = [nd.shard_rows(self._kept(key, name), pos, a["space"]) if len(pos) else {}]
+            d = self._kept(key, name)
+            out = [nd.shard_rows(d, pos, a["space"]) if len(pos) else {}]
+            if a["space"] == "transformer":  # the static vectors are not needed any more
+                for k2 in ("P", "C", "R"):
+                    d.pop(k2, None)
         elif op == "calibrate":
             dup, con, info = self.index.calibrate([loads(b) for b in blobs], a["space"])
             out = [{"dup": dup, "con": con, "info": info}]
@@ -133,7 +137,7 @@ class StageOps:
         rows = d["rows"] if d["n"] else np.zeros(0, np.int64)
         res = StageResult(findings=findings, rows=rows, scores=scores if d["n"] else {})
         part = route(res, stage_findings(stage, res, self.plan), [a["start"]])[0]  # type: ignore[attr-defined]
-        dim = int(d["P"].shape[1]) if d["n"] else 0
+        dim = int(d.get("dim", 0))
         return [part, {"models": self.ctx.models, "dim": dim}]  # type: ignore[attr-defined]
 
     # -- the flip model -----------------------------------------------------------------------------------------

@@ -137,8 +137,12 @@ class CellGroup:
         edges = no_edges() if hybrid else self._global(es, ex)
         n_pairs = len(self.cand[0]) if hybrid and self.cand is not None else len(ca)
         home = self.cell_group[d["assign"][:, 0]]
-        return [*out, {"edges": edges, "n_candidates": int(len(a)), "n_candidate_pairs": int(n_pairs),
-                       "pairs_across_groups": int((home[a] != home[b]).sum())}]
+        meta = {"edges": edges, "n_candidates": int(len(a)), "n_candidate_pairs": int(n_pairs),
+                "pairs_across_groups": int((home[a] != home[b]).sum())}
+        if hybrid and self.cand is not None:  # only the candidate rows are needed again (``verify``)
+            self.d = {k: v[wanted] for k, v in d.items() if k not in VECTORS}
+            self.cand = (np.searchsorted(wanted, self.cand[0]), np.searchsorted(wanted, self.cand[1]))
+        return [*out, meta]
 
     def verify(self, keys: np.ndarray, rule: tuple[dict, dict], parts: list[dict[str, Any]],
                timings: dict[str, float]) -> dict[str, Any]:

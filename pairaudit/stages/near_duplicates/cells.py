@@ -76,6 +76,7 @@ def shard_prepare(stage: NearDuplicateStage, d: dict[str, Any], plan: dict[str, 
         d["P"], d["C"], d["R"] = stage._transformer_vectors(d["texts"], np.arange(n), timings)
     every = np.arange(n)
     d["pair_raw"] = rowdot(d["C"], d["R"], every, every) if n else np.zeros(0, np.float32)
+    d["dim"] = int(d["P"].shape[1]) if n else 0
     if n and plan["means"] is not None:
         d["P"], d["C"], d["R"] = (center(d[k], np.asarray(m, np.float32)) for k, m in zip(VECTORS, plan["means"]))
     S = sum_vectors(*(d[k][train] for k in VECTORS)) if n and len(train) else np.zeros((0, plan["dim"]), np.float32)
