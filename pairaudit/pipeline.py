@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import polars as pl
 
 from pairaudit import exit_codes
 from pairaudit.audit import Audit
@@ -270,8 +269,7 @@ class Scanner:
         self.timings["total"] = time.perf_counter() - t_start
         write_json(self.out.tmp / TIMINGS, {k: round(v, 4) for k, v in sorted(self.timings.items())})
         self.out.commit()
-        fdf = pl.read_parquet(Path(out_dir) / "findings.parquet", glob=False)
-        return Audit(Path(out_dir), report, fdf, exit_codes.scan_code(report), list(report.get("problems", [])))
+        return Audit(Path(out_dir), report, None, exit_codes.scan_code(report), list(report.get("problems", [])))
 
     def _decisions(self, out_dir: Path) -> dict:
         decisions = load_decisions(Path(out_dir) / DECISIONS_FILE)
