@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from pairaudit.stages.near_duplicates import cell_groups
 from pairaudit.stages.near_duplicates.cell_groups import CellGroup, CellIndex
 from pairaudit.stages.near_duplicates.cells import shard_assign
 from pairaudit.stages.near_duplicates.infos import NEAR_DUPLICATE_INFO
@@ -32,8 +33,13 @@ def _rows(n: int, seed: int) -> dict[str, np.ndarray]:
             "ln": np.full((n, 3), 6, np.int32), "hresp": rng.integers(0, 2**62, (n, 2)), "n": n}
 
 
-@pytest.mark.parametrize(("nprobe", "groups", "shards"), [(1, 2, 2), (2, 3, 3), (3, 2, 1)])
-def test_cell_groups_find_the_local_pairs(nprobe: int, groups: int, shards: int) -> None:
+@pytest.mark.parametrize(("nprobe", "groups", "shards", "budget"),
+                         [(1, 2, 2, None), (2, 3, 3, None), (3, 2, 1, None), (2, 2, 2, 5000)])
+def test_cell_groups_find_the_local_pairs(nprobe: int, groups: int, shards: int, budget: int | None,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """``budget``: a group searches and verifies its cells a few at a time (bounded memory): the same pairs."""
+    if budget is not None:
+        monkeypatch.setattr(cell_groups, "PAIR_BUDGET", budget)
     n = 2400
     d = _rows(n, seed=nprobe)
     dup = {**NEAR_DUPLICATE_INFO.thresholds, "exact_max_rows": 200, "nprobe": nprobe}
@@ -55,7 +61,7 @@ def test_cell_groups_find_the_local_pairs(nprobe: int, groups: int, shards: int)
     assigned = [shard_assign(p, plan, quantizer) for p in parts]
     found, best = set(), np.full(n, -np.inf, np.float32)
     for g in range(groups):
-        group = CellGroup(g, plan, quantizer["cell_group"], [a[g] for a in assigned])
+        group = CellGroup(g, plan, quantizer["cell_group"], [dict(a[g]) for a in assigned])
         out = group.search(keys, None, [int(a) for a in cuts[:-1]], {})
         for part in out[:-1]:
             np.maximum.at(best, part["pos"], part["best"])

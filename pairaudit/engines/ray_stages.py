@@ -22,6 +22,9 @@ if TYPE_CHECKING:
     from pairaudit.pipeline import Scanner
 
 
+GROUP_ROWS = 100_000  # rows of a near-duplicate cell group (before the rows that probe it from outside)
+
+
 @dataclass
 class RayRun:
     ray: Any
@@ -97,7 +100,9 @@ def run_cells(run: RayRun, stage: Any) -> Outcome:
     sums = sum(np.asarray(x["sums"], np.float64) for x in summ if x["n"])
     means = [(sums[f] / n).astype(np.float32) for f in range(3)] if mode in ("static", "hybrid") else None
     cells = plan_cells(n, int(dup["exact_max_rows"]), int(dup["nprobe"]))
-    groups = max(1, min(run.workers, cells["nlist"]))
+    # about GROUP_ROWS rows a group (a multiple of the actors), so that one group's arrays fit an actor
+    per_actor = -(-n // (GROUP_ROWS * run.workers))
+    groups = max(1, min(run.workers * per_actor, cells["nlist"]))
     plan = {**cells, "groups": groups, "means": means, "below_static": below, "mode": mode, "dup": dup, "con": con,
             "want_dups": "near_duplicate_pair" in stage.enabled, "want_con": "contradictory_pair" in stage.enabled,
             "dim": int(next(x["dim"] for x in summ if x["n"]))}

@@ -26,6 +26,7 @@ from pairaudit.stages.near_duplicates.search import (
 from pairaudit.stages.near_duplicates.verify import match_edges
 
 VECTORS = ("P", "C", "R")
+PAIR_BUDGET = 2_000_000  # searched pairs a cell group verifies at once
 GROUP_FIELDS = ("pos", "rows", "assign", "P", "C", "R", "sk", "ln", "hresp")
 
 
@@ -90,8 +91,24 @@ class CellGroup:
         self.g, self.plan = g, plan
         self.cell_group = np.asarray(cell_group, np.int64)
         self.cells = np.flatnonzero(self.cell_group == g)
-        self.d = {k: np.concatenate([p[k] for p in parts]) for k in GROUP_FIELDS} if parts else None
+        self.d = {k: np.concatenate([p.pop(k) for p in parts]) for k in GROUP_FIELDS} if parts else None
         self.cand: tuple[np.ndarray, np.ndarray] | None = None
+
+    def _chunks(self, members: list[np.ndarray], probes: list[np.ndarray], k: int) -> list[list[int]]:
+        """This group's cells in order, cut so that a chunk's searched pairs (at most ``k`` per probing row and
+        cell) stay under ``PAIR_BUDGET``: verification memory is bounded whatever the group's size."""
+        chunks: list[list[int]] = [[]]
+        load = 0
+        for c in self.cells.tolist():
+            cost = len(probes[c]) * min(k, len(members[c]))
+            if cost == 0:
+                continue
+            if chunks[-1] and load + cost > PAIR_BUDGET:
+                chunks.append([])
+                load = 0
+            chunks[-1].append(c)
+            load += cost
+        return [c for c in chunks if c]
 
     def search(self, keys: np.ndarray, rule: tuple[dict, dict] | None, starts: list[int],
                timings: dict[str, float]) -> list[dict[str, Any]]:
@@ -105,21 +122,36 @@ class CellGroup:
         empty = [{} for _ in range(n_shards)]
         if d is None:
             return [*empty, {"edges": no_edges(), "n_candidates": 0, "n_candidate_pairs": 0, "pairs_across_groups": 0}]
-        t0 = time.perf_counter()
-        S = sum_vectors(d["P"], d["C"], d["R"])
         members, probes = cell_lists(d["assign"], plan["nlist"])
         best = np.full(len(d["pos"]), -np.inf, np.float32)
         dup = plan["dup"]
-        a, b, _ = unique_pairs(*search_cells(S, [members[c] for c in self.cells], [probes[c] for c in self.cells],
-                                             int(dup["neighbors"]), float(dup["min_search_cosine"]), best), len(S))
-        del S
-        t1 = time.perf_counter()
-        timings["near_duplicates:search_s"] = timings.get("near_duplicates:search_s", 0.0) + t1 - t0
+        k = int(dup["neighbors"])
         hybrid = rule is None
         dup_r, con_r = (dup, plan["con"]) if hybrid else rule
-        es, ex = match_edges(d["P"], d["C"], d["R"], d["sk"], d["ln"], a, b, dup_r, con_r, plan["want_dups"],
-                             plan["want_con"], candidates_only=hybrid, compared=(d["hresp"], keys))
-        timings["near_duplicates:verify_s"] = timings.get("near_duplicates:verify_s", 0.0) + time.perf_counter() - t1
+        home = self.cell_group[d["assign"][:, 0]]
+        parts_s, parts_x, n_cand, across = [], [], 0, 0
+        for chunk in self._chunks(members, probes, k):
+            t0 = time.perf_counter()
+            rows = np.unique(np.concatenate([members[c] for c in chunk] + [probes[c] for c in chunk]))
+            S = sum_vectors(d["P"][rows], d["C"][rows], d["R"][rows])  # the chunk's rows only
+            sub = np.full(len(rows), -np.inf, np.float32)
+            a, b, _ = unique_pairs(*search_cells(S, [np.searchsorted(rows, members[c]) for c in chunk],
+                                                 [np.searchsorted(rows, probes[c]) for c in chunk], k,
+                                                 float(dup["min_search_cosine"]), sub), len(rows))
+            del S
+            best[rows] = np.maximum(best[rows], sub)
+            a, b = rows[a], rows[b]
+            n_cand += len(a)
+            across += int((home[a] != home[b]).sum())
+            t1 = time.perf_counter()
+            timings["near_duplicates:search_s"] = timings.get("near_duplicates:search_s", 0.0) + t1 - t0
+            es, ex = match_edges(d["P"], d["C"], d["R"], d["sk"], d["ln"], a, b, dup_r, con_r, plan["want_dups"],
+                                 plan["want_con"], candidates_only=hybrid, compared=(d["hresp"], keys))
+            parts_s.append(es)
+            parts_x.append(ex)
+            timings["near_duplicates:verify_s"] = (timings.get("near_duplicates:verify_s", 0.0)
+                                                   + time.perf_counter() - t1)
+        es, ex = (_once(p) for p in (parts_s, parts_x))
         shard = np.searchsorted(np.asarray(starts, np.int64), d["pos"], side="right") - 1
         out = []
         ca = np.concatenate([es["a"], ex["a"]])
@@ -136,9 +168,8 @@ class CellGroup:
             out.append(part)
         edges = no_edges() if hybrid else self._global(es, ex)
         n_pairs = len(self.cand[0]) if hybrid and self.cand is not None else len(ca)
-        home = self.cell_group[d["assign"][:, 0]]
-        meta = {"edges": edges, "n_candidates": int(len(a)), "n_candidate_pairs": int(n_pairs),
-                "pairs_across_groups": int((home[a] != home[b]).sum())}
+        meta = {"edges": edges, "n_candidates": int(n_cand), "n_candidate_pairs": int(n_pairs),
+                "pairs_across_groups": across}
         if hybrid and self.cand is not None:  # only the candidate rows are needed again (``verify``)
             self.d = {k: v[wanted] for k, v in d.items() if k not in VECTORS}
             self.cand = (np.searchsorted(wanted, self.cand[0]), np.searchsorted(wanted, self.cand[1]))
@@ -180,6 +211,16 @@ class CellGroup:
                          "rb": d["rows"][e["b"]], "across": home[e["a"]] != home[e["b"]],
                          "across_cells": own[e["a"]] != own[e["b"]]}
         return out
+
+
+def _once(parts: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    """The chunks' edges as one set, each pair once (a pair found in two cells of a group is verified twice,
+    alike), in pair order."""
+    if not parts:
+        return {k: v for k, v in no_edges()["s"].items() if k not in ("ra", "rb", "across", "across_cells")}
+    cat = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+    _, first = np.unique(np.stack([cat["a"], cat["b"]], axis=1), axis=0, return_index=True)
+    return {k: v[first] for k, v in cat.items()}
 
 
 def no_edges() -> dict[str, Any]:
