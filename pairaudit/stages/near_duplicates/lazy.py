@@ -23,16 +23,32 @@ ENABLED = True  # False: every field of every row is embedded (the previous beha
 
 class FieldVectors:
     """Vectors of fields (0 prompt, 1 chosen, 2 rejected) of ``rows`` (row indices of the stage's arrays).
-    ``texts(i)`` gives row i's three texts; ``embed(texts)`` their unit vectors (float32 or float16)."""
+    ``texts(i)`` gives row i's three texts; ``embed(texts)`` their unit vectors (float32 or float16);
+    ``too_long(texts)``: which of them the model sees cut (longer than its maximum length).
+
+    ``n_read`` / ``n_read_cut`` count the fields some decision read (and of them, the cut ones): what the
+    transformer compared, the same whether a field was embedded in the plan, on reading, or (``ENABLED``
+    False) because every field was."""
 
     def __init__(self, rows: np.ndarray, texts: Callable[[int], list[str]],
-                 embed: Callable[[list[str]], np.ndarray]) -> None:
+                 embed: Callable[[list[str]], np.ndarray],
+                 too_long: Callable[[list[str]], np.ndarray] | None = None) -> None:
         self.rows = np.asarray(rows, dtype=np.int64)
-        self._texts, self._embed = texts, embed
+        self._texts, self._embed, self._too_long = texts, embed, too_long
         self._have = np.zeros((FIELDS, len(self.rows)), dtype=bool)
+        self._read = np.zeros_like(self._have)
+        self._cut = np.zeros_like(self._have)
         self._vec: np.ndarray | None = None  # (3, m, d) float16, allocated on the first embedding
         self.n_planned = 0
         self.n_unplanned = 0
+
+    @property
+    def n_read(self) -> int:
+        return int(self._read.sum())
+
+    @property
+    def n_read_cut(self) -> int:
+        return int((self._read & self._cut).sum())
 
     def positions(self, rows: np.ndarray) -> np.ndarray:
         """Positions of ``rows`` (all of which must be among ``self.rows``)."""
@@ -59,6 +75,7 @@ class FieldVectors:
             need[f, missing] = True
             self.n_unplanned += len(missing)
             self._fill(need)
+        self._read[f, pos] = True
         assert self._vec is not None
         return self._vec[f, pos]
 
@@ -77,6 +94,8 @@ class FieldVectors:
         if self._vec is None:
             self._vec = np.zeros((FIELDS, len(self.rows), V.shape[1]), dtype=np.float16)
         self._vec[fs, ps] = V
+        if self._too_long is not None:
+            self._cut[fs, ps] = np.asarray(self._too_long(texts), dtype=bool)
         self._have |= need
 
 

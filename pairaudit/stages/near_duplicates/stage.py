@@ -90,6 +90,7 @@ class NearDuplicateStage(Stage):
         self._t_embed = 0.0
         self._n_texts = 0
         self._embedded = 0  # texts the transformer embedded in finalize (progress)
+        self._compared = 0  # texts the transformer compared, outside a FieldVectors store (report.json)
         self._cut = 0  # of them, texts cut at the transformer's maximum length
         self._spill = Spill()  # the per-row columns move to disk when large (stages/spill.py)
 
@@ -167,13 +168,17 @@ class NearDuplicateStage(Stage):
         n0, c0, base = emb.n_encoded, emb.n_cached, self._embedded
         V = emb.encode(texts, progress=lambda d: self.ctx.progress("embed", base + d, base + len(texts)))
         self._embedded += len(texts)
-        cap = emb.max_seq_length  # the per-text cap: the transformer sees a text's first `cap` tokens only
-        if cap:
-            self._cut += int((emb.token_lengths(texts) >= cap).sum())
         for key, v in (("embed_transformer_s", time.perf_counter() - t),
                        ("transformer_texts_encoded", emb.n_encoded - n0), ("transformer_texts_cached", emb.n_cached - c0)):
             timings[f"near_duplicates:{key}"] = timings.get(f"near_duplicates:{key}", 0.0) + float(v)
         return V.astype(np.float16)
+
+    def _too_long(self, texts: list[str]) -> np.ndarray:
+        """Which ``texts`` the transformer sees cut: it reads a text's first ``max_seq_length`` tokens only."""
+        cap = self.embedder.max_seq_length
+        if not cap or not texts:
+            return np.zeros(len(texts), dtype=bool)
+        return self.embedder.token_lengths(texts) >= cap
 
     def _transformer_vectors(self, texts_blobs: Any, idx: np.ndarray, timings: dict[str, float]
                              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -182,11 +187,14 @@ class NearDuplicateStage(Stage):
         for i in idx.tolist():
             texts += unpack(texts_blobs[i])
         V = self._embed_transformer(texts, timings)
+        self._compared += len(texts)
+        self._cut += int(self._too_long(texts).sum())
         return V[0::3].copy(), V[1::3].copy(), V[2::3].copy()
 
     def _field_vectors(self, blobs: Any, rows: np.ndarray, timings: dict[str, float]) -> FieldVectors:
         """Transformer vectors of ``rows``' fields, embedded when planned or read (``lazy``)."""
-        return FieldVectors(rows, lambda i: unpack(blobs[i]), lambda texts: self._embed_transformer(texts, timings))
+        return FieldVectors(rows, lambda i: unpack(blobs[i]), lambda texts: self._embed_transformer(texts, timings),
+                            self._too_long)
 
     def finalize(self) -> StageResult:
         res = StageResult()
@@ -264,11 +272,13 @@ class NearDuplicateStage(Stage):
         stats["mode"] = mode
         res.findings += near_identical_findings(self.ctx, rows, pair_raw, mode,
                                                 lambda idx: store.view(idx))  # type: ignore[union-attr]
-        if self._embedded:  # what the transformer saw (report.json): the cap is per text, the model's own
+        compared_texts = self._compared + (store.n_read if store is not None else 0)
+        cut = self._cut + (store.n_read_cut if store is not None else 0)
+        if compared_texts:  # what the transformer compared (report.json): the cap is per text, the model's own
             cap = self.embedder.max_seq_length
-            stats["transformer"] = {"texts": self._embedded, "max_tokens": cap, "texts_cut": self._cut}
-            if self._cut:
-                self.ctx.log(f"near duplicates: {self._cut:,} of {self._embedded:,} texts the transformer compared are "
+            stats["transformer"] = {"texts": compared_texts, "max_tokens": cap, "texts_cut": cut}
+            if cut:
+                self.ctx.log(f"near duplicates: {cut:,} of {compared_texts:,} texts the transformer compared are "
                              f"longer than its {cap} tokens: it compared their first {cap} tokens "
                              "(report.json stats.near_duplicates.transformer)")
         if store is not None:  # fields embedded in the planned pass, and read beyond it (run-specific counters)
