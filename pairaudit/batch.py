@@ -17,13 +17,13 @@ from pairaudit.checks import registry
 from pairaudit.checks.base import PairCheck
 from pairaudit.checks.encoding import strip_surrogates
 from pairaudit.checks.malformed import INFO as MALFORMED
-from pairaudit.config import ScanConfig
+from pairaudit.config import ScanConfig, default_cache_dir
 from pairaudit.datatypes import Finding, Pair
 from pairaudit.hashing import pair_hash, side_digests
-from pairaudit.io.formats import Malformed, detect_format, normalise, row_format
+from pairaudit.io.formats import Malformed, detect_format, normalise, parse_columns, row_format
 from pairaudit.io.readers import Record
 from pairaudit.models.tokenizer import load_tokenizer
-from pairaudit.plan import CheckPlan
+from pairaudit.plan import CheckPlan, build_plan
 from pairaudit.trainer import profiles
 from pairaudit.trainer.tokenizer import DPOTokenizer, EncodedPair
 
@@ -70,6 +70,8 @@ class BatchResult:
 
 
 class BatchProcessor:
+    """Build one with :meth:`for_config`: each part not given is derived from the scan config."""
+
     def __init__(self, cfg: ScanConfig, plan: CheckPlan, columns: dict[str, str], fmt: str | None,
                  cache_dir: Path, trainer: profiles.TrainerSettings | None = None) -> None:
         self.cfg, self.plan, self.columns, self.fmt, self.cache_dir = cfg, plan, columns, fmt, cache_dir
@@ -78,6 +80,18 @@ class BatchProcessor:
         self.tok: DPOTokenizer | None = None
         self.checks: list[PairCheck] = [cls(plan.params[cls.info.name], None) for cls in registry.PAIR_CHECKS
                                         if cls.info.name in plan.enabled]
+
+    @classmethod
+    def for_config(cls, cfg: ScanConfig, *, plan: CheckPlan | None = None, columns: dict[str, str] | None = None,
+                   fmt: str | None = None, cache_dir: Path | None = None,
+                   trainer: profiles.TrainerSettings | None = None) -> BatchProcessor:
+        """The processor of a scan with config ``cfg``. Not given: ``plan`` = ``build_plan(cfg)``, ``columns`` =
+        ``cfg.columns`` parsed, ``fmt`` = ``cfg.format`` (None: detected from the first record), ``cache_dir``
+        = the default cache, ``trainer`` = the trainer settings ``cfg`` resolves to."""
+        return cls(cfg, plan if plan is not None else build_plan(cfg),
+                   columns if columns is not None else parse_columns(cfg.columns),
+                   fmt if fmt is not None else cfg.format, Path(cache_dir) if cache_dir is not None
+                   else default_cache_dir(), trainer)
 
     def load_tokenizer(self) -> DPOTokenizer:
         if self.tok is None:

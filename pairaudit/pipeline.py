@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import polars as pl
 
 from pairaudit import exit_codes
 from pairaudit.audit import Audit
@@ -72,8 +71,8 @@ class Scanner:
         self.n_input = 0
         self.formats: dict[str, int] = defaultdict(int)  # rows per format (files can mix them)
         self.stages: list[Stage] = []
-        self.processor = BatchProcessor(cfg, self.plan, self.columns, cfg.format, self.ctx.cache_dir,
-                                        self.trainer)
+        self.processor = BatchProcessor.for_config(cfg, plan=self.plan, columns=self.columns,
+                                                   cache_dir=self.ctx.cache_dir, trainer=self.trainer)
         self.stats: dict[str, Any] = {}
         #: set by an engine that wrote the data files itself: (tally, flipped rows, counts, resolution, t)
         self.written: tuple[Tally, list[int], dict[str, int], Resolution, float] | None = None
@@ -270,8 +269,7 @@ class Scanner:
         self.timings["total"] = time.perf_counter() - t_start
         write_json(self.out.tmp / TIMINGS, {k: round(v, 4) for k, v in sorted(self.timings.items())})
         self.out.commit()
-        fdf = pl.read_parquet(Path(out_dir) / "findings.parquet", glob=False)
-        return Audit(Path(out_dir), report, fdf, exit_codes.scan_code(report), list(report.get("problems", [])))
+        return Audit(Path(out_dir), report, None, exit_codes.scan_code(report), list(report.get("problems", [])))
 
     def _decisions(self, out_dir: Path) -> dict:
         decisions = load_decisions(Path(out_dir) / DECISIONS_FILE)

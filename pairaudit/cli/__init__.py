@@ -7,11 +7,12 @@ from typing import Annotated
 
 import typer
 
-from pairaudit import __version__, exit_codes
+from pairaudit import exit_codes
 from pairaudit.cli.console import SafeCommand, SafeGroup
 from pairaudit.cli.folder import apply, list_checks, report, show
 from pairaudit.cli.scan import scan
 from pairaudit.cli.trace import trace_cmd
+from pairaudit.versions import __version__
 
 app = typer.Typer(
     cls=SafeGroup,

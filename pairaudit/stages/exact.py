@@ -7,13 +7,11 @@ probability ~n^2/2^65 (about 3e-8 at 1M rows).
 
 from __future__ import annotations
 
-import hashlib
-
 import numpy as np
 
 from pairaudit.checks.base import CheckInfo
 from pairaudit.datatypes import Pair, StageResult
-from pairaudit.hashing import side_digests
+from pairaudit.hashing import ordered_key, side_digests, unordered_key
 from pairaudit.stages.base import Stage
 from pairaudit.trainer.tokenizer import EncodedPair
 
@@ -37,10 +35,6 @@ CONTRADICTION_INFO = CheckInfo(
 )
 
 
-def _u64(b: bytes) -> int:
-    return int.from_bytes(b[:8], "little")
-
-
 class ExactStage(Stage):
     infos = (DUPLICATE_INFO, CONTRADICTION_INFO)
 
@@ -60,12 +54,10 @@ class ExactStage(Stage):
         rows, ordered = np.empty(n, np.int64), np.empty(n, np.uint64)
         unordered, flip = np.empty(n, np.uint64), np.empty(n, np.bool_)
         for i, pair in enumerate(pairs):
-            p, c, r = side_digests(pair)
+            digests = side_digests(pair)
             rows[i] = pair.row
-            ordered[i] = _u64(hashlib.blake2b(p + c + r, digest_size=8).digest())
-            lo, hi = (c, r) if c <= r else (r, c)
-            unordered[i] = _u64(hashlib.blake2b(p + lo + hi, digest_size=8).digest())
-            flip[i] = c > r
+            ordered[i] = ordered_key(digests)
+            unordered[i], flip[i] = unordered_key(digests)
         self._rows.append(rows)
         self._ordered.append(ordered)
         self._unordered.append(unordered)

@@ -18,7 +18,6 @@ is that score for eval rows (0.0 when no match) and null for train rows.
 
 from __future__ import annotations
 
-import hashlib
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
@@ -26,7 +25,7 @@ import numpy as np
 
 from pairaudit.checks.base import CheckInfo
 from pairaudit.datatypes import Finding, Pair, StageResult
-from pairaudit.hashing import side_digests
+from pairaudit.hashing import side_digests, unordered_key
 from pairaudit.stages.base import Stage
 
 if TYPE_CHECKING:
@@ -45,10 +44,6 @@ SPLIT_LEAKAGE_INFO = CheckInfo(
     why="an evaluation pair seen in training inflates evaluation results; the eval copy is dropped, the train "
         "copy kept (--flag split_leakage keeps both)",
 )
-
-
-def _u64(b: bytes) -> int:
-    return int.from_bytes(b[:8], "little")
 
 
 class SplitLeakageStage(Stage):
@@ -81,11 +76,8 @@ class SplitLeakageStage(Stage):
         n = len(pairs)
         rows, hashes, flip = np.empty(n, np.int64), np.empty(n, np.uint64), np.empty(n, np.bool_)
         for i, pair in enumerate(pairs):
-            p, c, r = side_digests(pair)
-            lo, hi = (c, r) if c <= r else (r, c)
             rows[i] = pair.row
-            hashes[i] = _u64(hashlib.blake2b(p + lo + hi, digest_size=8).digest())
-            flip[i] = c > r
+            hashes[i], flip[i] = unordered_key(side_digests(pair))
         self._rows.append(rows)
         self._hash.append(hashes)
         self._flip.append(flip)

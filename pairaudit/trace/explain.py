@@ -76,12 +76,11 @@ def pair_check_findings(records: dict[int, Any], *, tokenizer: str | None, max_l
                         truncation_mode: str = "keep_start") -> dict[int, list[dict[str, Any]]]:
     """pairaudit's per-pair checks on just these records (no whole-dataset stage: no duplicates etc.)."""
     from pairaudit.batch import BatchProcessor
-    from pairaudit.config import ScanConfig, default_cache_dir
-    from pairaudit.plan import build_plan
+    from pairaudit.config import ScanConfig
 
     cfg = ScanConfig(tokenizer=tokenizer, max_length=max_length, max_prompt_length=None,
                      truncation_mode=truncation_mode)
-    proc = BatchProcessor(cfg, build_plan(cfg), {}, None, default_cache_dir())
+    proc = BatchProcessor.for_config(cfg)
     res = proc.process([records[r] for r in sorted(records)])
     out: dict[int, list[dict[str, Any]]] = {r: [] for r in records}
     for f in sorted(res.findings, key=lambda f: (f.row, f.check, f.field or "")):

@@ -7,9 +7,9 @@ import math
 from pathlib import Path
 from typing import Any
 
-from pairaudit import __version__
 from pairaudit.trace.explain import rank_rows
 from pairaudit.trace.record import StepTable
+from pairaudit.versions import __version__
 
 CULPRIT_LEVEL = 3  # evidence levels: see pairaudit.trace.explain.rank_rows
 

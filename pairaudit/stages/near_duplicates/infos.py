@@ -6,9 +6,10 @@ from __future__ import annotations
 import importlib.util
 
 from pairaudit.checks.base import CheckInfo
+from pairaudit.config import EMBED_MODES
 from pairaudit.errors import MissingDependency
 
-MODES = ("hybrid", "static", "transformer")
+MODES = EMBED_MODES
 DEFAULT_MODE = "hybrid"
 
 NEAR_DUPLICATE_INFO = CheckInfo(

@@ -31,6 +31,62 @@ def _rules(dup: dict[str, Any], con: dict[str, Any], candidates_only: bool) -> t
             {k: con.get(k, dup[k]) for k in RULE_KEYS if k in dup})
 
 
+EDGE_FIELDS = ("a", "b", "sure", "sim", "cos", "lex", "why", "thr")
+
+
+def match_edges(P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln: np.ndarray, a: np.ndarray,
+                b: np.ndarray, dup: dict[str, Any], con: dict[str, Any], want_dups: bool, want_contradictions: bool,
+                candidates_only: bool = False, compared: tuple[np.ndarray, np.ndarray] | None = None
+                ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """Verify the candidate pairs (a[i], b[i]) field by field: the straight matches (near duplicates) and the
+    crosswise ones (near contradictions), each as ``EDGE_FIELDS`` arrays. Pairs are independent of each other,
+    so any subset of them can be verified where their rows are (the Ray engine's cell groups)."""
+    rule_s, rule_x = _rules(dup, con, candidates_only)
+    ok_s = np.zeros(len(a), dtype=bool)
+    if len(a) and (want_dups or want_contradictions):
+        ok_s, sure_s, sim_s, cos_s, lex_s, why_s, thr_s = match_pairs(P, C, R, sk, ln, a, b, rule_s, straight=True,
+                                                               compared=compared)
+    ok_x = np.zeros(len(a), dtype=bool)
+    if len(a) and want_contradictions:
+        # both orientations are checked: when chosen and rejected of a row are close to each other, a swapped
+        # copy can pass the straight rule too; the orientation whose weakest response is closer wins
+        ok_x, sure_x, sim_x, cos_x, lex_x, why_x, thr_x = match_pairs(P, C, R, sk, ln, a, b, rule_x, straight=False,
+                                                               compared=compared)
+        better_x = ok_x & (~ok_s | (strength(sim_x) > strength(sim_s)))
+        ok_s &= ~better_x
+        ok_x = better_x
+    empty = {"a": a[:0], "b": b[:0], "sure": np.zeros(0, bool), "sim": np.zeros((0, 3), np.float32),
+             "cos": np.zeros((0, 3), np.float32), "lex": np.zeros((0, 3), np.float32), "why": np.zeros((0, 3), np.int8),
+             "thr": np.zeros(0, np.float32)}
+    edges_s, edges_x = dict(empty), dict(empty)
+    if ok_s.any():
+        edges_s = dict(zip(EDGE_FIELDS, (a[ok_s], b[ok_s], sure_s[ok_s], sim_s[ok_s], cos_s[ok_s], lex_s[ok_s],
+                                         why_s[ok_s], thr_s[ok_s])))
+    if ok_x.any():
+        edges_x = dict(zip(EDGE_FIELDS, (a[ok_x], b[ok_x], sure_x[ok_x], sim_x[ok_x], cos_x[ok_x], lex_x[ok_x],
+                                         why_x[ok_x], thr_x[ok_x])))
+    return edges_s, edges_x
+
+
+def edge_findings(rows: np.ndarray, edges_s: dict[str, np.ndarray], edges_x: dict[str, np.ndarray], want_dups: bool,
+                  want_contradictions: bool, stats: dict[str, Any]) -> list[Finding]:
+    """Groups (union-find over the verified edges, in pair order) and their findings; ``stats`` gets the counts.
+    Needs only the edges: memory O(edges), whatever the number of rows."""
+    findings: list[Finding] = []
+    if want_dups and len(edges_s["a"]):
+        f, n_groups, n_rows = duplicate_findings(rows, *(edges_s[k] for k in EDGE_FIELDS))
+        findings += f
+        stats.update(near_duplicate_groups=n_groups, near_duplicate_rows=n_rows)
+    if want_contradictions:
+        n_groups = 0
+        if len(edges_x["a"]):
+            f, n_groups = contradiction_findings(rows, *(edges_x[k] for k in EDGE_FIELDS))
+            findings += f
+        stats["near_contradiction_groups"] = n_groups
+    findings.sort(key=lambda f: (f.row, f.check))
+    return findings
+
+
 def find_groups(rows: np.ndarray, P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln: np.ndarray,
                 dup: dict[str, Any], con: dict[str, Any], want_dups: bool = True,
                 want_contradictions: bool = True, force_index: str | None = None,
@@ -61,43 +117,16 @@ def find_groups(rows: np.ndarray, P: np.ndarray, C: np.ndarray, R: np.ndarray, s
         sim = None
     timings["near_duplicates:search_s"] = timings.get("near_duplicates:search_s", 0.0) + time.perf_counter() - t0
     t1 = time.perf_counter()
-    rule_s, rule_x = _rules(dup, con, candidates_only)
     out: dict[str, Any] = {NEAR_DUPLICATE_INFO.score_key: nearest, "stats": stats}
     if keep_neighbours:
         out["neighbours"] = (a, b, sim)
-    ok_s = np.zeros(len(a), dtype=bool)
-    if len(a) and (want_dups or want_contradictions):
-        ok_s, sure_s, sim_s, cos_s, lex_s, why_s, thr_s = match_pairs(P, C, R, sk, ln, a, b, rule_s, straight=True,
-                                                               compared=compared)
-    ok_x = np.zeros(len(a), dtype=bool)
-    if len(a) and want_contradictions:
-        # both orientations are checked: when chosen and rejected of a row are close to each other, a swapped
-        # copy can pass the straight rule too; the orientation whose weakest response is closer wins
-        ok_x, sure_x, sim_x, cos_x, lex_x, why_x, thr_x = match_pairs(P, C, R, sk, ln, a, b, rule_x, straight=False,
-                                                               compared=compared)
-        better_x = ok_x & (~ok_s | (strength(sim_x) > strength(sim_s)))
-        ok_s &= ~better_x
-        ok_x = better_x
-    findings: list[Finding] = []
+    edges_s, edges_x = match_edges(P, C, R, sk, ln, a, b, dup, con, want_dups, want_contradictions,
+                                   candidates_only, compared)
     if candidates_only:
-        keep = ok_x | (ok_s if want_dups or want_contradictions else False)
-        out.update(a=a[keep], b=b[keep], candidate_rows=np.unique(np.concatenate([a[keep], b[keep]])),
-                   findings=findings)
+        keep = np.isin(a * n + b, np.concatenate([edges_s["a"] * n + edges_s["b"], edges_x["a"] * n + edges_x["b"]]))
+        out.update(a=a[keep], b=b[keep], candidate_rows=np.unique(np.concatenate([a[keep], b[keep]])), findings=[])
         stats["n_candidate_pairs"] = int(keep.sum())
     else:
-        if want_dups and ok_s.any():
-            f, n_groups, n_rows = duplicate_findings(rows, a[ok_s], b[ok_s], sure_s[ok_s], sim_s[ok_s], cos_s[ok_s],
-                                                     lex_s[ok_s], why_s[ok_s], thr_s[ok_s])
-            findings += f
-            stats.update(near_duplicate_groups=n_groups, near_duplicate_rows=n_rows)
-        if want_contradictions:
-            n_groups = 0
-            if ok_x.any():
-                f, n_groups = contradiction_findings(rows, a[ok_x], b[ok_x], sure_x[ok_x], sim_x[ok_x], cos_x[ok_x],
-                                                     lex_x[ok_x], why_x[ok_x], thr_x[ok_x])
-                findings += f
-            stats["near_contradiction_groups"] = n_groups
-        findings.sort(key=lambda f: (f.row, f.check))
-        out["findings"] = findings
+        out["findings"] = edge_findings(rows, edges_s, edges_x, want_dups, want_contradictions, stats)
     timings["near_duplicates:verify_s"] = timings.get("near_duplicates:verify_s", 0.0) + time.perf_counter() - t1
     return out
