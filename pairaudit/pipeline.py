@@ -21,7 +21,7 @@ from pairaudit.config import Context, Progress, ScanConfig, default_cache_dir, v
 from pairaudit.datatypes import Finding
 from pairaudit.decisions import FILENAME as DECISIONS_FILE
 from pairaudit.decisions import Resolution, load_decisions, resolve
-from pairaudit.errors import ConfigError, InputError, MissingDependency, file_system_error
+from pairaudit.errors import ConfigError, InputError, MissingDependency, file_system_error, os_error_of
 from pairaudit.io.formats import parse_columns
 from pairaudit.io.readers import Record, Source, open_source
 from pairaudit.models.runtime import check_runtime
@@ -182,8 +182,9 @@ class Scanner:
             self.out.abort()
             if isinstance(exc, KeyboardInterrupt):  # the CLI says whether outputs changed
                 exc.outputs_committed = self.out.committed  # type: ignore[attr-defined]
-            if isinstance(exc, OSError) and not self.out.committed:  # disk full, a size limit, an I/O error
-                raise file_system_error(exc, out_dir, self.doing) from exc
+            os_error = os_error_of(exc)  # disk full, a size limit, an I/O error (polars wraps its own)
+            if os_error is not None and not self.out.committed:
+                raise file_system_error(os_error, out_dir, self.doing) from exc
             raise
         return audit
 
