@@ -470,6 +470,9 @@ def main() -> None:
         print(json.dumps(search_worker(args._worker, args.dim, args.recall_queries, args.index, args.nprobe)))
         return
     if args._design is not None:
+        from pairaudit.models.runtime import passive_openmp
+
+        passive_openmp()  # as a scan does before torch loads (spinning OpenMP threads are ~10x slower under load)
         print(json.dumps(design_worker(args._design, args.rows, args._cache, args.plant_frac)))
         return
     t = time.perf_counter()
