@@ -56,26 +56,7 @@ def planted_multipair(path: Path, uf_rows: int, seed: int = 25) -> dict:
     rows += pl.uf_rows(uf_rows)
     n = len(rows)
     rng = random.Random(seed)
-    plant: dict[str, dict[int, int]] = {"exact": {}, "para": {}, "swap": {}, "para_swap": {}}
-    src = rng.sample(range(n), 65)
-
-    def add(kind: str, row: tuple[str, str, str], o: int) -> None:
-        rows.append(row)
-        plant[kind][len(rows) - 1] = o
-
-    for o in src[:15]:
-        add("exact", rows[o], o)
-    for o in src[15:40]:
-        p, c, r = rows[o]
-        add("para", (pl.reword_prompt("Human: " + p, rng)[len("Human: "):], pl.paraphrase(c, rng),
-                     pl.paraphrase(r, rng)), o)
-    for o in src[40:55]:
-        p, c, r = rows[o]
-        add("swap", (p, r, c), o)
-    for o in src[55:65]:
-        p, c, r = rows[o]
-        add("para_swap", (pl.reword_prompt("Human: " + p, rng)[len("Human: "):], pl.paraphrase(r, rng),
-                          pl.paraphrase(c, rng)), o)
+    plant = pl.plant_copies(rows, rng, {"exact": 15, "para": 25, "swap": 15, "para_swap": 10})
     # 3-cycles over three existing responses of one prompt of the real multi-pair set
     by_prompt: dict[str, list[str]] = {}
     for p, c, r in rows[:n_real]:

@@ -11,16 +11,12 @@ import re
 from pathlib import Path
 
 import pytest
-from support.planting import UF, paraphrase, reword_prompt, uf_rows
+from support.planting import UF, plant_copies, uf_rows
 
 import pairaudit
 
 N_PROMPTS = 24
 CHECKS = ["duplicate_pair", "near_duplicate_pair", "contradictory_pair", "preference_cycle"]
-
-
-def _reword(p: str, rng: random.Random) -> str:
-    return reword_prompt("Human: " + p, rng)[len("Human: "):]
 
 
 @pytest.fixture(scope="module")
@@ -43,24 +39,7 @@ def multipair(tmp_path_factory: pytest.TempPathFactory) -> dict:
             hi, lo = (i, j) if rank[i] < rank[j] else (j, i)
             rows.append((p, answers[hi], answers[lo]))
     n = len(rows)
-    picks = rng.sample(range(n), 21)
-    plant: dict[str, dict[int, int]] = {"exact": {}, "para": {}, "swap": {}, "para_swap": {}}
-
-    def add(kind: str, row: tuple[str, str, str], o: int) -> None:
-        rows.append(row)
-        plant[kind][len(rows) - 1] = o
-
-    for o in picks[:5]:
-        add("exact", rows[o], o)
-    for o in picks[5:13]:
-        p, c, r = rows[o]
-        add("para", (_reword(p, rng), paraphrase(c, rng), paraphrase(r, rng)), o)
-    for o in picks[13:18]:
-        p, c, r = rows[o]
-        add("swap", (p, r, c), o)
-    for o in picks[18:21]:
-        p, c, r = rows[o]
-        add("para_swap", (_reword(p, rng), paraphrase(r, rng), paraphrase(c, rng)), o)
+    plant = plant_copies(rows, rng, {"exact": 5, "para": 8, "swap": 5, "para_swap": 3})
     cycles = []
     for k in range(4):
         p, x, y = src[320 + k]
