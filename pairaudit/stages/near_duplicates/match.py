@@ -26,7 +26,7 @@ import numpy as np
 
 from pairaudit.datatypes import Finding
 from pairaudit.stages.near_duplicates.search import rowdot
-from pairaudit.stages.near_duplicates.unionfind import UnionFind
+from pairaudit.stages.near_duplicates.unionfind import Separated, UnionFind
 
 SKETCH_BYTES = 256
 HALF = SKETCH_BYTES // 2
@@ -97,7 +97,8 @@ def match_pairs(P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln:
     compares with each other are different answers and never match, however close their embeddings.
     When no response is shared verbatim, a pair's copy threshold is ``max(chosen~rejected of either row) +
     local_margin``, between ``floor_response`` and ``min_response`` (the rows' own different answers are
-    the local baseline). Returns (ok mask: passes the band's floor, sure mask: every response >= its threshold,
+    the local baseline). Rows with the same prompt text in the unsure band: each differing response needs
+    cosine and wording >= ``floor_response_flag`` (one signal alone does not flag). Returns (ok mask: passes the band's floor, sure mask: every response >= its threshold,
     similarities (m, 3), cosines (m, 3), wording similarities (m, 3; NaN where not computed), why (m, 3),
     the copy threshold of each pair).
     Pairs are dropped field by field as soon as one field fails, so most wording similarities are never
@@ -149,6 +150,12 @@ def match_pairs(P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln:
     weakest = sim[:, 1:].min(axis=1)
     ok &= weakest >= thr_f - 1e-6
     sure = ok & (weakest >= thr - 1e-6)
+    if "floor_response_flag" in rule:  # the deciding (calibrated) rule; the candidate generator keeps its band
+        # rows of one prompt (same text): their different responses are the across-row negatives the copy
+        # threshold is calibrated on, and below it one signal alone is what different answers reach; in the
+        # unsure band each differing response needs the embedding AND the wording at the band's floor
+        agree = np.where(why[:, 1:] == SAME, 1.0, np.fmin(cos[:, 1:], np.nan_to_num(lex[:, 1:], nan=0.0))).min(axis=1)
+        ok &= sure | (why[:, 0] != SAME) | (agree >= flf - 1e-6)
     return ok, sure, sim, cos, lex, why, thr
 
 
@@ -177,24 +184,30 @@ def _band(sure: bool, t: float) -> str:
 
 
 def duplicate_findings(rows: np.ndarray, a: np.ndarray, b: np.ndarray, sure: np.ndarray, sim: np.ndarray,
-                       cos: np.ndarray, lex: np.ndarray, why: np.ndarray, thr: np.ndarray
-                       ) -> tuple[list[Finding], int, int]:
-    """Union-find over the sure straight matches; the smallest row of a group is kept (no finding), the others
-    get ``group`` = that row and ``score`` = the weakest response similarity of their closest match. A match
-    in the unsure band gives its larger row a flag-only finding (``unsure``) unless that row is already in a
-    group; ``group`` = the other row's group representative."""
+                       cos: np.ndarray, lex: np.ndarray, why: np.ndarray, thr: np.ndarray,
+                       separate: Separated | None = None) -> tuple[list[Finding], int, int]:
+    """Union-find over the sure straight matches, strongest first; the smallest row of a group is kept (no
+    finding), the others get ``group`` = that row and ``score`` = the weakest response similarity of their
+    closest match. A match in the unsure band gives its larger row a flag-only finding (``unsure``) unless that
+    row is already in a group; ``group`` = the other row's group representative. ``separate``: a
+    :class:`Separated` over the same row indices; a match that would put two rows known to be different
+    comparisons into one group is left out (no group, no flag)."""
     findings: list[Finding] = []
     if not len(a):
         return findings, 0, 0
     st = strength(sim)
-    uf = UnionFind(len(rows))
-    sa, sb = a[sure], b[sure]
-    uf.union_edges(sa, sb)
+    uf = separate if separate is not None else UnionFind(len(rows))
+    order = np.argsort(-st, kind="stable").tolist()
     best_edge: dict[int, int] = {}
-    for e in np.argsort(-st, kind="stable").tolist():
-        if sure[e]:
+    joined = np.zeros(len(a), dtype=bool)
+    for e in order:
+        if sure[e] and (separate is None or separate.join(int(a[e]), int(b[e]))):
+            if separate is None:
+                uf.union(int(a[e]), int(b[e]))
+            joined[e] = True
             for x in (int(a[e]), int(b[e])):
                 best_edge.setdefault(x, e)
+    sa, sb = a[joined], b[joined]
     groups = uf.groups(np.concatenate([sa, sb])) if len(sa) else []
     rep_of: dict[int, int] = {}
     for grp in groups:
@@ -211,11 +224,11 @@ def duplicate_findings(rows: np.ndarray, a: np.ndarray, b: np.ndarray, sure: np.
                 f"near duplicate of row {int(rows[y])} ({explain(sim[e], cos[e], lex[e], why[e])}; "
                 f"{_band(True, float(thr[e]))}); group of {len(grp)} kept as row {rep_row}"))
     done = {int(rows[x]) for x in rep_of}
-    for e in np.argsort(-st, kind="stable").tolist():
+    for e in order:
         if sure[e]:
             continue
         x, y = (int(a[e]), int(b[e])) if rows[a[e]] > rows[b[e]] else (int(b[e]), int(a[e]))
-        if int(rows[x]) in done:
+        if int(rows[x]) in done or (separate is not None and separate.conflict(x, y)):
             continue
         done.add(int(rows[x]))
         g = rep_of.get(y, int(rows[y]))
@@ -227,21 +240,41 @@ def duplicate_findings(rows: np.ndarray, a: np.ndarray, b: np.ndarray, sure: np.
 
 
 def contradiction_findings(rows: np.ndarray, a: np.ndarray, b: np.ndarray, sure: np.ndarray, sim: np.ndarray,
-                           cos: np.ndarray, lex: np.ndarray, why: np.ndarray, thr: np.ndarray
+                           cos: np.ndarray, lex: np.ndarray, why: np.ndarray, thr: np.ndarray,
+                           separate: Separated | None = None,
+                           sides: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
                            ) -> tuple[list[Finding], int]:
     """Every row of a group of crosswise matches gets a finding; ``group`` = smallest row of the group. A row
-    whose crosswise matches all sit in the unsure band gets a flag-only finding."""
+    whose crosswise matches all sit in the unsure band gets a flag-only finding. ``separate``: as in
+    ``duplicate_findings``; ``sides``: the straight matches (a, b, sure, strength), which put two rows on one
+    side. Both kinds are joined in one order, sure first, strongest first, so a crosswise match cannot tie row
+    R to the copy of a row S that R is known to differ from (a paraphrased copy of S whose two responses are
+    alike looks swapped against R, another row of S's prompt); only crosswise matches give findings."""
     findings: list[Finding] = []
     if not len(a):
         return findings, 0
     st = strength(sim)
-    uf = UnionFind(len(rows))
-    uf.union_edges(a, b)
+    uf = separate if separate is not None else UnionFind(len(rows))
+    keep = np.ones(len(a), dtype=bool)
+    sa, sb, s_sure, s_st = sides if sides is not None and separate is not None else (a[:0], b[:0], sure[:0], st[:0])
+    ea, eb = np.concatenate([a, sa]), np.concatenate([b, sb])
+    for e in np.lexsort((-np.concatenate([st, s_st]), ~np.concatenate([sure, s_sure]))).tolist():
+        if separate is None:
+            uf.union(int(ea[e]), int(eb[e]))
+        elif e >= len(a):
+            n_refused = separate.refused
+            separate.join(int(ea[e]), int(eb[e]))
+            separate.refused = n_refused  # only crosswise matches left out are counted
+        else:
+            keep[e] = separate.join(int(ea[e]), int(eb[e]))
     partners: dict[int, list[tuple[int, int]]] = {}
-    for e, (x, y) in enumerate(zip(a.tolist(), b.tolist())):
+    for e in np.flatnonzero(keep).tolist():
+        x, y = int(a[e]), int(b[e])
         partners.setdefault(x, []).append((y, e))
         partners.setdefault(y, []).append((x, e))
-    groups = uf.groups(np.concatenate([a, b]))
+    if not partners:
+        return findings, 0
+    groups = uf.groups(np.concatenate([a[keep], b[keep]]))
     names = ("prompt", "chosen~their rejected", "rejected~their chosen")
     for grp in groups:
         g = int(rows[grp].min())

@@ -216,7 +216,8 @@ class NearDuplicateStage(Stage):
         if mode != "hybrid":  # the deciding vectors exist for every row: calibrate on all of them
             dup, con, stats["calibration"] = calibrated_rule(dup, con, C, R, sk, ln, phash, every, every, mode)
         out = find_groups(rows, P, C, R, sk, ln, dup, con, want_dups=want_dups, want_contradictions=want_con,
-                          candidates_only=mode == "hybrid", timings=timings, compared=(hresp, compared))
+                          candidates_only=mode == "hybrid", timings=timings, compared=(hresp, compared),
+                          prompt_keys=phash)
         if mode == "hybrid":
             cand = out["candidate_rows"]
             stats["hybrid_candidate_rows"] = int(len(cand))
@@ -233,7 +234,7 @@ class NearDuplicateStage(Stage):
                                                              "transformer (candidates + sample)")
             out2 = find_groups(rows[idx], Pt, Ct, Rt, sk[idx], ln[idx], dup, con, want_dups=want_dups,
                                want_contradictions=want_con, candidates=(pos[out["a"]], pos[out["b"]]),
-                               timings=timings, compared=(hresp[idx], compared))
+                               timings=timings, compared=(hresp[idx], compared), prompt_keys=phash[idx])
             out["findings"] = out2["findings"]
             out["stats"].update(out2["stats"])
         res.findings = out["findings"]
