@@ -97,8 +97,9 @@ def match_pairs(P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln:
     compares with each other are different answers and never match, however close their embeddings.
     When no response is shared verbatim, a pair's copy threshold is ``max(chosen~rejected of either row) +
     local_margin``, between ``floor_response`` and ``min_response`` (the rows' own different answers are
-    the local baseline). Rows with the same prompt text in the unsure band: each differing response needs
-    cosine and wording >= ``floor_response_flag`` (one signal alone does not flag). Returns (ok mask: passes the band's floor, sure mask: every response >= its threshold,
+    the local baseline). Rows with the same prompt text: each differing response needs wording >=
+    ``floor_response_flag`` (the embedding alone is what different answers to one prompt reach), and in the
+    unsure band its cosine as well. Returns (ok mask: passes the band's floor, sure mask: every response >= its threshold,
     similarities (m, 3), cosines (m, 3), wording similarities (m, 3; NaN where not computed), why (m, 3),
     the copy threshold of each pair).
     Pairs are dropped field by field as soon as one field fails, so most wording similarities are never
@@ -150,12 +151,17 @@ def match_pairs(P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln:
     weakest = sim[:, 1:].min(axis=1)
     ok &= weakest >= thr_f - 1e-6
     sure = ok & (weakest >= thr - 1e-6)
-    if "floor_response_flag" in rule:  # the deciding (calibrated) rule; the candidate generator keeps its band
-        # rows of one prompt (same text): their different responses are the across-row negatives the copy
-        # threshold is calibrated on, and below it one signal alone is what different answers reach; in the
-        # unsure band each differing response needs the embedding AND the wording at the band's floor
-        agree = np.where(why[:, 1:] == SAME, 1.0, np.fmin(cos[:, 1:], np.nan_to_num(lex[:, 1:], nan=0.0))).min(axis=1)
-        ok &= sure | (why[:, 0] != SAME) | (agree >= flf - 1e-6)
+    if "floor_response_flag" in rule:  # the deciding (calibrated) rule, not the candidate generator's
+        # rows of one prompt (same text): their differing responses are the across-row negatives the copy
+        # threshold is calibrated on, different answers to that prompt, which can agree in meaning (a high
+        # cosine) but are worded apart. A copy there needs the wording too: each differing response's wording
+        # >= the band floor, and in the unsure band its cosine as well
+        one_prompt = why[:, 0] == SAME
+        differ = why[:, 1:] != SAME
+        wmin = np.where(differ, np.nan_to_num(lex[:, 1:], nan=0.0), 1.0).min(axis=1)
+        cmin = np.where(differ, cos[:, 1:], 1.0).min(axis=1)
+        ok &= ~one_prompt | ((wmin >= flf - 1e-6) & (sure | (cmin >= flf - 1e-6)))
+        sure &= ok
     return ok, sure, sim, cos, lex, why, thr
 
 
