@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from pairaudit.versions import __version__
+
 __all__ = ["scan", "apply_decisions", "Audit", "ScanConfig", "__version__"]
 
 if TYPE_CHECKING:

@@ -34,10 +34,16 @@ from pairaudit.pipeline import Audit, Scanner
 from pairaudit.plan import apply_config_file
 from pairaudit.report import render_report
 from pairaudit.report.progress import PlainProgress, ProgressDisplay, quiet_libraries
+from pairaudit.report.terminal import terminal_safe
 from pairaudit.schema import did_you_mean, read_report_json
 
 logger = logging.getLogger("pairaudit")
 progress_logger = logging.getLogger("pairaudit.progress")
+
+
+def _log(message: str) -> None:
+    """Messages to the ``pairaudit`` logger, control characters escaped (they end up on a terminal)."""
+    logger.info(terminal_safe(message))
 
 
 def _progress(progress: Progress | bool | None) -> tuple[Progress, Callable[[], None]]:
@@ -89,7 +95,7 @@ def scan(source: Any, out: str | Path | None = "pairaudit-out", *, config: ScanC
     callback, stop = _progress(progress)
     try:
         with quiet_libraries():
-            scanner = Scanner(cfg, log or logger.info, callback)
+            scanner = Scanner(cfg, log or _log, callback)
             audit = scanner.run(source, out_dir, engine=engine, finish=render_report)
     except BaseException:
         if temporary:

@@ -39,20 +39,20 @@ class Audit:
     @property
     def scores(self) -> pl.DataFrame:
         """scores.parquet: one row per input record, in row order."""
-        return pl.read_parquet(self.out_dir / "scores.parquet")
+        return pl.read_parquet(self.out_dir / "scores.parquet", glob=False)
 
     @property
     def keep_mask(self) -> np.ndarray:
         """Boolean array, one entry per input record in row order: True where the record is in the
         cleaned output. For sources whose rows are positions (everything but JSONL with blank lines),
         entry ``i`` is row ``i``: ``ds.select(np.flatnonzero(audit.keep_mask))``, ``df.filter(mask)``."""
-        kept = pl.read_parquet(self.out_dir / "scores.parquet", columns=["row", "kept"]).sort("row")
+        kept = pl.read_parquet(self.out_dir / "scores.parquet", columns=["row", "kept"], glob=False).sort("row")
         return kept["kept"].to_numpy().astype(bool)
 
     @property
     def kept_rows(self) -> np.ndarray:
         """Row numbers of the kept records, ascending."""
-        s = pl.read_parquet(self.out_dir / "scores.parquet", columns=["row", "kept"])
+        s = pl.read_parquet(self.out_dir / "scores.parquet", columns=["row", "kept"], glob=False)
         return s.filter(pl.col("kept")).sort("row")["row"].to_numpy()
 
     @property
@@ -66,7 +66,7 @@ class Audit:
         ds = load_records_dataset(self.out_dir, "clean")
         if row_column is None:
             return ds
-        scores = pl.read_parquet(self.out_dir / "scores.parquet")
+        scores = pl.read_parquet(self.out_dir / "scores.parquet", glob=False)
         kept = scores.filter(pl.col("kept")).sort("row")
         from datasets import DatasetDict
 
@@ -105,12 +105,32 @@ def load_records_dataset(out_dir: Path, name: str) -> Any:
 
 
 def _load(datasets: Any, out_dir: Path, name: str) -> Any:
+    import glob
+
     if (out_dir / name).is_dir():
         return datasets.load_from_disk(str(out_dir / name))
     for ext, loader in (("jsonl", "json"), ("json", "json"), ("parquet", "parquet")):
         p = out_dir / f"{name}.{ext}"
         if p.exists():
-            if p.stat().st_size <= 3:
-                return datasets.Dataset.from_list([])
-            return datasets.load_dataset(loader, data_files=str(p), split="train")
+            empty = _empty(datasets, p)
+            if empty is not None:  # datasets cannot load a file without records ("corresponds to no data")
+                return empty
+            # data_files are glob patterns: a folder named "out[1]" is taken as written
+            return datasets.load_dataset(loader, data_files=glob.escape(str(p)), split="train")
     raise FileNotFoundError(f"no {name} output in {out_dir}")
+
+
+def _empty(datasets: Any, p: Path) -> Any:
+    """An empty Dataset (with the file's columns where it has a schema) when ``p`` holds no record, else None."""
+    if p.suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        meta = pq.read_metadata(p)
+        if meta.num_rows:
+            return None
+        schema = meta.schema.to_arrow_schema()
+        return datasets.Dataset.from_dict({n: [] for n in schema.names},
+                                          features=datasets.Features.from_arrow_schema(schema))
+    if p.stat().st_size > 64 or p.read_bytes().strip() not in (b"", b"[]", b"[\n]"):
+        return None
+    return datasets.Dataset.from_list([])

@@ -13,16 +13,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pairaudit.checks import registry
 from pairaudit.checks.base import PairCheck
 from pairaudit.checks.encoding import strip_surrogates
-from pairaudit.checks.registry import PAIR_CHECKS
-from pairaudit.config import ScanConfig
+from pairaudit.checks.malformed import INFO as MALFORMED
+from pairaudit.config import ScanConfig, default_cache_dir
 from pairaudit.datatypes import Finding, Pair
 from pairaudit.hashing import pair_hash, side_digests
-from pairaudit.io.formats import Malformed, detect_format, normalise, row_format
+from pairaudit.io.formats import Malformed, detect_format, normalise, parse_columns, row_format
 from pairaudit.io.readers import Record
 from pairaudit.models.tokenizer import load_tokenizer
-from pairaudit.plan import CheckPlan
+from pairaudit.plan import CheckPlan, build_plan
 from pairaudit.trainer import profiles
 from pairaudit.trainer.tokenizer import DPOTokenizer, EncodedPair
 
@@ -69,14 +70,28 @@ class BatchResult:
 
 
 class BatchProcessor:
+    """Build one with :meth:`for_config`: each part not given is derived from the scan config."""
+
     def __init__(self, cfg: ScanConfig, plan: CheckPlan, columns: dict[str, str], fmt: str | None,
                  cache_dir: Path, trainer: profiles.TrainerSettings | None = None) -> None:
         self.cfg, self.plan, self.columns, self.fmt, self.cache_dir = cfg, plan, columns, fmt, cache_dir
         self.forced = cfg.format is not None  # a forced format applies to every row
         self.trainer = trainer or profiles.resolve(cfg)
         self.tok: DPOTokenizer | None = None
-        self.checks: list[PairCheck] = [cls(plan.params[cls.info.name], None) for cls in PAIR_CHECKS
+        self.checks: list[PairCheck] = [cls(plan.params[cls.info.name], None) for cls in registry.PAIR_CHECKS
                                         if cls.info.name in plan.enabled]
+
+    @classmethod
+    def for_config(cls, cfg: ScanConfig, *, plan: CheckPlan | None = None, columns: dict[str, str] | None = None,
+                   fmt: str | None = None, cache_dir: Path | None = None,
+                   trainer: profiles.TrainerSettings | None = None) -> BatchProcessor:
+        """The processor of a scan with config ``cfg``. Not given: ``plan`` = ``build_plan(cfg)``, ``columns`` =
+        ``cfg.columns`` parsed, ``fmt`` = ``cfg.format`` (None: detected from the first record), ``cache_dir``
+        = the default cache, ``trainer`` = the trainer settings ``cfg`` resolves to."""
+        return cls(cfg, plan if plan is not None else build_plan(cfg),
+                   columns if columns is not None else parse_columns(cfg.columns),
+                   fmt if fmt is not None else cfg.format, Path(cache_dir) if cache_dir is not None
+                   else default_cache_dir(), trainer)
 
     def load_tokenizer(self) -> DPOTokenizer:
         if self.tok is None:
@@ -92,12 +107,12 @@ class BatchProcessor:
         pairs = []
         for rec in records:
             if rec.error is not None or rec.data is None:
-                out.append(Finding(rec.row, "malformed_record", rec.field, None, detail=rec.error or "no data"))
+                out.append(MALFORMED.finding(rec.row, rec.field, None, detail=rec.error or "no data"))
                 continue
             if self.fmt is None:
                 self.fmt = detect_format(rec.data, self.columns)
                 if self.fmt is None:
-                    out.append(Finding(rec.row, "malformed_record", None, None,
+                    out.append(MALFORMED.finding(rec.row, None, None,
                                        detail=f"no preference fields: found keys {sorted(rec.data)[:8]}; expected "
                                               "chosen/rejected (+prompt) or chosen_input_ids; fix: --columns"))
                     continue
@@ -107,7 +122,7 @@ class BatchProcessor:
             try:
                 pairs.append(strip_surrogates(normalise(rec.row, rec.data, fmt, self.columns)))
             except Malformed as exc:
-                out.append(Finding(rec.row, "malformed_record", exc.field, None, detail=str(exc)))
+                out.append(MALFORMED.finding(rec.row, exc.field, None, detail=str(exc)))
         return pairs
 
     def encode(self, pairs: list[Pair], out: list[Finding]) -> tuple[list[Pair], list[EncodedPair | None]]:
@@ -124,7 +139,7 @@ class BatchProcessor:
                 rendered.append(tok.render(p))
                 ok.append(p)
             except Exception as exc:  # noqa: BLE001 - chat templates raise anything
-                out.append(Finding(p.row, "malformed_record", None, None,
+                out.append(MALFORMED.finding(p.row, None, None,
                                    detail=f"the trainer's preprocessing (chat template / prompt "
                                           f"split) fails on this row: {type(exc).__name__}: {exc}"))
         enc_text = iter(tok.encode_rendered(rendered)) if rendered else iter(())

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pairaudit.checks import registry
 from pairaudit.checks.base import CheckInfo
-from pairaudit.checks.registry import BUILTIN, PAIR_CHECKS
 from pairaudit.errors import ConfigError
 from pairaudit.schema import did_you_mean
 from pairaudit.stages.registry import stage_classes
@@ -14,8 +14,8 @@ from pairaudit.stages.registry import stage_classes
 def all_checks() -> dict[str, CheckInfo]:
     """name -> CheckInfo in report order. A stage may refine a check another one also emits (e.g.
     near contradictions); the first definition wins for the description and defaults."""
-    out: dict[str, CheckInfo] = {info.name: info for info in BUILTIN}
-    for cls in PAIR_CHECKS:
+    out: dict[str, CheckInfo] = {info.name: info for info in registry.BUILTIN}
+    for cls in registry.PAIR_CHECKS:
         out.setdefault(cls.info.name, cls.info)
     for st in stage_classes():
         for info in st.infos:

@@ -128,8 +128,11 @@ class Context:
 # options that must be whole numbers >= 1 when set (None = no limit / default)
 POSITIVE_INTS = ("max_length", "max_prompt_length", "max_completion_length", "batch_size", "embed_batch_size",
                  "reference_max_rows", "ray_workers", "ray_shards")
-CHOICES = {"truncation_mode": ("keep_end", "keep_start"), "precision": ("auto", "fp32", "bf16", "fp16"),
-           "embed_mode": ("auto", "hybrid", "static", "transformer")}
+# the options with a fixed set of values: one list each, which the modules that take them check against
+TRUNCATION_MODES = ("keep_end", "keep_start")
+PRECISIONS = ("auto", "fp32", "bf16", "fp16")
+EMBED_MODES = ("hybrid", "static", "transformer")  # near duplicates; "auto" = hybrid
+CHOICES = {"truncation_mode": TRUNCATION_MODES, "precision": PRECISIONS, "embed_mode": ("auto", *EMBED_MODES)}
 
 
 def _type_ok(value: Any, hint: Any) -> bool:

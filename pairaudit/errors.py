@@ -53,3 +53,31 @@ def require(module: str, extra: str, purpose: str):  # noqa: ANN201 - returns a 
         return importlib.import_module(module)
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise MissingDependency(module.split(".")[0], extra, purpose) from exc
+
+
+class FileSystemError(PairauditError):
+    """A file operation failed (disk full, a file-size limit, no permission, an I/O error): nothing changed."""
+
+
+_FIXES = {
+    "ENOSPC": "free space on that disk, or pass --out on another one (caches: PAIRAUDIT_CACHE, PAIRAUDIT_SPILL_DIR)",
+    "EDQUOT": "free space within your disk quota, or pass --out on another disk",
+    "EFBIG": "a file grew past the file-size limit of this process (ulimit -f): raise the limit, or scan fewer rows",
+    "EACCES": "pass an --out folder you can write to",
+    "EPERM": "pass an --out folder you can write to",
+    "EROFS": "the disk is read-only: pass an --out folder on a writable disk",
+    "EMFILE": "too many open files: raise the limit (ulimit -n)",
+}
+
+
+def file_system_error(exc: OSError, out: object = None, doing: str = "") -> FileSystemError:
+    """What a failed file operation means for the user: the error and the file (and what was being done),
+    that ``out`` (the output folder, when given) still holds its previous outputs, and the fix for the
+    error's kind."""
+    import errno
+
+    name = errno.errorcode.get(exc.errno or 0, "")
+    where = f": {exc.filename}" if exc.filename else ""
+    kept = f"; nothing in --out {out} changed (it still holds its previous outputs, if any)" if out is not None else ""
+    return FileSystemError(f"stopped{' while ' + doing if doing else ''}: {exc.strerror or exc}{f' [{name}]' if name else ''}{where}{kept}",
+                           fix=_FIXES.get(name, "see the error above: fix it (or pass another --out) and run again"))

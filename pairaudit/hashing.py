@@ -30,3 +30,20 @@ def side_digests(pair: Pair) -> tuple[bytes, bytes, bytes]:
 def pair_hash(digests: tuple[bytes, bytes, bytes]) -> str:
     """Hex id of the whole (prompt, chosen, rejected) triple, in order."""
     return hashlib.blake2b(b"".join(digests), digest_size=16).hexdigest()
+
+
+def _key64(data: bytes) -> int:
+    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little")
+
+
+def ordered_key(digests: tuple[bytes, bytes, bytes]) -> int:
+    """64-bit key of (prompt, chosen, rejected) in order (exact duplicates)."""
+    return _key64(b"".join(digests))
+
+
+def unordered_key(digests: tuple[bytes, bytes, bytes]) -> tuple[int, bool]:
+    """64-bit key of (prompt, {chosen, rejected}): the same for a pair and its swap (contradictions, split
+    leakage); and whether this row is the swapped one of the two orders (chosen's digest sorts after)."""
+    p, c, r = digests
+    lo, hi = (c, r) if c <= r else (r, c)
+    return _key64(p + lo + hi), c > r

@@ -22,7 +22,7 @@ from pairaudit.config import Context, Progress, ScanConfig, default_cache_dir, v
 from pairaudit.datatypes import Finding
 from pairaudit.decisions import FILENAME as DECISIONS_FILE
 from pairaudit.decisions import Resolution, load_decisions, resolve
-from pairaudit.errors import ConfigError, InputError, MissingDependency
+from pairaudit.errors import ConfigError, InputError, MissingDependency, file_system_error
 from pairaudit.io.formats import parse_columns
 from pairaudit.io.readers import Record, Source, open_source
 from pairaudit.models.runtime import check_runtime
@@ -40,7 +40,7 @@ from pairaudit.outputs.scores import SCORES, part_hashes, write_part, write_scor
 from pairaudit.outputs.tally import Tally, dedupe, drops_and_flips
 from pairaudit.plan import CheckPlan, build_plan
 from pairaudit.stages.base import Stage
-from pairaudit.stages.registry import SHARED_CHECKS, stage_classes
+from pairaudit.stages.registry import stage_classes
 from pairaudit.trainer import profiles
 from pairaudit.trainer.profiles import TrainerSettings
 
@@ -72,8 +72,8 @@ class Scanner:
         self.n_input = 0
         self.formats: dict[str, int] = defaultdict(int)  # rows per format (files can mix them)
         self.stages: list[Stage] = []
-        self.processor = BatchProcessor(cfg, self.plan, self.columns, cfg.format, self.ctx.cache_dir,
-                                        self.trainer)
+        self.processor = BatchProcessor.for_config(cfg, plan=self.plan, columns=self.columns,
+                                                   cache_dir=self.ctx.cache_dir, trainer=self.trainer)
         self.stats: dict[str, Any] = {}
         #: set by an engine that wrote the data files itself: (tally, flipped rows, counts, resolution, t)
         self.written: tuple[Tally, list[int], dict[str, int], Resolution, float] | None = None
@@ -86,10 +86,10 @@ class Scanner:
     def _make_stages(self) -> None:
         for cls in stage_classes():
             names = {i.name for i in cls.infos} & self.plan.enabled
-            if not names - SHARED_CHECKS.get(cls.__name__, frozenset()):
+            if not names - cls.refines:
                 continue
             # a stage that cannot apply to this source (e.g. split_leakage on one split) is off, not failed
-            reason = cls.not_applicable(self.ctx) if hasattr(cls, "not_applicable") else None
+            reason = cls.not_applicable(self.ctx)
             if reason:
                 if names & self.plan.explicit:
                     raise ConfigError(f"{', '.join(sorted(names & self.plan.explicit))} cannot run: {reason}")
@@ -164,6 +164,7 @@ class Scanner:
         guard_source(out_dir, getattr(source, "path", None))
         self.decisions = self._decisions(out_dir)  # a bad decisions file is an error before the scan
         self.out = OutputDir(out_dir, output_names(source.ext))
+        self.doing = "reading and checking the source"
         try:
             parts: list[Path] = []
             stats = engine(self, source, parts)
@@ -175,12 +176,15 @@ class Scanner:
             if self.written is not None:  # the engine finalized the stages and wrote the data files itself
                 audit = self.commit(source, out_dir, *self.written, t_start=t_start, finish=finish)
             else:
+                self.doing = "running the whole-dataset checks"
                 stage_scores = self._finalize_stages()
                 audit = self._write(source, out_dir, parts, stage_scores, t_start, finish)
         except BaseException as exc:
             self.out.abort()
             if isinstance(exc, KeyboardInterrupt):  # the CLI says whether outputs changed
                 exc.outputs_committed = self.out.committed  # type: ignore[attr-defined]
+            if isinstance(exc, OSError) and not self.out.committed:  # disk full, a size limit, an I/O error
+                raise file_system_error(exc, out_dir, self.doing) from exc
             raise
         return audit
 
@@ -206,7 +210,7 @@ class Scanner:
         for k, stage in enumerate(stages):
             ts = time.perf_counter()
             self.ctx.progress("finalize", k, len(stages))
-            if hasattr(stage, "set_findings"):  # stages that read earlier stages' findings (split_leakage)
+            if stage.reads_findings:  # stages that read earlier stages' findings (split_leakage)
                 ran = {n for n in self.plan.enabled if self.status.get(n, {}).get("status", "ran") == "ran"
                        and any(n in s.enabled for s in self.stages)}
                 stage.set_findings(self.findings, ran)
@@ -229,6 +233,7 @@ class Scanner:
     def _write(self, source: Source, out_dir: Path, parts: list[Path], stage_scores: list, t_start: float,
                finish: Callable[[Path], Any] | None) -> Audit:
         t = time.perf_counter()
+        self.doing = "writing the outputs"
         findings = dedupe(self.findings)  # one finding per (row, check, field)
         decisions = self.decisions
         drops, flips = drops_and_flips(findings, self.cfg.flip)  # --flip CHECK: kept rows reversed
@@ -254,6 +259,7 @@ class Scanner:
                resolution: Resolution, t: float, t_start: float, finish: Callable[[Path], Any] | None) -> Audit:
         """Once every data file is in the temp folder: report.json, ``finish``, timings, commit."""
         steps = 5 if finish is not None else 4
+        self.doing = "writing the outputs"
         report = build_report(self, source, tally, flips, counts, self.decisions, resolution, self._assumptions())
         write_json(self.out.tmp / REPORT_JSON, report)
         self.ctx.progress("write", 4, steps)
@@ -264,7 +270,7 @@ class Scanner:
         self.timings["total"] = time.perf_counter() - t_start
         write_json(self.out.tmp / TIMINGS, {k: round(v, 4) for k, v in sorted(self.timings.items())})
         self.out.commit()
-        fdf = pl.read_parquet(Path(out_dir) / "findings.parquet")
+        fdf = pl.read_parquet(Path(out_dir) / "findings.parquet", glob=False)
         return Audit(Path(out_dir), report, fdf, exit_codes.scan_code(report), list(report.get("problems", [])))
 
     def _decisions(self, out_dir: Path) -> dict:
@@ -293,7 +299,7 @@ class Scanner:
 
 def stage_findings(stage: Stage, res: Any, plan: CheckPlan) -> list[Finding]:
     """The findings of a stage's result that the user asked for, with the plan's action set."""
-    shared = SHARED_CHECKS.get(type(stage).__name__, frozenset()) & plan.enabled
+    shared = stage.refines & plan.enabled
     out = []
     for f in res.findings:
         if f.check in stage.enabled or f.check in shared:

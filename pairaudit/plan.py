@@ -29,9 +29,6 @@ class CheckPlan:
     def action(self, check: str) -> str:
         return self.actions.get(check, "flag")
 
-    def describe(self) -> dict[str, Any]:
-        return {name: {"enabled": name in self.enabled, "action": self.actions[name], "thresholds": self.params[name]}
-                for name in self.infos}
 
 
 def build_plan(cfg: ScanConfig) -> CheckPlan:

@@ -1,11 +1,12 @@
-"""Per-pair checks: each planted fault is caught with the right check, row and field; clean rows are silent."""
+"""Per-pair checks together in a scan: each planted fault is caught with the right check, row and field; clean rows
+are silent (each check alone, called directly: tests/checks/)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-from conftest import CHEAP, write_jsonl
+from conftest import write_jsonl
+from support.checks import scan_cheap
 
 import pairaudit
 
@@ -40,15 +41,9 @@ PLANTED = [  # (record, {(check, field), ...})
 ]
 
 
-def _scan(tmp_path: Path, records: list, **kw):  # noqa: ANN202
-    src = write_jsonl(tmp_path / "pairs.jsonl", records)
-    only = [c for c in CHEAP if c != "length_outlier"]
-    return pairaudit.scan(src, out=tmp_path / "out", only=only, log=lambda m: None, **kw)
-
-
 def test_planted_faults_found_exactly(tmp_path: Path) -> None:
     records = CLEAN + [r for r, _ in PLANTED]
-    audit = _scan(tmp_path, records, max_length=64, max_prompt_length=None, truncation_mode="keep_start")
+    audit = scan_cheap(tmp_path, records, max_length=64, max_prompt_length=None, truncation_mode="keep_start")
     got: dict[int, set] = {}
     for row in audit.findings.iter_rows(named=True):
         got.setdefault(row["row"], set()).add((row["check"], row["field"]))
@@ -59,15 +54,6 @@ def test_planted_faults_found_exactly(tmp_path: Path) -> None:
     # too_long and near_identical_pair only flag; the rest drop
     flagged_only = {len(CLEAN) + 5, len(CLEAN) + 8}
     assert t["dropped"] == len(PLANTED) - len(flagged_only)
-
-
-def test_prompt_mismatch_on_implicit_conversations(tmp_path: Path) -> None:
-    u1, u2 = {"role": "user", "content": "Hi there"}, {"role": "user", "content": "Different question"}
-    a, b = {"role": "assistant", "content": "Hello!"}, {"role": "assistant", "content": "Go away."}
-    audit = _scan(tmp_path, [{"chosen": [u1, a], "rejected": [u1, b]}, {"chosen": [u1, a], "rejected": [u2, b]}])
-    rows = audit.findings.select("row", "check", "field").rows()
-    assert rows == [(1, "prompt_mismatch", "prompt")]
-    assert audit.report["source"]["format"] == "implicit_conversational"
 
 
 def test_pretokenized_faults(tmp_path: Path) -> None:
@@ -81,19 +67,12 @@ def test_pretokenized_faults(tmp_path: Path) -> None:
         {**ok, "rejected_labels": [-100, -100]},               # no loss tokens
         {"prompt_input_ids": [11, 12], "chosen_input_ids": [500, 600, 2], "rejected_input_ids": [700, 2]},
     ]
-    audit = _scan(tmp_path, records)
+    audit = scan_cheap(tmp_path, records)
     assert audit.report["source"]["format"] == "pretokenized"
     got = sorted(audit.findings.select("row", "check", "field").rows())
     assert got == [(1, "out_of_vocab", "chosen"), (2, "out_of_vocab", "rejected"), (3, "all_padding", "chosen"),
                    (4, "all_padding", "chosen"), (5, "all_padding", "rejected")]
     assert audit.totals == {"input": 7, "kept": 2, "dropped": 5, "flagged": 0, "malformed": 0}
-
-
-@pytest.mark.parametrize("mode,expect", [("keep_end", False), ("keep_start", True)])
-def test_truncation_mode_decides_truncation_identical(tmp_path: Path, mode: str, expect: bool) -> None:
-    rec = {"prompt": "Continue.", "chosen": SHARED_START + "Answer A.", "rejected": SHARED_START + "Answer B."}
-    audit = _scan(tmp_path, [rec], max_length=64, max_prompt_length=None, truncation_mode=mode)
-    assert ("truncation_identical" in audit.findings["check"].to_list()) is expect
 
 
 def test_length_outlier_flags_the_extreme_row(tmp_path: Path) -> None:

@@ -15,7 +15,8 @@ transformers = pytest.importorskip("transformers")
 
 from pairaudit.config import Context, ScanConfig  # noqa: E402
 from pairaudit.datatypes import Pair  # noqa: E402
-from pairaudit.models.reference import LogpScorer, make_batches, pretokenized_parts  # noqa: E402
+from pairaudit.models.logp_kernel import make_batches  # noqa: E402
+from pairaudit.models.reference import LogpScorer, pretokenized_parts  # noqa: E402
 
 WORDS = ("the a cat dog sat on mat ran fast slow red blue green is was and or not very good bad answer "
          "question what why how when who capital france paris colour sky grass blorf zork").split()

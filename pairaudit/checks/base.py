@@ -1,11 +1,13 @@
 """Check metadata and the per-pair check base class (the whole-dataset stage base: :mod:`pairaudit.stages.base`).
 
 A check's ``name`` is its contract: the CLI value (``--drop NAME``), the config key, the findings
-``check`` value, the ``<name>_score`` column and the report section.
+``check`` value, the ``<name>_score`` column and the report section. Everything else about a check is
+declared once, in its :class:`CheckInfo`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -17,30 +19,54 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class CheckInfo:
+    """Everything about one check, declared once: the CLI, the config file, the plan, the outputs, the
+    report and ``pairaudit checks`` read it from here."""
+
     name: str
-    description: str
+    description: str  # the full description (``pairaudit checks --verbose``, report.json, the report)
     default_action: str  # "drop" | "flag"
-    thresholds: dict[str, Any] = field(default_factory=dict)
+    thresholds: dict[str, Any] = field(default_factory=dict)  # defaults of ``--set NAME.KEY=VALUE``
     kind: str = "pair"  # "pair" (streaming) | "global" (stage over the whole dataset)
     # optional extra needed to run it (None = base install); see MissingDependency
     extra: str | None = None
     # on by default? (expensive model-based checks are opt-in)
     default_enabled: bool = True
     why: str = ""  # why the default action is what it is
+    summary: str = field(kw_only=True)  # one short line for the compact ``pairaudit checks`` list
+
+    @property
+    def score_key(self) -> str:
+        """The check's column in scores.parquet."""
+        return f"{self.name}_score"
+
+    def finding(self, row: int, field: str | None = None, score: float | None = None, group: int | None = None,
+                detail: str = "", *, unsure: bool = False) -> Finding:
+        """A finding of this check (its action is set by the plan afterwards)."""
+        return Finding(row, self.name, field, score, group, detail, unsure=unsure)
+
+    def params(self, resolved: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+        """This check's thresholds in a run: the declared defaults, overridden by ``resolved[name]`` (the
+        plan's values: defaults < config file < ``--set``; a bare Context has none)."""
+        return {**self.thresholds, **resolved.get(self.name, {})}
 
 
 class PairCheck:
     """A streaming per-pair check: one method, called for every well-formed pair.
 
-    ``check`` appends findings to ``out`` and returns per-row metrics (column -> value) that go to
-    ``scores.parquet``. ``params`` are the resolved thresholds (defaults overridden by config).
+    ``check`` appends findings (``self.finding(pair.row, field, score, detail=...)``) to ``out`` and returns
+    per-row metrics (column -> value, e.g. ``{self.info.score_key: score}``) that go to ``scores.parquet``.
+    ``self.params`` are the resolved thresholds (the declared defaults overridden by the run's values).
     """
 
     info: ClassVar[CheckInfo]
 
-    def __init__(self, params: dict[str, Any], tok: DPOTokenizer | None = None) -> None:
-        self.params = params
+    def __init__(self, params: Mapping[str, Any] | None = None, tok: DPOTokenizer | None = None) -> None:
+        self.params = self.info.params({self.info.name: params or {}})
         self.tok = tok
+
+    def finding(self, row: int, field: str | None = None, score: float | None = None, group: int | None = None,
+                detail: str = "") -> Finding:
+        return self.info.finding(row, field, score, group, detail)
 
     def check(self, pair: Pair, enc: EncodedPair | None, out: list[Finding]) -> dict[str, float] | None:
         raise NotImplementedError

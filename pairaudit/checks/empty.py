@@ -13,6 +13,7 @@ class EmptyPrompt(PairCheck):
         "prompt empty, whitespace- or invisible-only (implicit prompt: no dialogue before the last assistant "
         "turn; pre-tokenized: prompt_input_ids present but empty)",
         "drop",
+        summary="empty or blank prompt",
         why="a preference without a prompt teaches the policy nothing about when to prefer",
     )
 
@@ -25,7 +26,7 @@ class EmptyPrompt(PairCheck):
         else:
             empty = is_blank(pair.prompt)
         if empty:
-            out.append(Finding(pair.row, "empty_prompt", "prompt", 1.0, detail="prompt has no content"))
+            out.append(self.finding(pair.row, "prompt", 1.0, detail="prompt has no content"))
 
 
 class EmptyResponse(PairCheck):
@@ -33,6 +34,7 @@ class EmptyResponse(PairCheck):
         "empty_response",
         "chosen or rejected empty, whitespace- or invisible-only (pre-tokenized: empty id list)",
         "drop",
+        summary="empty or blank chosen/rejected",
         why="an empty side gives a degenerate log-probability and a meaningless preference",
     )
 
@@ -43,4 +45,4 @@ class EmptyResponse(PairCheck):
             else:
                 empty = is_blank(getattr(pair, side))
             if empty:
-                out.append(Finding(pair.row, "empty_response", side, 1.0, detail=f"{side} response is empty"))
+                out.append(self.finding(pair.row, side, 1.0, detail=f"{side} response is empty"))

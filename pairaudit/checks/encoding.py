@@ -77,6 +77,7 @@ class EncodingError(PairCheck):
         "U+FFFD replacement characters, mojibake (detected and repaired by ftfy), lone surrogates, NUL and "
         "other control characters (tab, newline and carriage return are fine)",
         "drop",
+        summary="U+FFFD / mojibake / controls",
         why="garbled text trains the model on garbage and often tokenizes into rare, high-loss ids",
     )
 
@@ -84,10 +85,10 @@ class EncodingError(PairCheck):
         noted = pair.notes.get("lone_surrogate")
         if noted:  # found (and replaced by U+FFFD for the analysis) while normalising
             side = noted.split(":")[0]
-            out.append(Finding(pair.row, "encoding_error", side, 1.0, detail=noted))
+            out.append(self.finding(pair.row, side, 1.0, detail=noted))
             return
         for side, text in text_sides(pair):
             if text:
                 problem = encoding_problem(text)
                 if problem:
-                    out.append(Finding(pair.row, "encoding_error", side, 1.0, detail=f"{side}: {problem}"))
+                    out.append(self.finding(pair.row, side, 1.0, detail=f"{side}: {problem}"))

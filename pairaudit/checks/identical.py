@@ -33,12 +33,13 @@ class IdenticalPair(PairCheck):
         "identical_pair",
         "chosen equals rejected after whitespace normalisation (pre-tokenized: identical ids)",
         "drop",
+        summary="chosen equals rejected",
         why="identical sides give a zero logit difference: no signal, and a label that is neither right nor wrong",
     )
 
     def check(self, pair: Pair, enc: EncodedPair | None, out: list[Finding]) -> None:
         if same_pair(pair):
-            out.append(Finding(pair.row, "identical_pair", "rejected", 1.0, detail="chosen == rejected"))
+            out.append(self.finding(pair.row, "rejected", 1.0, detail="chosen == rejected"))
 
 
 class NearIdenticalPair(PairCheck):
@@ -56,6 +57,7 @@ class NearIdenticalPair(PairCheck):
         "change at most one word per 10 (at least one) when both sides have >= min_words words; with the embed extra also chosen-vs-rejected embedding cosine "
         ">= min_cosine",
         "flag",
+        summary="sides differ only trivially",
         thresholds={"min_char_ratio": 0.97, "max_token_edits": 3, "min_words": 3, "min_cosine": 0.98},
         why="a trivial difference is a weak, noisy preference (and a common DPO divergence trigger); review them",
     )
@@ -71,7 +73,7 @@ class NearIdenticalPair(PairCheck):
             ratio = fuzz.ratio(a, b) / 100.0
             ta, tb = (enc.chosen_ids, enc.rejected_ids) if enc is not None else (None, None)
         if a == b:
-            return {"near_identical_pair_score": 1.0}
+            return {self.info.score_key: 1.0}
         detail = ""
         edits = None
         max_edits = int(self.params["max_token_edits"])
@@ -91,5 +93,5 @@ class NearIdenticalPair(PairCheck):
             rule = f"only {edits} token edit(s) between chosen and rejected ({len(ta)} / {len(tb)} tokens)"
             detail = f"{detail}; {rule}" if detail else rule
         if detail:
-            out.append(Finding(pair.row, "near_identical_pair", "rejected", ratio, detail=detail))
-        return {"near_identical_pair_score": ratio}
+            out.append(self.finding(pair.row, "rejected", ratio, detail=detail))
+        return {self.info.score_key: ratio}

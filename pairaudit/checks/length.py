@@ -22,6 +22,7 @@ class TooLong(PairCheck):
         "prompt + response longer than the trainer's max_length (and, for TRL < 0.29, a prompt over "
         "max_prompt_length or a response over max_completion_length): the trainer will truncate it",
         "flag",
+        summary="truncated by max_length",
         why="truncation is legal but silently changes what is compared; look at the rate",
     )
 
@@ -48,12 +49,12 @@ class TooLong(PairCheck):
             score = (p + n) / limit if limit else 0.0
             worst = max(worst, score)
             if reasons:
-                out.append(Finding(pair.row, "too_long", side, score, detail="; ".join(reasons)))
+                out.append(self.finding(pair.row, side, score, detail="; ".join(reasons)))
         if tok.max_prompt_length and p > tok.max_prompt_length:
-            out.append(Finding(pair.row, "too_long", "prompt", p / tok.max_prompt_length,
+            out.append(self.finding(pair.row, "prompt", p / tok.max_prompt_length,
                                detail=f"prompt {p} tokens > max_prompt_length {tok.max_prompt_length}: "
                                       f"its first {p - tok.max_prompt_length} tokens are cut"))
-        return {"too_long_score": worst}
+        return {self.info.score_key: worst}
 
 
 class TruncationIdentical(PairCheck):
@@ -62,6 +63,7 @@ class TruncationIdentical(PairCheck):
         "chosen and rejected differ, but the token sequences the trainer keeps after truncation to "
         "max_length are identical (or keep no completion token at all): a zero-gradient pair",
         "drop",
+        summary="sides equal after truncation",
         why="after truncation the pair carries no preference signal, only noise in the loss average",
     )
 
@@ -78,5 +80,5 @@ class TruncationIdentical(PairCheck):
         sc, sr = tok.kept_ids(prompt, chosen), tok.kept_ids(prompt, rejected)
         if sc == sr:
             what = "no completion token survives" if not sc[1] else f"both keep the same {len(sc[1])} completion tokens"
-            out.append(Finding(pair.row, "truncation_identical", "rejected", 1.0,
+            out.append(self.finding(pair.row, "rejected", 1.0,
                                detail=f"after truncation ({tok.truncation_mode}, max_length {tok.max_length}) {what}"))

@@ -7,5 +7,6 @@ INFO = CheckInfo(
     "unparseable line, invalid UTF-8, duplicate keys, missing required fields or wrong types "
     "(e.g. a number, boolean or null where text belongs)",
     "drop",
+    summary="unparseable / ill-typed record",
     why="a record that cannot be parsed cannot be trained on",
 )

@@ -13,10 +13,11 @@ class PromptMismatch(PairCheck):
         "implicit-prompt pair whose chosen and rejected dialogue histories differ before the last assistant "
         "turn, so the two responses answer different conversations",
         "drop",
+        summary="dialogue histories differ",
         why="the comparison is not between two answers to one prompt; the trainer would see a wrong prompt",
     )
 
     def check(self, pair: Pair, enc: EncodedPair | None, out: list[Finding]) -> None:
         note = pair.notes.get("prompt_mismatch")
         if note:
-            out.append(Finding(pair.row, "prompt_mismatch", "prompt", 1.0, detail=note))
+            out.append(self.finding(pair.row, "prompt", 1.0, detail=note))

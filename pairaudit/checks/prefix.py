@@ -72,6 +72,7 @@ class PrefixPair(_TrainerSplitCheck):
         "shorter than the responses read; fires when the prompt takes >= min_shared_tokens response tokens, "
         "and always when one response is a prefix of the other",
         "flag",
+        summary="TRL's prompt takes reply text",
         thresholds={"min_shared_tokens": 1},
         why="TRL trains on these rows as split. In the DPO log-ratio the shared tokens would cancel anyway, so "
             "the pair still teaches the difference of the remainders (for a prefix pair: stop here vs go on); "
@@ -83,13 +84,13 @@ class PrefixPair(_TrainerSplitCheck):
     def check(self, pair: Pair, enc: EncodedPair | None, out: list[Finding]) -> dict[str, float] | None:
         sp = self.split(pair, enc)
         if sp is None or enc is None:
-            return {"prefix_pair_score": 0.0} if enc is not None and pair.format in EXPLICIT else None
+            return {self.info.score_key: 0.0} if enc is not None and pair.format in EXPLICIT else None
         trainer, as_text = enc, self.as_text(pair, enc)
         shared = max(0, len(trainer.prompt_ids) - len(as_text.prompt_ids))
         if sp.kind in ("prefix", "identical") or shared >= self.params["min_shared_tokens"]:
-            out.append(Finding(pair.row, "prefix_pair", "prompt", float(shared),
+            out.append(self.finding(pair.row, "prompt", float(shared),
                                detail=self.detail(sp, trainer, as_text, shared)))
-        return {"prefix_pair_score": float(shared)}
+        return {self.info.score_key: float(shared)}
 
     def detail(self, sp: ImplicitSplit, trainer: EncodedPair, as_text: EncodedPair, shared: int) -> str:
         what = {"prefix": "one response is a prefix of the other", "identical": "chosen and rejected are identical",
@@ -112,6 +113,7 @@ class SplitWord(_TrainerSplitCheck):
         "implicit-prompt pair whose prompt, as TRL's extract_prompt takes it (the common prefix of chosen and "
         "rejected), ends inside a word (' welcom' | 'e.'), so tokens merge across the prompt/completion boundary",
         "flag",
+        summary="TRL's prompt ends mid-word",
         why="TRL trains on the row (from 1.14.2 its completion starts where the tokenized prompt and "
             "prompt+completion diverge, with the warning 'tokens merge across the boundary'); the model is "
             "trained on a context that differs from the one it sees at inference. Write an explicit prompt "
@@ -121,14 +123,14 @@ class SplitWord(_TrainerSplitCheck):
     def check(self, pair: Pair, enc: EncodedPair | None, out: list[Finding]) -> dict[str, float] | None:
         sp = self.split(pair, enc) if pair.format == "implicit_hh" else None
         if sp is None or enc is None or self.tok is None:
-            return {"split_word_score": 0.0} if enc is not None and pair.format == "implicit_hh" else None
+            return {self.info.score_key: 0.0} if enc is not None and pair.format == "implicit_hh" else None
         if not sp.mid_word:
-            return {"split_word_score": 0.0}
+            return {self.info.score_key: 0.0}
         rendered = self.tok.render(pair)
         n_prompt = len(self.tok.encode_texts([rendered[0]], add_special_tokens=rendered.special)[0])
         moved = n_prompt - len(enc.prompt_ids)
         left = (f"; {_tokens(moved)} of the prompt's own tokenization merge into the completion (TRL warns "
                 "'tokens merge across the boundary')" if moved > 0 else "")
-        out.append(Finding(pair.row, "split_word", "prompt", 1.0,
+        out.append(self.finding(pair.row, "prompt", 1.0,
                            detail=f"the trainer's prompt ends inside a word: {sp.marked(30)}{left}"))
-        return {"split_word_score": 1.0}
+        return {self.info.score_key: 1.0}

@@ -160,6 +160,7 @@ class DegenerateRepetition(PairCheck):
         "at any length: a run of >= char_run characters with no space that repeats one unit of 1-8 characters "
         "('aaaa…', 'hahaha…', '!!!!…'; markdown rule characters not counted)",
         "drop",
+        summary="a response loops (words/chars)",
         thresholds=dict(DEFAULTS),
         why="a looping chosen response teaches the policy to loop; a looping response on either side has an "
             "extreme log-probability under any model, so the pair's DPO logit saturates or overflows",
@@ -175,6 +176,6 @@ class DegenerateRepetition(PairCheck):
             score, rule = repetition_score(text, self.params)
             best = max(best, score)
             if score >= 1.0:
-                out.append(Finding(pair.row, "degenerate_repetition", field, round(score, 6),
+                out.append(self.finding(pair.row, field, round(score, 6),
                                    detail=f"{field} repeats itself: {rule}"))
-        return {"degenerate_repetition_score": round(best, 6)}
+        return {self.info.score_key: round(best, 6)}

@@ -19,6 +19,7 @@ class DroppedByTrainer(PairCheck):
         "the trainer itself would drop this row before training (TRL >= 1.9 with keep_start: the prompt "
         "alone has >= max_length tokens)",
         "drop",
+        summary="a row the trainer drops itself",
         why="the row is never trained on either way; dropping it here makes the cleaned data what the trainer "
             "trains on, so whole-dataset checks (e.g. which duplicate is kept) and counts stay true",
     )
@@ -34,5 +35,5 @@ class DroppedByTrainer(PairCheck):
         score = n / tok.max_length if tok.max_length else 0.0  # >= 1.0: dropped
         reason = tok.trainer.drop_reason(n)
         if reason is not None:
-            out.append(Finding(pair.row, "dropped_by_trainer", "prompt", score, detail=reason))
-        return {"dropped_by_trainer_score": score}
+            out.append(self.finding(pair.row, "prompt", score, detail=reason))
+        return {self.info.score_key: score}

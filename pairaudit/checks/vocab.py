@@ -13,6 +13,7 @@ class OutOfVocab(PairCheck):
         "token ids outside [0, vocab_size) (pre-tokenized data; vocab_size defaults to the tokenizer's "
         "length) or an unknown-token rate above max_unk_rate",
         "drop",
+        summary="token ids past the vocabulary",
         thresholds={"max_unk_rate": 0.05, "vocab_size": None},
         why="an id past the embedding table crashes the run (CUDA device-side assert) or reads garbage",
     )
@@ -26,7 +27,7 @@ class OutOfVocab(PairCheck):
                 seq = ids.get(f"{side}_input_ids") or []
                 bad = [i for i in seq if i < 0 or i >= vocab]
                 if bad:
-                    out.append(Finding(pair.row, "out_of_vocab", side, len(bad) / len(seq),
+                    out.append(self.finding(pair.row, side, len(bad) / len(seq),
                                        detail=f"{len(bad)} {side} ids outside [0, {vocab}), e.g. {bad[:3]}"))
             return None
         unk = self.tok.unk_id
@@ -39,6 +40,6 @@ class OutOfVocab(PairCheck):
             rate = seq.count(unk) / len(seq)
             worst = max(worst, rate)
             if rate > self.params["max_unk_rate"]:
-                out.append(Finding(pair.row, "out_of_vocab", side, rate,
+                out.append(self.finding(pair.row, side, rate,
                                    detail=f"{rate:.1%} of {side} tokens are the unknown token"))
-        return {"out_of_vocab_score": worst}
+        return {self.info.score_key: worst}

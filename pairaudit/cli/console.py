@@ -1,4 +1,5 @@
-"""What the commands print: stderr lines, progress displays, quiet mode, errors as exit codes."""
+"""What the commands print: stderr lines, progress displays, quiet mode, errors as exit codes. Every line goes
+through :mod:`pairaudit.report.terminal` (control characters escaped), usage errors included."""
 
 from __future__ import annotations
 
@@ -9,14 +10,48 @@ from pathlib import Path
 
 import typer
 
-from pairaudit.errors import PairauditError
+from pairaudit.errors import PairauditError, file_system_error
+from pairaudit.report import terminal
 
 
 def echo(message: str) -> None:
-    """A line on stderr; control characters from dataset text are shown escaped, never sent."""
-    from pairaudit.report.terminal import terminal_safe
+    """A line on stderr; control characters (from dataset text, paths, messages) are shown escaped, never sent."""
+    terminal.echo(message, err=True)
 
-    typer.echo(terminal_safe(message), err=True)
+
+def _escape_usage_error(exc: Exception) -> None:
+    """A usage error (unknown option or command, bad value) repeats what was typed: escaped for the terminal."""
+    if isinstance(getattr(exc, "message", None), str):
+        exc.message = terminal.terminal_safe(exc.message)  # type: ignore[attr-defined]
+
+
+class SafeCommand(typer.core.TyperCommand):
+    """A command whose usage errors are escaped (``app.command(cls=SafeCommand)``)."""
+
+    def make_context(self, *args, **kwargs):  # noqa: ANN002, ANN003, ANN201
+        try:
+            return super().make_context(*args, **kwargs)
+        except Exception as exc:
+            _escape_usage_error(exc)
+            raise
+
+
+class SafeGroup(typer.core.TyperGroup):
+    """The command group, with usage errors (an unknown command) escaped."""
+
+    def make_context(self, *args, **kwargs):  # noqa: ANN002, ANN003, ANN201
+        try:
+            return super().make_context(*args, **kwargs)
+        except Exception as exc:
+            _escape_usage_error(exc)
+            raise
+
+    def resolve_command(self, *args, **kwargs):  # noqa: ANN002, ANN003, ANN201
+        try:
+            return super().resolve_command(*args, **kwargs)
+        except Exception as exc:
+            _escape_usage_error(exc)
+            raise
 
 
 def log_to(quiet: bool):  # noqa: ANN202
@@ -36,9 +71,7 @@ def progress_display(quiet: bool):  # noqa: ANN202
     from pairaudit.report.progress import ProgressDisplay
 
     display = ProgressDisplay()
-    from pairaudit.report.terminal import terminal_safe
-
-    return display, (lambda m: display.log(terminal_safe(f"pairaudit: {m}"))), display
+    return display, (lambda m: display.log(terminal.terminal_safe(f"pairaudit: {m}"))), display
 
 
 @contextlib.contextmanager
@@ -56,9 +89,12 @@ def silenced(quiet: bool):  # noqa: ANN202
         yield
 
 
-def fail(exc: PairauditError) -> None:
-    echo(f"error: {exc}")
-    raise typer.Exit(exc.exit_code)
+def fail(exc: PairauditError | OSError) -> None:
+    """Exit with the error's code after one message: a PairauditError, or an OSError (disk full, a size
+    limit, no permission) said as what and where, never a traceback."""
+    err = file_system_error(exc) if isinstance(exc, OSError) else exc
+    echo(f"error: {err}")
+    raise typer.Exit(err.exit_code)
 
 
 @contextlib.contextmanager

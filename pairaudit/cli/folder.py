@@ -11,6 +11,7 @@ import typer
 
 from pairaudit.cli.console import damaged_report, fail, progress_display, silenced
 from pairaudit.errors import ConfigError, PairauditError
+from pairaudit.report import terminal
 
 
 def list_checks(
@@ -24,8 +25,9 @@ def list_checks(
 
     infos = all_checks()
     if as_json:
-        typer.echo(json.dumps({n: {"description": i.description, "kind": i.kind, "default_action": i.default_action,
-                                   "default_enabled": i.default_enabled, "thresholds": merged_thresholds(n),
+        terminal.echo(json.dumps({n: {"description": i.description, "kind": i.kind, "default_action": i.default_action,
+                                   "default_enabled": i.default_enabled, "summary": i.summary,
+                                   "thresholds": merged_thresholds(n),
                                    "extra": i.extra, "why": i.why} for n, i in infos.items()}, indent=2))
         return
     import shutil
@@ -33,7 +35,7 @@ def list_checks(
     width = max(60, shutil.get_terminal_size((80, 24)).columns)
     thresholds = {n: merged_thresholds(n) for n in infos}
     for line in (verbose_blocks if verbose else check_lines)(infos, thresholds, width):
-        typer.echo(line)
+        terminal.echo(line)
 
 
 def report(out: Annotated[Path, typer.Argument(help="An output folder written by `pairaudit scan`.")]) -> None:
@@ -44,22 +46,20 @@ def report(out: Annotated[Path, typer.Argument(help="An output folder written by
         fail(ConfigError(f"{out} holds no report.json", fix="run `pairaudit scan SOURCE --out DIR` first"))
     try:
         with damaged_report(out):
-            typer.echo(str(render_report(out)))
-    except PairauditError as exc:
+            terminal.echo(render_report(out))
+    except (PairauditError, OSError) as exc:
         fail(exc)
 
 
 def show(out: Annotated[Path, typer.Argument(help="An output folder.")],
          row: Annotated[int, typer.Argument(help="Row number (as in findings.parquet).")]) -> None:
     """Print one pair with its findings and a word diff of chosen vs rejected."""
-    from rich.console import Console
-
     from pairaudit.report import show_row
 
     try:
         with damaged_report(out):
-            show_row(out, row, Console())
-    except PairauditError as exc:
+            show_row(out, row, terminal.safe_console())
+    except (PairauditError, OSError) as exc:
         fail(exc)
 
 
@@ -73,7 +73,7 @@ def apply(out: Annotated[Path, typer.Argument(help="An output folder holding dec
     try:
         with silenced(quiet):
             audit = apply_decisions(out, progress=progress, log=log)
-    except PairauditError as exc:
+    except (PairauditError, OSError) as exc:
         fail(exc)
     finally:
         if display is not None:

@@ -136,13 +136,13 @@ def scan(
         finally:
             if display is not None:
                 display.stop()
-    except PairauditError as exc:
+    except (PairauditError, OSError) as exc:
         fail(exc)
     except KeyboardInterrupt as exc:
         if getattr(exc, "outputs_committed", False):
-            typer.echo(f"interrupted after the new outputs were committed to {out}", err=True)
+            echo(f"interrupted after the new outputs were committed to {out}")
         else:
-            typer.echo("interrupted: no outputs were changed", err=True)
+            echo("interrupted: no outputs were changed")
         raise typer.Exit(exit_codes.INTERRUPTED) from None
     if not quiet:
         from pairaudit.report.summary import print_summary

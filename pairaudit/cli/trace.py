@@ -8,9 +8,10 @@ from typing import Annotated
 import typer
 
 from pairaudit import exit_codes
-from pairaudit.cli.console import fail
+from pairaudit.cli.console import fail, log_to
 from pairaudit.cli.options import CHECKS, names
 from pairaudit.errors import PairauditError
+from pairaudit.report import terminal
 
 
 def trace_cmd(
@@ -56,16 +57,14 @@ def trace_cmd(
                     assignments=parse_assignments(set_), trust_pickle=trust_pickle, use_record=not no_record,
                     step=step, policy=policy, reference=reference, device=device, precision=precision, jump_z=jump_z,
                     skip=names(skip), log=(lambda m: None) if quiet or as_json
-                    else (lambda m: typer.echo(f"pairaudit: {m}", err=True)))
-    except PairauditError as exc:
+                    else log_to(False))
+    except (PairauditError, OSError) as exc:
         fail(exc)
-    if as_json:
-        typer.echo((res.out_dir / "trace.json").read_text(encoding="utf-8"), nl=False)
+    if as_json:  # JSON escapes for what a terminal must not get: still valid JSON
+        terminal.echo(terminal.json_safe((res.out_dir / "trace.json").read_text(encoding="utf-8")), nl=False)
     elif not quiet:
-        from rich.console import Console
-
         from pairaudit.trace.render import print_trace
 
-        print_trace(res.doc, Console(), res.out_dir)
+        print_trace(res.doc, terminal.safe_console(), res.out_dir)
     if res.doc.get("status") == "unreliable":
         raise typer.Exit(exit_codes.TRACE_UNRELIABLE)

@@ -42,7 +42,8 @@ class ShardActor:
         self.plan = build_plan(self.cfg)
         self.columns = parse_columns(self.cfg.columns)
         self.ctx = Context(self.cfg, Path(cache_dir), lambda m: None, params=self.plan.params)
-        self.processor = BatchProcessor(self.cfg, self.plan, self.columns, fmt, Path(cache_dir))
+        self.processor = BatchProcessor.for_config(self.cfg, plan=self.plan, columns=self.columns, fmt=fmt,
+                                                   cache_dir=Path(cache_dir))
         self.stages = []
         for path, enabled in stage_specs:
             cls = load_stage(path)
@@ -124,7 +125,7 @@ class ShardActor:
         fresh = type(stage)(self.ctx, stage.enabled)
         for b in buckets:
             fresh.absorb_state(loads(b))
-        if hasattr(fresh, "set_findings"):
+        if fresh.reads_findings:
             near_f, ran = loads(near)
             fresh.set_findings(findings_of([{"findings": near_f}]), set(ran))
         try:

@@ -154,7 +154,7 @@ def _run(ray: Any, scanner: Scanner, source: Source) -> dict[str, Any]:
             for p in range(n_parts)]
 
     for h, stage in enumerate(hash_stages):
-        if not hasattr(stage, "set_findings"):
+        if not stage.reads_findings:
             launch(h, stage, near_ran)
     driver_stages = [st for st in order if st.distribute is None and st in scanner.stages]
     all_stages = scanner.stages
@@ -164,7 +164,7 @@ def _run(ray: Any, scanner: Scanner, source: Source) -> dict[str, Any]:
     scanner.stages = [st for st in all_stages if st in driver_stages or st.distribute is not None]
     driver_stats = {k: v for k, v in scanner.stats.items() if k not in stats_before}
     for h, stage in enumerate(hash_stages):
-        if hasattr(stage, "set_findings"):
+        if stage.reads_findings:
             ran = {n for n in scanner.plan.enabled if scanner.status.get(n, {}).get("status", "ran") == "ran"
                    and any(n in st.enabled for st in scanner.stages)}
             near = [[f.row, f.check, f.field, f.score, f.group, f.detail, f.action] for f in scanner.findings

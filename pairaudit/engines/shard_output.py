@@ -70,7 +70,7 @@ def commit_parts(tmp: Path, n_shards: int, data_names: list[str] | None) -> None
     with pq.ParquetWriter(tmp / "findings.parquet", FINDINGS_SCHEMA, compression="zstd") as writer:
         for s in range(n_shards):
             writer.write_table(pq.read_table(_part(tmp, "findings", s, "parquet"), schema=FINDINGS_SCHEMA))
-    scores = [pl.scan_parquet(_part(tmp, "scores", s, "parquet")) for s in range(n_shards)]
+    scores = [pl.scan_parquet(_part(tmp, "scores", s, "parquet"), glob=False) for s in range(n_shards)]
     names: list[str] = []
     for lf in scores:
         names += [c for c in lf.collect_schema().names() if c not in names]

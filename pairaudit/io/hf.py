@@ -93,7 +93,18 @@ class IterableSource(Source):
         self._schema: Any = None
 
     def _tables(self, batch_size: int) -> Iterator[Any]:
-        return iter(self.ds.with_format("arrow").iter(batch_size=batch_size))
+        """The stream's Arrow tables; a stream that cannot be read on (its rows change type part way, its
+        generator fails) is an InputError naming the row."""
+        it, row = iter(self.ds.with_format("arrow").iter(batch_size=batch_size)), 0
+        while True:
+            try:
+                table = next(it)
+            except StopIteration:
+                return
+            except Exception as exc:  # noqa: BLE001 - raised by the user's stream: named, never a traceback
+                raise stream_error(exc, row, batch_size) from exc
+            yield table
+            row += table.num_rows
 
     @property
     def schema(self) -> Any:
@@ -136,6 +147,28 @@ class IterableSource(Source):
         if getattr(self, "other_splits", None):
             out["other_splits"] = self.other_splits
         return out
+
+
+def stream_error(exc: Exception, row: int, batch_size: int) -> InputError:
+    """What went wrong reading an IterableDataset at the batch starting at ``row``: for a row whose types
+    differ from the rows before it (Arrow: "Schema at index N was different"), that row and column."""
+    import re
+
+    text = str(exc)
+    m = re.search(r"at index (\d+) was different: ?\n(.*?)\nvs\n(.*)", text, re.S)
+    if m:
+        first, later = (dict(x.split(": ", 1) for x in part.splitlines() if ": " in x) for part in m.group(2, 3))
+        cols = [c for c in sorted(set(first) | set(later)) if first.get(c) != later.get(c)]
+        what = ", ".join(f"{c!r} is {first.get(c, 'missing')} before it and {later.get(c, 'missing')} there"
+                         for c in cols[:3]) or text.splitlines()[0]
+        return InputError(f"row {row + int(m.group(1))} of the IterableDataset changes the type of its columns: "
+                          f"{what}", expected="every row with the same columns and types",
+                          fix="give the stream features, so every row is cast to one type: ds = ds.cast(features) "
+                              "(or features= in IterableDataset.from_generator); or fix the rows at that point")
+    return InputError(f"reading the IterableDataset failed in rows {row}..{row + batch_size - 1} "
+                      f"({type(exc).__name__}: {text.splitlines()[0][:300] if text else ''})",
+                      fix="the error comes from the stream itself (its generator or files): fix it there, or "
+                          "scan a Dataset of the rows that can be read")
 
 
 # ------------------------------------------------------------------------------------------ splits
@@ -210,6 +243,35 @@ def select_splits(obj: Mapping[str, Any], split: Any, *, where: str, path: str |
     return MultiSplitSource([(n, obj[n]) for n in chosen], path, kind)
 
 
+def joined_features(parts: list[tuple[str, int, Any]]) -> Any:
+    """The features of one record of any of the splits (``dropped/`` holds the dropped records of every
+    split in one ``record`` column): the splits' own when they agree, else Arrow's widening of them (int64
+    and float64 -> float64, a column missing from a split -> null there). Columns whose types cannot be
+    joined are an InputError before the scan, naming the column and the splits."""
+    import pyarrow as pa
+    from datasets import Features
+
+    feats = [(name, ds.features) for name, _, ds in parts]
+    if all(f == feats[0][1] for _, f in feats):
+        return feats[0][1]
+    columns: dict[str, list[tuple[str, Any]]] = {}
+    for name, f in feats:
+        for field in f.arrow_schema:
+            columns.setdefault(field.name, []).append((name, field))
+    for col, fields in columns.items():
+        try:
+            pa.unify_schemas([pa.schema([f]) for _, f in fields], promote_options="permissive")
+        except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+            types = ", ".join(f"{f.type} in {name!r}" for name, f in fields)
+            raise InputError(
+                f"column {col!r} has types that cannot be joined across the splits ({types}); the dropped rows of "
+                "every split go into one dataset (dropped/), which needs one type per column",
+                fix=f"cast it to one type in every split (ds.cast_column({col!r}, ...)) and save again, or scan the "
+                    f"splits one at a time (--split {fields[0][0]})") from exc
+    return Features.from_arrow_schema(pa.unify_schemas([f.arrow_schema for _, f in feats],
+                                                       promote_options="permissive"))
+
+
 class MultiSplitSource(Source):
     """Several splits of one DatasetDict as one source (see the module docstring for row numbers)."""
 
@@ -226,6 +288,7 @@ class MultiSplitSource(Source):
             self.parts.append((name, offset, ds))
             offset += len(ds)
         self._total = offset
+        self.record_features = joined_features(self.parts)
         # each split of a folder (or hub dataset) can be reopened by a worker: shardable by index range
         self.shardable = path is not None  # type: ignore[misc]
 

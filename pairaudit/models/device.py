@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pairaudit.config import PRECISIONS
 from pairaudit.errors import ConfigError
-
-PRECISIONS = ("auto", "fp32", "bf16", "fp16")
 
 
 def cpu_supports_bf16() -> bool:

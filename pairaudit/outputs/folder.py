@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pairaudit.datatypes import Finding
-from pairaudit.errors import ConfigError
+from pairaudit.errors import ConfigError, file_system_error
 
 FINDINGS_SCHEMA = pa.schema([
     ("row", pa.int64()), ("check", pa.string()), ("action", pa.string()), ("field", pa.string()),
@@ -53,8 +53,10 @@ class OutputDir:
             self.generation, self.recorded = self._verify(names)
             self._remove_strays()
             self.tmp = Path(tempfile.mkdtemp(prefix="gen-", dir=self.meta))
-        except BaseException:
+        except BaseException as exc:
             self.abort()
+            if isinstance(exc, OSError):
+                raise file_system_error(exc, self.out) from exc
             raise
 
     # -- opening and checking --------------------------------------------------------------------
@@ -155,32 +157,59 @@ class OutputDir:
 
     # -- commit ----------------------------------------------------------------------------------
     def commit(self) -> None:
-        """Switch every output to this run's generation at once."""
+        """Switch every output to this run's generation at once. A file operation that fails before the
+        switch (disk full) leaves the folder as it was: links this run added are removed again and the
+        manifest is put back; after the switch, the manifest's ``pending`` entry already records the new
+        generation, so nothing that fails there can lose track of it."""
         names = {n for n in os.listdir(self.tmp) if not n.startswith(".")}
         self.check_names(names)
         files = _record(self.tmp)
         listed = self._manifest().get("names")
         owned = {n for n in listed if isinstance(n, str) and "/" not in n} if isinstance(listed, list) else set()
-        self._write_manifest({"generation": self.generation, "files": self.recorded, "names": sorted(owned | names),
-                              "pending": {"generation": self.tmp.name, "files": files}})
-        for name in sorted(names):
-            if not self._our_link(name):
-                tmp_link = self.tmp / f".link-{name}"
-                os.symlink(f"{META}/current/{name}", tmp_link)
-                os.replace(tmp_link, self.out / name)
-        tmp_current = self.tmp / ".current"
-        os.symlink(self.tmp.name, tmp_current)
-        os.replace(tmp_current, self.meta / "current")  # the one atomic switch
+        manifest = self.meta / "manifest.json"
+        previous = manifest.read_bytes() if manifest.is_file() else None
+        added: list[Path] = []
+        try:
+            self._write_manifest({"generation": self.generation, "files": self.recorded,
+                                  "names": sorted(owned | names), "pending": {"generation": self.tmp.name,
+                                                                              "files": files}})
+            for name in sorted(names):
+                if not self._our_link(name):
+                    tmp_link = self.tmp / f".link-{name}"
+                    os.symlink(f"{META}/current/{name}", tmp_link)
+                    os.replace(tmp_link, self.out / name)
+                    added.append(self.out / name)
+            tmp_current = self.tmp / ".current"
+            os.symlink(self.tmp.name, tmp_current)
+            os.replace(tmp_current, self.meta / "current")  # the one atomic switch
+        except OSError:
+            self._undo(added, previous)
+            raise
         self.committed = True
-        for name in sorted(owned - names):  # outputs of the previous run this one did not write
-            if self._our_link(name):
-                os.unlink(self.out / name)
-        self._write_manifest({"generation": self.tmp.name, "files": files, "names": sorted(names)})
+        with contextlib.suppress(OSError):  # the switch is done: what is left is tidying up
+            for name in sorted(owned - names):  # outputs of the previous run this one did not write
+                if self._our_link(name):
+                    os.unlink(self.out / name)
+            self._write_manifest({"generation": self.tmp.name, "files": files, "names": sorted(names)})
         old = self.generation
         if old and old != self.tmp.name and _own_dir(self.meta / old, self.meta):
             shutil.rmtree(self.meta / old, ignore_errors=True)
         self.generation, self.recorded = self.tmp.name, files
         self._release()
+
+    def _undo(self, added: list[Path], manifest: bytes | None) -> None:
+        """Before the switch: take back the links this run added and the manifest it rewrote."""
+        for link in added:
+            with contextlib.suppress(OSError):
+                os.unlink(link)
+        with contextlib.suppress(OSError):
+            if manifest is None:
+                (self.meta / "manifest.json").unlink(missing_ok=True)
+            else:
+                fd, tmp = tempfile.mkstemp(prefix=".manifest.", dir=self.meta)
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(manifest)
+                os.replace(tmp, self.meta / "manifest.json")
 
     def _write_manifest(self, data: dict[str, Any]) -> None:
         tmp = self.tmp / ".manifest.json"
@@ -204,6 +233,9 @@ class OutputDir:
 
 
 _GEN = re.compile(r"gen-[A-Za-z0-9_]+")
+#: what ``datasets`` writes next to a loaded dataset's files: ``Dataset.map`` / ``filter`` caches (also
+#: ``cache-FP_00000_of_00004.arrow`` with num_proc) and the temporary files they are written through
+DATASETS_CACHE = re.compile(r"cache-[0-9a-f]+(?:_\d{5}_of_\d{5})?\.arrow|tmp[a-z0-9_]{8}")
 
 
 def _own_dir(p: Path, meta: Path) -> bool:
@@ -217,12 +249,16 @@ def _foreign(out: Path, what: str) -> ConfigError:
 
 
 def _record(gen: Path) -> dict[str, list[int]]:
-    """inode, size and mtime (ns) of every file under a generation folder, by relative path."""
+    """inode, size and mtime (ns) of every file under a generation folder, by relative path; the cache files
+    ``datasets`` writes into a ``save_to_disk`` folder it loaded (``.map()`` on ``audit.clean``) are left out:
+    derived from the generation's own data, recomputed on demand, removed with the generation."""
     out: dict[str, list[int]] = {}
     for root, dirs, files in os.walk(gen):
         dirs[:] = [d for d in dirs if not (Path(root) / d).is_symlink()]
         for name in (*files, *(d for d in os.listdir(root) if (Path(root) / d).is_symlink())):
             if root == str(gen) and name.startswith("."):
+                continue
+            if root != str(gen) and DATASETS_CACHE.fullmatch(name) and os.path.exists(os.path.join(root, "state.json")):
                 continue
             p = Path(root) / name
             st = p.lstat()
@@ -235,40 +271,6 @@ def _changed(gen: Path, files: dict[str, Any]) -> list[str]:
     now = _record(gen)
     keys = {k for k in set(now) | set(files) if now.get(k) != files.get(k)}
     return sorted({k.split("/", 1)[0] for k in keys})
-
-
-def refresh_record(out: Path, name: str) -> None:
-    """After pairaudit itself replaced ``name`` in the committed generation (``pairaudit report``), record
-    the new file so the next scan knows it as its own."""
-    meta = Path(out) / META
-    try:
-        data = json.loads((meta / "manifest.json").read_text(encoding="utf-8"))
-        gen = meta / data["generation"]
-        st = (gen / name).lstat()
-        data["files"][name] = [st.st_ino, st.st_size, st.st_mtime_ns]
-    except (OSError, ValueError, KeyError, TypeError):
-        return  # an older folder without records: nothing to update
-    fd, tmp = tempfile.mkstemp(prefix=".manifest.", dir=gen)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(json.dumps(data, sort_keys=True) + "\n")
-    os.replace(tmp, meta / "manifest.json")
-
-
-def committed_file(out: Path, name: str) -> Path:
-    """The file behind output ``name`` in the committed generation, checked to lie inside ``.pairaudit``
-    (pairaudit replaces it there); a plain file of the user's at that name is refused."""
-    link = Path(out) / name
-    if not os.path.lexists(link):
-        return link
-    if not link.is_symlink() and link.is_file() and not os.path.lexists(Path(out) / META):
-        return link  # a plain folder (written by hand, or copied with links followed): replaced by rename
-    meta = (Path(out) / META).resolve()
-    if not link.is_symlink() or os.readlink(link) != f"{META}/current/{name}":
-        raise _foreign(Path(out), name)
-    target = link.resolve()
-    if not target.is_relative_to(meta) or target.parent.parent != meta or (target.exists() and not target.is_file()):
-        raise _foreign(Path(out), f"{name} (it leads outside {META})")
-    return target
 
 
 def write_json(path: Path, data: Any) -> None:

@@ -72,7 +72,7 @@ class OutputFolder:
             report = read_report_json(report_path)
         findings = empty_findings()
         if findings_path.exists():
-            findings = pl.read_parquet(findings_path)
+            findings = pl.read_parquet(findings_path, glob=False)
             for name, dtype in _findings_schema().items():
                 if name not in findings.columns:
                     findings = findings.with_columns(pl.lit(None, dtype=dtype).alias(name))
@@ -80,7 +80,7 @@ class OutputFolder:
                 [pl.col(n).cast(t, strict=False) for n, t in _findings_schema().items()]
             )
         scores_path = path / "scores.parquet"
-        scores = pl.read_parquet(scores_path) if scores_path.exists() else None
+        scores = pl.read_parquet(scores_path, glob=False) if scores_path.exists() else None
         return cls(path=path, report=report, findings=findings, scores=scores)
 
     # ------------------------------------------------------------------ simple accessors
@@ -261,7 +261,7 @@ def _kept_rows(out_dir: Path, dropped_rows: set[int]) -> list[int]:
     if scores.exists():
         import polars as pl
 
-        s = pl.read_parquet(scores)
+        s = pl.read_parquet(scores, glob=False)
         if "kept" in s.columns:
             return s.filter(pl.col("kept")).sort("row")["row"].to_list()
     folder = OutputFolder.open(out_dir)

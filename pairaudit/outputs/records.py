@@ -191,15 +191,18 @@ def _write_hf(source, tmp_dir, drops, flips, fmt, columns, ep):  # noqa: ANN001,
     keep_idx = [i for i in range(len(ds)) if i not in drops]
     fp = hashlib.sha256(json.dumps([sorted(drops), sorted(flips)]).encode()).hexdigest()[:16]
     clean = ds.select(keep_idx, new_fingerprint=f"clean-{fp}")
+    scratch = _Scratch(tmp_dir)
     if flips:
         flip_pos = {r for r in flips if r not in drops}
         idx_of = {r: k for k, r in enumerate(keep_idx)}
         positions = {idx_of[r] for r in flip_pos}
         clean = clean.map(lambda rec, k: flip_record(rec, fmt, columns) if k in positions else rec,
-                          with_indices=True, new_fingerprint=f"flip-{fp}")
+                          with_indices=True, new_fingerprint=f"flip-{fp}", cache_file_name=scratch("flip"))
     if ep:
-        clean = clean.map(lambda rec: explicit_prompt_record(rec, columns), new_fingerprint=f"prompt-{fp}")
+        clean = clean.map(lambda rec: explicit_prompt_record(rec, columns), new_fingerprint=f"prompt-{fp}",
+                          cache_file_name=scratch("prompt"))
     clean.save_to_disk(str(tmp_dir / "clean"), num_shards=_shards(clean))
+    scratch.remove()
     drop_rows = sorted(drops)
     records = ds.select(drop_rows).to_list() if drop_rows else []
     features = Features({"row": Value("int64"), "reasons": List(Value("string")), "record": ds.features})
@@ -215,11 +218,12 @@ def _write_hf_splits(source, tmp_dir, drops, flips, fmt, columns, ep):  # noqa: 
     each split, ``dropped/`` one Dataset of ``{"row", "split", "split_row", "reasons", "record"}``."""
     import hashlib
 
-    from datasets import Dataset, DatasetDict
+    from datasets import Dataset, DatasetDict, Features, List, Value
 
     fp = hashlib.sha256(json.dumps([source.split, sorted(drops), sorted(flips)]).encode()).hexdigest()[:16]
     clean: dict[str, Any] = {}
     dropped: list[dict[str, Any]] = []
+    scratch = _Scratch(tmp_dir)
     for name, off, ds in source.parts:
         local_drops = [r - off for r in sorted(drops) if off <= r < off + len(ds)]
         dropped_set = set(local_drops)
@@ -228,19 +232,41 @@ def _write_hf_splits(source, tmp_dir, drops, flips, fmt, columns, ep):  # noqa: 
         local_flips = {k for k, i in enumerate(keep) if off + i in flips}
         if local_flips:
             part = part.map(lambda rec, k, fl=local_flips: flip_record(rec, fmt, columns) if k in fl else rec,
-                            with_indices=True, new_fingerprint=f"flip-{name}-{fp}")
+                            with_indices=True, new_fingerprint=f"flip-{name}-{fp}",
+                            cache_file_name=scratch(f"flip-{name}"))
         if ep:
-            part = part.map(lambda rec: explicit_prompt_record(rec, columns), new_fingerprint=f"prompt-{name}-{fp}")
+            part = part.map(lambda rec: explicit_prompt_record(rec, columns), new_fingerprint=f"prompt-{name}-{fp}",
+                            cache_file_name=scratch(f"prompt-{name}"))
         clean[name] = part
         records = ds.select(local_drops).to_list() if local_drops else []
         dropped.extend({"row": off + i, "split": name, "split_row": i, "reasons": drops[off + i], "record": rec}
                        for i, rec in zip(local_drops, records))
     DatasetDict(clean).save_to_disk(str(tmp_dir / "clean"), num_shards={k: _shards(v) for k, v in clean.items()})
-    out = Dataset.from_list(dropped) if dropped else Dataset.from_dict(
-        {"row": [], "split": [], "split_row": [], "reasons": []})
+    scratch.remove()
+    features = Features({"row": Value("int64"), "split": Value("string"), "split_row": Value("int64"),
+                         "reasons": List(Value("string")), "record": source.record_features})
+    out = Dataset.from_dict({k: [d[k] for d in dropped] for k in features}, features=features)
     out._fingerprint = f"dropped-{fp}"
     out.save_to_disk(str(tmp_dir / "dropped"), num_shards=_shards(out))
     return {"kept": sum(len(d) for d in clean.values()), "dropped": len(dropped)}
+
+
+class _Scratch:
+    """Where ``Dataset.map`` writes its cache file: inside this run's generation, removed once the cleaned
+    data is saved. Left to itself, datasets writes it next to the source's own files (a save_to_disk
+    source folder, or the hub cache): outside --out."""
+
+    def __init__(self, tmp_dir: Path) -> None:
+        self.folder = tmp_dir / ".map-cache"
+
+    def __call__(self, name: str) -> str:
+        self.folder.mkdir(exist_ok=True)
+        return str(self.folder / f"{name}.arrow")
+
+    def remove(self) -> None:
+        import shutil
+
+        shutil.rmtree(self.folder, ignore_errors=True)
 
 
 def _shards(ds: Any) -> int | None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pairaudit import __version__
+from pairaudit.versions import __version__, package_versions
 
 if TYPE_CHECKING:
     from pairaudit.decisions import Resolution
@@ -75,14 +75,8 @@ def build_report(scan: Scanner, source: Source, tally: Tally, flips: list[int], 
 
 
 def versions() -> dict[str, str]:
-    import importlib.metadata as md
     import platform
 
-    out = {"python": platform.python_version()}
-    for pkg in ("transformers", "tokenizers", "datasets", "polars", "pyarrow", "rapidfuzz", "ftfy",
-                "sentence-transformers", "faiss-cpu", "torch", "trl"):
-        try:
-            out[pkg] = md.version(pkg)
-        except md.PackageNotFoundError:
-            pass
-    return out
+    return {"python": platform.python_version(), **package_versions((
+        "transformers", "tokenizers", "datasets", "polars", "pyarrow", "rapidfuzz", "ftfy", "sentence-transformers",
+        "faiss-cpu", "torch", "trl"))}

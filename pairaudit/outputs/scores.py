@@ -32,7 +32,7 @@ def write_scores(path: Path, parts: list[Path], stage_scores: list, drops: dict[
     and for several splits ``split`` / ``split_row``. Every float column holds null, never NaN,
     where no value was computed (a check off, a row a stage did not score, e.g. beyond
     ``--reference-max-rows``, or a model result that is NaN); +-inf are kept (overflows are data)."""
-    lf = scores_frame([pl.scan_parquet(p) for p in parts], stage_scores, sorted(drops), splits)
+    lf = scores_frame([pl.scan_parquet(p, glob=False) for p in parts], stage_scores, sorted(drops), splits)
     lf.sink_parquet(path, compression="zstd")
     for p in parts:
         p.unlink()
@@ -65,7 +65,7 @@ def part_hashes(parts: list[Path], rows: set[int]) -> dict[int, str]:
     """pair_hash of the given rows, from the metric parts (only the rows that have a review decision)."""
     if not parts:
         return {}
-    df = pl.concat([pl.scan_parquet(p) for p in parts], how="diagonal_relaxed")
+    df = pl.concat([pl.scan_parquet(p, glob=False) for p in parts], how="diagonal_relaxed")
     if "pair_hash" not in df.collect_schema():
         return {}
     df = df.select("row", "pair_hash").filter(pl.col("row").is_in(sorted(rows))).drop_nulls().collect()

@@ -10,33 +10,6 @@ from typing import Any
 
 from pairaudit.checks.base import CheckInfo
 
-#: one-line summaries for the compact list (the full description is in ``--verbose``); a check missing
-#: here shows the start of its description
-SUMMARIES = {
-    "malformed_record": "unparseable / ill-typed record",
-    "empty_prompt": "empty or blank prompt",
-    "empty_response": "empty or blank chosen/rejected",
-    "all_padding": "a side of only padding tokens",
-    "out_of_vocab": "token ids past the vocabulary",
-    "encoding_error": "U+FFFD / mojibake / controls",
-    "too_long": "truncated by max_length",
-    "dropped_by_trainer": "a row the trainer drops itself",
-    "truncation_identical": "sides equal after truncation",
-    "identical_pair": "chosen equals rejected",
-    "near_identical_pair": "sides differ only trivially",
-    "degenerate_repetition": "a response loops (words/chars)",
-    "prompt_mismatch": "dialogue histories differ",
-    "prefix_pair": "TRL's prompt takes reply text",
-    "split_word": "TRL's prompt ends mid-word",
-    "duplicate_pair": "exact duplicate of another row",
-    "contradictory_pair": "same pair, preferred both ways",
-    "length_outlier": "length far from the dataset's",
-    "near_duplicate_pair": "semantic near-duplicate pair",
-    "preference_cycle": "X > Y > Z > X within a prompt",
-    "likely_flipped": "evidence rejected is better",
-    "dpo_overflow_risk": "extreme DPO logit (fp16/bf16)",
-    "split_leakage": "eval-split pair also in train",
-}
 KINDS = (("pair", "Per-pair checks (streaming, every row):"),
          ("global", "Whole-dataset checks (rows that survived the per-pair drops):"))
 
@@ -55,7 +28,7 @@ def _fit(text: str, width: int) -> str:
 def check_lines(infos: dict[str, CheckInfo], thresholds: dict[str, dict[str, Any]] | None = None,
                 width: int = 80) -> list[str]:
     """The compact list: per kind, one line per check (name, default action, on by default, summary)."""
-    rows = {n: (n, i.default_action, on_text(n, i), SUMMARIES.get(n) or i.description) for n, i in infos.items()}
+    rows = {n: (n, i.default_action, on_text(n, i), i.summary) for n, i in infos.items()}
     w = [max(len(r[k]) for r in [("check", "action", "on"), *rows.values()]) for k in range(3)]
     room = max(12, width - sum(w) - 2 * 3 - 2)
 
@@ -93,4 +66,13 @@ def verbose_blocks(infos: dict[str, CheckInfo], thresholds: dict[str, dict[str, 
         if th:
             out += wrap.wrap(f"thresholds (--set {name}.NAME=VALUE): {th}")
         out.append("")
+    return out
+
+
+def markdown_table(infos: dict[str, CheckInfo], thresholds: dict[str, dict[str, Any]]) -> list[str]:
+    """docs/checks.md's check table, generated from the checks themselves (``scripts/checks_table.py``)."""
+    out = ["| check | kind | default action | on by default | flags | thresholds |", "|---|---|---|---|---|---|"]
+    for name, info in infos.items():
+        th = ", ".join(f"{k}={v}" for k, v in (thresholds.get(name) or {}).items()) or "-"
+        out.append(f"| `{name}` | {info.kind} | {info.default_action} | {on_text(name, info)} | {info.summary} | {th} |")
     return out

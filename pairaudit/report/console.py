@@ -20,18 +20,17 @@ def show_row(out_dir: str | Path, row: int, console: Console | None = None) -> N
     Dataset text is printed as plain ``rich.text.Text`` (never parsed as console markup) with control
     characters shown as visible escapes (:func:`~pairaudit.report.terminal.terminal_safe`).
     """
-    from rich.console import Console
     from rich.panel import Panel
     from rich.table import Table
     from rich.text import Text as RichText
 
     from pairaudit.report.diff import elide, segments_text, word_diff
-    from pairaudit.report.terminal import terminal_safe
+    from pairaudit.report.terminal import safe_console, terminal_safe
 
     def Text(text: str = "", style: str = "") -> RichText:  # noqa: N802 - rich's Text, made safe
         return RichText(terminal_safe(text), style=style)
 
-    console = console or Console()
+    console = console or safe_console()
     folder = OutputFolder.open(out_dir)
     if not folder.has_row(row):
         rows = folder.all_rows()

@@ -19,8 +19,8 @@ import jinja2  # noqa: F401 - ImportError here lets the pipeline fall back to th
 from markupsafe import Markup
 
 from pairaudit.datatypes import Pair
-from pairaudit.outputs.folder import committed_file, refresh_record
 from pairaudit.outputs.reader import OutputFolder
+from pairaudit.outputs.single import committed_file, refresh_record
 from pairaudit.report.trainer_view import trainer_tokenizer, trainer_view
 
 PROMPT_LIMIT = 1500  # characters of the prompt shown per example

@@ -8,7 +8,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from pairaudit.outputs.folder import committed_file, refresh_record
+from pairaudit.outputs.single import committed_file, refresh_record
 from pairaudit.report.flip_section import flip_lines
 from pairaudit.report.summary import assumption_lines
 

@@ -206,10 +206,11 @@ class ProgressDisplay:
     Call ``stop`` at the end."""
 
     def __init__(self, console: Any = None) -> None:
-        from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-        self.console = console or Console(stderr=True)
+        from pairaudit.report.terminal import safe_console
+
+        self.console = console or safe_console(stderr=True)
         self.bar = Progress(TextColumn("[bold]{task.description:<20}"), BarColumn(bar_width=30), MofNCompleteColumn(),
                             TextColumn("{task.fields[unit]:<9}"), TimeElapsedColumn(), _status_column(),
                             console=self.console, transient=False, refresh_per_second=4)

@@ -6,19 +6,18 @@ from typing import Any
 
 
 def print_summary(audit: Any) -> None:
-    from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
 
     from pairaudit.report.flip_section import flip_lines
-    from pairaudit.report.terminal import terminal_safe
+    from pairaudit.report.terminal import safe_console, terminal_safe
 
     def safe(text: object) -> str:  # paths and problems can carry dataset text: no markup, no escapes
         return escape(terminal_safe(str(text)))
 
     rep = audit.report
     t = rep["totals"]
-    console = Console()
+    console = safe_console()
     console.print(f"[bold]pairaudit: {safe(rep['source']['path'])}[/bold] ({safe(rep['source']['format'])})")
     groups = summary_groups(rep["checks"])
     for action, title in (("drop", "dropped"), ("flag", "flagged (kept, for review)")):

@@ -8,7 +8,6 @@ exactly which text reaches the loss and where it was cut.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from pairaudit.datatypes import Pair
@@ -22,13 +21,11 @@ def trainer_tokenizer(report: dict[str, Any]) -> tuple[Any, str]:
         return None, "the trainer view needs report.json's config"
     try:
         from pairaudit.batch import BatchProcessor
-        from pairaudit.config import ScanConfig, default_cache_dir
-        from pairaudit.plan import build_plan
+        from pairaudit.config import ScanConfig
 
         cfg = ScanConfig(**report["config"])
         columns = (report.get("source") or {}).get("columns") or {}
-        proc = BatchProcessor(cfg, build_plan(cfg), columns, (report.get("source") or {}).get("format"),
-                              Path(default_cache_dir()))
+        proc = BatchProcessor.for_config(cfg, columns=columns, fmt=(report.get("source") or {}).get("format"))
         return proc.load_tokenizer(), ""
     except Exception as exc:  # noqa: BLE001 - a moved tokenizer folder, an old config...
         return None, f"trainer view unavailable: {type(exc).__name__}: {str(exc)[:200]}"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from pairaudit.checks.base import CheckInfo
-from pairaudit.datatypes import Pair, StageResult
+from pairaudit.datatypes import Finding, Pair, StageResult
 
 if TYPE_CHECKING:
     from pairaudit.config import Context
@@ -18,10 +18,22 @@ class Stage:
 
     ``infos`` lists the checks the stage produces (a stage may produce several, e.g. exact
     ``duplicate_pair`` and ``contradictory_pair`` come from one hashing stage). ``enabled`` is the
-    subset of those check names the user asked for.
+    subset of those check names the user asked for. Findings are made with ``info.finding(...)``,
+    score columns named ``info.score_key``, thresholds read with ``self.params(info)``.
+
+    Optional hooks, with defaults that do nothing: ``not_applicable`` (a stage that cannot apply to
+    this source is off, not failed), ``set_findings`` (called before ``finalize`` when
+    ``reads_findings``), ``refines`` (checks of other modules it adds findings to).
     """
 
     infos: ClassVar[tuple[CheckInfo, ...]]
+    #: checks this stage adds findings to but that do not, on their own, start it (e.g. the embedding stage
+    #: adds near contradictions and the embedding view of near_identical_pair only when near-duplicate
+    #: search runs anyway); their findings are kept when the user enabled them
+    refines: ClassVar[frozenset[str]] = frozenset()
+    #: True: ``set_findings`` is called before ``finalize`` with the findings of the stages finalized
+    #: before this one (e.g. split_leakage reads the near_duplicate_pair groups)
+    reads_findings: ClassVar[bool] = False
     #: attributes holding what ``observe`` accumulates (lists of per-batch arrays, dicts of such
     #: lists or of counters, numbers). Engines that run ``observe`` elsewhere (the Ray engine, in
     #: actors) ship them to the driver with ``export_state`` and merge them with ``absorb_state``.
@@ -38,6 +50,19 @@ class Stage:
     def __init__(self, ctx: Context, enabled: set[str]) -> None:
         self.ctx = ctx
         self.enabled = enabled
+
+    @classmethod
+    def not_applicable(cls, ctx: Context) -> str | None:
+        """Why the stage cannot apply to this source (e.g. one split only), or None when it can."""
+        return None
+
+    def params(self, info: CheckInfo) -> dict[str, Any]:
+        """The thresholds of one of this stage's checks in this run."""
+        return info.params(self.ctx.params)
+
+    def set_findings(self, findings: list[Finding], ran: set[str]) -> None:
+        """Findings of the stages finalized before this one; ``ran``: checks that ran to completion.
+        Called only when ``reads_findings``."""
 
     def export_state(self) -> dict[str, Any]:
         """Hand over (and reset) what ``observe`` accumulated since the last call."""

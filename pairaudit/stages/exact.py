@@ -7,13 +7,11 @@ probability ~n^2/2^65 (about 3e-8 at 1M rows).
 
 from __future__ import annotations
 
-import hashlib
-
 import numpy as np
 
 from pairaudit.checks.base import CheckInfo
-from pairaudit.datatypes import Finding, Pair, StageResult
-from pairaudit.hashing import side_digests
+from pairaudit.datatypes import Pair, StageResult
+from pairaudit.hashing import ordered_key, side_digests, unordered_key
 from pairaudit.stages.base import Stage
 from pairaudit.trainer.tokenizer import EncodedPair
 
@@ -21,6 +19,7 @@ DUPLICATE_INFO = CheckInfo(
     "duplicate_pair",
     "exact duplicate of an earlier (prompt, chosen, rejected); the first occurrence is kept and is the group",
     "drop",
+    summary="exact duplicate of another row",
     kind="global",
     why="duplicates over-weight one preference; one copy keeps the signal",
 )
@@ -29,14 +28,11 @@ CONTRADICTION_INFO = CheckInfo(
     "another row has the same (or, with the embed extra, near-same) prompt and the same two responses "
     "preferred the other way; every row of such a group gets the finding, group = smallest row",
     "drop",
+    summary="same pair, preferred both ways",
     kind="global",
     why="the same comparison labelled both ways pushes the DPO logit in opposite directions: neither label "
         "can be trusted without review, so both are dropped by default",
 )
-
-
-def _u64(b: bytes) -> int:
-    return int.from_bytes(b[:8], "little")
 
 
 class ExactStage(Stage):
@@ -58,12 +54,10 @@ class ExactStage(Stage):
         rows, ordered = np.empty(n, np.int64), np.empty(n, np.uint64)
         unordered, flip = np.empty(n, np.uint64), np.empty(n, np.bool_)
         for i, pair in enumerate(pairs):
-            p, c, r = side_digests(pair)
+            digests = side_digests(pair)
             rows[i] = pair.row
-            ordered[i] = _u64(hashlib.blake2b(p + c + r, digest_size=8).digest())
-            lo, hi = (c, r) if c <= r else (r, c)
-            unordered[i] = _u64(hashlib.blake2b(p + lo + hi, digest_size=8).digest())
-            flip[i] = c > r
+            ordered[i] = ordered_key(digests)
+            unordered[i], flip[i] = unordered_key(digests)
         self._rows.append(rows)
         self._ordered.append(ordered)
         self._unordered.append(unordered)
@@ -85,7 +79,7 @@ class ExactStage(Stage):
                 if ordered[j] != ordered[i]:
                     first_row = rows[j]
                     continue
-                res.findings.append(Finding(int(rows[j]), "duplicate_pair", None, 1.0, int(first_row),
+                res.findings.append(DUPLICATE_INFO.finding(int(rows[j]), None, 1.0, int(first_row),
                                             f"exact duplicate of row {first_row}"))
         if "contradictory_pair" in self.enabled:
             order = np.lexsort((rows, unordered))
@@ -97,7 +91,7 @@ class ExactStage(Stage):
                 g = int(rows[grp].min())
                 for i in grp:
                     others = sorted(int(rows[j]) for j in grp if flip[j] != flip[i])
-                    res.findings.append(Finding(int(rows[i]), "contradictory_pair", None, 1.0, g,
+                    res.findings.append(CONTRADICTION_INFO.finding(int(rows[i]), None, 1.0, g,
                                                 f"same prompt and responses preferred the other way in row(s) "
                                                 f"{', '.join(map(str, others[:5]))}"))
         res.findings.sort(key=lambda f: (f.row, f.check))

@@ -18,7 +18,6 @@ is that score for eval rows (0.0 when no match) and null for train rows.
 
 from __future__ import annotations
 
-import hashlib
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
@@ -26,7 +25,7 @@ import numpy as np
 
 from pairaudit.checks.base import CheckInfo
 from pairaudit.datatypes import Finding, Pair, StageResult
-from pairaudit.hashing import side_digests
+from pairaudit.hashing import side_digests, unordered_key
 from pairaudit.stages.base import Stage
 
 if TYPE_CHECKING:
@@ -39,6 +38,7 @@ SPLIT_LEAKAGE_INFO = CheckInfo(
     "responses in either order) or as a near duplicate (near_duplicate_pair groups, embed extra); only when several "
     "splits are scanned together (--split all). group = the smallest matching train row",
     "drop",
+    summary="eval-split pair also in train",
     thresholds={"train_split": "train"},
     kind="global",
     why="an evaluation pair seen in training inflates evaluation results; the eval copy is dropped, the train "
@@ -46,18 +46,15 @@ SPLIT_LEAKAGE_INFO = CheckInfo(
 )
 
 
-def _u64(b: bytes) -> int:
-    return int.from_bytes(b[:8], "little")
-
-
 class SplitLeakageStage(Stage):
     infos = (SPLIT_LEAKAGE_INFO,)
     state_attrs = ("_rows", "_hash", "_flip")
+    reads_findings = True
     distribute, partition_key = "hash", "_hash"  # near matches come as findings, with every member's row
 
     def __init__(self, ctx: Context, enabled: set[str]) -> None:
         super().__init__(ctx, enabled)
-        self.train_split = str({**SPLIT_LEAKAGE_INFO.thresholds, **ctx.params.get("split_leakage", {})}["train_split"])
+        self.train_split = str(self.params(SPLIT_LEAKAGE_INFO)["train_split"])
         self._rows: list[np.ndarray] = []
         self._hash: list[np.ndarray] = []
         self._flip: list[np.ndarray] = []
@@ -66,11 +63,10 @@ class SplitLeakageStage(Stage):
 
     @classmethod
     def not_applicable(cls, ctx: Context) -> str | None:
-        """Why the check cannot run on this source (None: it can)."""
         names = [name for name, _, _ in ctx.splits or []]
         if len(names) < 2:
             return "needs two or more splits scanned together (--split all, or --split train,test)"
-        train = str({**SPLIT_LEAKAGE_INFO.thresholds, **ctx.params.get("split_leakage", {})}["train_split"])
+        train = str(SPLIT_LEAKAGE_INFO.params(ctx.params)["train_split"])
         if train not in names:
             return (f"no split named {train!r} among the scanned splits {names} "
                     "(--set split_leakage.train_split=NAME)")
@@ -80,17 +76,13 @@ class SplitLeakageStage(Stage):
         n = len(pairs)
         rows, hashes, flip = np.empty(n, np.int64), np.empty(n, np.uint64), np.empty(n, np.bool_)
         for i, pair in enumerate(pairs):
-            p, c, r = side_digests(pair)
-            lo, hi = (c, r) if c <= r else (r, c)
             rows[i] = pair.row
-            hashes[i] = _u64(hashlib.blake2b(p + lo + hi, digest_size=8).digest())
-            flip[i] = c > r
+            hashes[i], flip[i] = unordered_key(side_digests(pair))
         self._rows.append(rows)
         self._hash.append(hashes)
         self._flip.append(flip)
 
     def set_findings(self, findings: list[Finding], ran: set[str]) -> None:
-        """Findings of the stages finalized before this one; ``ran``: checks that ran to completion."""
         self._near_ran = "near_duplicate_pair" in ran
         self._near = [(f.row, f.group, f.score) for f in findings
                       if f.check == "near_duplicate_pair" and f.group is not None]
@@ -127,7 +119,7 @@ class SplitLeakageStage(Stage):
                 continue
             row, trow = int(rows[k]), int(rows[t])
             swapped = " (chosen and rejected swapped)" if flip[k] != flip[t] else ""
-            found[row] = Finding(row, "split_leakage", None, 1.0, trow,
+            found[row] = SPLIT_LEAKAGE_INFO.finding(row, None, 1.0, trow,
                                  f"{names[split_idx[k]]} row is in {self.train_split}: same prompt and responses as "
                                  f"row {trow}{swapped}")
             score[k] = 1.0
@@ -152,13 +144,13 @@ class SplitLeakageStage(Stage):
                 s = members[row]
                 if s is None:  # the representative: its closest train member's score
                     s = max((members[t] for t in train_rows if members[t] is not None), default=None)
-                found[row] = Finding(row, "split_leakage", None, s, train_rows[0],
+                found[row] = SPLIT_LEAKAGE_INFO.finding(row, None, s, train_rows[0],
                                      f"{names[split_idx[k]]} row is a near duplicate of {self.train_split} row "
                                      f"{train_rows[0]} (near_duplicate_pair group {min(members)})")
                 score[k] = s if s is not None else np.nan
         res.findings = sorted(found.values(), key=lambda f: f.row)
         res.rows = rows
-        res.scores = {"split_leakage_score": score}
+        res.scores = {SPLIT_LEAKAGE_INFO.score_key: score}
         n_exact = sum(1 for f in res.findings if f.score == 1.0 and "same prompt" in f.detail)
         stats: dict[str, Any] = {"train_split": self.train_split, "eval_rows": int((~is_train).sum()),
                                  "exact": n_exact, "near": len(res.findings) - n_exact}

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from pairaudit.checks.base import CheckInfo
-from pairaudit.datatypes import Finding, Pair, StageResult
+from pairaudit.datatypes import Pair, StageResult
 from pairaudit.stages.base import Stage
 from pairaudit.trainer.split import implicit_split
 from pairaudit.trainer.tokenizer import EncodedPair
@@ -26,6 +26,7 @@ LENGTH_OUTLIER_INFO = CheckInfo(
     "token length far outside the dataset's own distribution (robust z-score of log length, median/MAD "
     "with the scale floored at 0.25, above max_z), or a response of at most min_tokens content tokens",
     "flag",
+    summary="length far from the dataset's",
     kind="global",
     thresholds={"max_z": 5.0, "min_tokens": 1},
     why="outliers are often scraping accidents, but some datasets have legitimately short or long answers",
@@ -91,7 +92,7 @@ class LengthStage(Stage):
         rows = np.concatenate(self._rows)
         lens = np.concatenate(self._lens)
         shared = np.concatenate(self._shared) if self._shared else np.zeros(len(rows), np.bool_)
-        params = self.ctx.params.get("length_outlier", LENGTH_OUTLIER_INFO.thresholds)
+        params = self.params(LENGTH_OUTLIER_INFO)
         logl = np.log1p(lens.astype(np.float64))
         med, mad = _median_mad(summary if summary is not None else self.summary())
         # a floor on the scale keeps near-uniform datasets (MAD ~ 0) from flagging tiny differences:
@@ -99,7 +100,7 @@ class LengthStage(Stage):
         z = np.abs(logl - med) / np.maximum(mad, MIN_SCALE)
         worst = z.max(axis=1)
         res.rows = rows
-        res.scores["length_outlier_score"] = worst
+        res.scores[LENGTH_OUTLIER_INFO.score_key] = worst
         res.stats["length_outlier"] = {f"median_{s}_tokens": float(np.expm1(med[k])) for k, s in enumerate(SIDES)}
         if "length_outlier" not in self.enabled:
             return res
@@ -113,12 +114,12 @@ class LengthStage(Stage):
                     why = " (the trainer's prompt took the text both responses open with, see prefix_pair)"
                 if z[i, k] > params["max_z"]:
                     typical = float(np.expm1(med[k]))
-                    res.findings.append(Finding(int(rows[i]), "length_outlier", side, float(z[i, k]),
+                    res.findings.append(LENGTH_OUTLIER_INFO.finding(int(rows[i]), side, float(z[i, k]),
                                                 detail=f"{what} {n} tokens vs median {typical:.0f} "
                                                        f"(robust z {z[i, k]:.1f}){why}"))
                 elif side != "prompt" and 0 < n <= params["min_tokens"]:
                     before = " before the EOS" if shared[i] else ""
-                    res.findings.append(Finding(int(rows[i]), "length_outlier", side, float(z[i, k]),
+                    res.findings.append(LENGTH_OUTLIER_INFO.finding(int(rows[i]), side, float(z[i, k]),
                                                 detail=f"{what} has only {n} token(s){before}{why}"))
         return res
 

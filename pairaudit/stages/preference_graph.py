@@ -34,6 +34,7 @@ CYCLE_INFO = CheckInfo(
     "Z > X; a response counts once wherever the same text, or the same response of a near_duplicate_pair group, "
     "appears); group = smallest row of the cycle set, score = shortest cycle length, the detail names the rows",
     "flag",
+    summary="X > Y > Z > X within a prompt",
     thresholds={"max_cycle": 8},
     kind="global",
     why="each label may be defensible on its own (several annotators, ties broken differently); together they "
@@ -119,6 +120,7 @@ def _shortest_back(start: int, goal: int, adj: dict[int, list[tuple[int, int]]],
 
 class PreferenceGraphStage(Stage):
     infos = (CYCLE_INFO,)
+    reads_findings = True  # near_duplicate_pair groups join nodes
     state_attrs = ("_rows", "_keys")
 
     def __init__(self, ctx, enabled):  # noqa: ANN001
@@ -174,7 +176,7 @@ class PreferenceGraphStage(Stage):
         succ: list[list[int]] = [[] for _ in range(len(ids))]
         for a, b in zip(cu.tolist(), cv.tolist()):
             succ[a].append(b)
-        limit = int(self.ctx.params.get("preference_cycle", {}).get("max_cycle", CYCLE_INFO.thresholds["max_cycle"]))
+        limit = int(self.params(CYCLE_INFO)["max_cycle"])
         findings: list[Finding] = []
         comp_of = np.full(len(ids), -1, dtype=np.int64)
         comps = _sccs(len(ids), succ)
@@ -196,8 +198,8 @@ class PreferenceGraphStage(Stage):
                 cyc = [e] + back
                 r = int(rows[live[e]])
                 others = ", ".join(str(int(rows[live[x]])) for x in back)
-                findings.append(Finding(
-                    r, "preference_cycle", None, float(len(cyc)), group,
+                findings.append(CYCLE_INFO.finding(
+                    r, None, float(len(cyc)), group,
                     f"preference cycle over {len(cyc)} responses to the same prompt: this row's chosen > rejected, "
                     f"then row(s) {others} lead from its rejected back to its chosen (X > Y > ... > X); "
                     f"no ranking agrees with every label"))

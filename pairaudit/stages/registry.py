@@ -20,12 +20,6 @@ STAGE_PATHS: tuple[str, ...] = (
     "pairaudit.stages.leakage:SplitLeakageStage",  # after near duplicates: it reads their findings
 )
 
-# checks a stage refines but that do not, on their own, start it (e.g. the embedding stage adds near
-# contradictions only when near-duplicate search runs anyway)
-SHARED_CHECKS: dict[str, frozenset[str]] = {
-    "NearDuplicateStage": frozenset({"contradictory_pair", "near_identical_pair"}),
-}
-
 
 def load_stage(path: str) -> type[Stage] | None:
     mod, _, cls = path.partition(":")

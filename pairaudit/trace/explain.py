@@ -65,7 +65,7 @@ def audit_findings(audit: str | Path, rows: list[int]) -> dict[int, list[dict[st
     out: dict[int, list[dict[str, Any]]] = {r: [] for r in rows}
     if not path.exists():
         return out
-    df = pl.read_parquet(path).filter(pl.col("row").is_in(sorted(rows))).sort(["row", "check", "field"])
+    df = pl.read_parquet(path, glob=False).filter(pl.col("row").is_in(sorted(rows))).sort(["row", "check", "field"])
     for rec in df.iter_rows(named=True):
         out[int(rec["row"])].append({k: rec[k] for k in ("check", "action", "field", "score", "detail", "group")
                                      if rec.get(k) is not None})
@@ -76,12 +76,11 @@ def pair_check_findings(records: dict[int, Any], *, tokenizer: str | None, max_l
                         truncation_mode: str = "keep_start") -> dict[int, list[dict[str, Any]]]:
     """pairaudit's per-pair checks on just these records (no whole-dataset stage: no duplicates etc.)."""
     from pairaudit.batch import BatchProcessor
-    from pairaudit.config import ScanConfig, default_cache_dir
-    from pairaudit.plan import build_plan
+    from pairaudit.config import ScanConfig
 
     cfg = ScanConfig(tokenizer=tokenizer, max_length=max_length, max_prompt_length=None,
                      truncation_mode=truncation_mode)
-    proc = BatchProcessor(cfg, build_plan(cfg), {}, None, default_cache_dir())
+    proc = BatchProcessor.for_config(cfg)
     res = proc.process([records[r] for r in sorted(records)])
     out: dict[int, list[dict[str, Any]]] = {r: [] for r in records}
     for f in sorted(res.findings, key=lambda f: (f.row, f.check, f.field or "")):
@@ -202,7 +201,7 @@ def finding_rates(audit: str | Path, trainer_rows: Any) -> dict[str, Any]:
     out: dict[str, Any] = {"of": int(len(rows_)), "checks": {}}
     if not path.exists() or not len(rows_):
         return out
-    df = pl.read_parquet(path, columns=["row", "check"]).filter(pl.col("row").is_in(rows_.tolist()))
+    df = pl.read_parquet(path, columns=["row", "check"], glob=False).filter(pl.col("row").is_in(rows_.tolist()))
     counts = df.unique().group_by("check").len().sort("check")
     out["checks"] = {str(c): int(n) for c, n in counts.iter_rows()}
     return out

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from pairaudit.trace.record import META, write_json_atomic
+from pairaudit.versions import package_versions
 
 
 def collect_settings(args: Any, state: Any, dl: Any) -> dict[str, Any]:
@@ -40,18 +41,11 @@ def write_meta(folder: Path, collected: dict[str, Any], state: Any, processing_c
                source_rows: bool, data: str | Path | None, recording: bool) -> None:
     """Add this ``train()`` session to ``meta.json`` (written atomically) with the order settings, the
     library versions and the training tokenizer (saved once under ``tokenizer/``)."""
-    import importlib.metadata as md
-
     meta_path = folder / META
     meta = json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.exists() else {}
     sessions = list(meta.get("sessions") or [])
     sessions.append({"session": session, "start_step": int(state.global_step), "time": round(time.time())})
-    versions = {}
-    for pkg in ("torch", "transformers", "accelerate", "trl", "datasets"):
-        try:
-            versions[pkg] = md.version(pkg)
-        except md.PackageNotFoundError:
-            pass
+    versions = package_versions(("torch", "transformers", "accelerate", "trl", "datasets"))
     settings = {k: v for k, v in collected.items() if k != "dataset_length"}
     settings["resumed_at"] = sorted({s["start_step"] for s in sessions if s["start_step"] > 0})
     tok_dir = folder / "tokenizer"

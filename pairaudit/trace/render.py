@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
-from pairaudit import __version__
 from pairaudit.trace.explain import rank_rows
 from pairaudit.trace.record import StepTable
+from pairaudit.versions import __version__
 
 CULPRIT_LEVEL = 3  # evidence levels: see pairaudit.trace.explain.rank_rows
 
@@ -103,14 +101,16 @@ def _summary(doc: dict[str, Any]) -> str:
     return head + "; no row of the window stands out (no finding, no extreme or non-finite logit)"
 
 
-def write_outputs(doc: dict[str, Any], out_dir: Path, *, render_html: bool = True) -> None:
+def write_outputs(doc: dict[str, Any], out_dir: Path, drops: bytes | None = None, *, render_html: bool = True) -> None:
+    """``trace.json`` and ``trace-drop.jsonl`` (the drop decisions of a data cause; an older one is removed
+    when there is none) as outputs of ``out_dir``, under the output folder's rules (never a file pairaudit
+    did not write), then report.html re-rendered when the folder holds a scan."""
+    from pairaudit.outputs.single import replace_outputs
+
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".trace.json.", suffix=".tmp", dir=out_dir)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        json.dump(_clean(doc), fh, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False, default=_safe)
-        fh.write("\n")
-    os.replace(tmp, out_dir / "trace.json")
+    text = json.dumps(_clean(doc), indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False, default=_safe)
+    replace_outputs(out_dir, {"trace.json": (text + "\n").encode("utf-8"), "trace-drop.jsonl": drops},
+                    doing="writing trace.json")
     if render_html and (out_dir / "report.json").exists():
         try:
             from pairaudit.report.html import render_report

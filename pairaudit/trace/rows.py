@@ -73,17 +73,16 @@ def token_lengths(source: str | Path, settings: TraceSettings, *, tokenizer_obj:
     tokenization (:mod:`pairaudit.trainer.profiles`, :class:`pairaudit.trainer.tokenizer.DPOTokenizer`: the installed TRL's
     preprocessing, pinned against TRL's own code by tests/test_trl_differential.py)."""
     from pairaudit.batch import BatchProcessor
-    from pairaudit.config import ScanConfig, default_cache_dir
+    from pairaudit.config import ScanConfig
     from pairaudit.datatypes import Finding
     from pairaudit.io.readers import open_source
-    from pairaudit.plan import build_plan
     from pairaudit.trainer import profiles
     from pairaudit.trainer.tokenizer import DPOTokenizer
 
     st = profiles.settings("trl", max_length=settings.max_length, truncation_mode=settings.truncation_mode)
     cfg = st.apply(ScanConfig(tokenizer=settings.tokenizer, columns=dict(settings.columns or {}),
                               only=["malformed_record"]))
-    proc = BatchProcessor(cfg, build_plan(cfg), cfg.columns, None, default_cache_dir(), st)
+    proc = BatchProcessor.for_config(cfg, columns=cfg.columns, trainer=st)
     if tokenizer_obj is not None:
         proc.tok = DPOTokenizer(tokenizer_obj, None, trainer=st)
     rows: list[int] = []

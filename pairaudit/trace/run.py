@@ -14,8 +14,6 @@
 from __future__ import annotations
 
 import json
-import os
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from pairaudit.errors import ConfigError, InputError, PairauditError
+from pairaudit.report.terminal import echo
 from pairaudit.trace import explain, history, order, record, rows, settings, verify
 from pairaudit.trace.checkpoints import checkpoint_step
 
@@ -118,7 +117,7 @@ def trace(run_dir: str | Path, data: str | Path, *, out: str | Path | None = Non
     """Trace a run that went non-finite back to its source rows; writes ``OUT/trace.json`` (+ report.html)."""
     from pairaudit.trace.render import build_doc, write_outputs
 
-    log = log or (lambda m: print(f"pairaudit: {m}", file=sys.stderr))
+    log = log or (lambda m: echo(f"pairaudit: {m}", err=True))
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise InputError(f"run folder {run_dir} does not exist", fix="pass the trainer's output_dir")
@@ -154,8 +153,8 @@ def trace(run_dir: str | Path, data: str | Path, *, out: str | Path | None = Non
         last_logged = hist.entries[-1]["step"] if hist and hist.entries else None
         doc_common["last_logged_step"] = last_logged
         doc = build_doc(status="no_failure", common=doc_common)
-        _diagnose(doc, run_dir, state, s, None, data, out_dir, reference)
-        write_outputs(doc, out_dir, render_html=False)
+        drops = _diagnose(doc, run_dir, state, s, None, data, out_dir, reference)
+        write_outputs(doc, out_dir, drops, render_html=False)
         return TraceResult(doc, out_dir)
     first, last = event.first_step, event.step
     if event.source == "log_history" and hist is not None:
@@ -198,8 +197,8 @@ def trace(run_dir: str | Path, data: str | Path, *, out: str | Path | None = Non
     if not reliability["reliable"]:
         doc = build_doc(status="unreliable", common=doc_common, event=event, window=(first, last), prev=prev,
                         order_info=order_info)
-        _diagnose(doc, run_dir, state, s, (first, last), data, out_dir, reference)
-        write_outputs(doc, out_dir, render_html=False)
+        drops = _diagnose(doc, run_dir, state, s, (first, last), data, out_dir, reference)
+        write_outputs(doc, out_dir, drops, render_html=False)
         return TraceResult(doc, out_dir)
 
     # -- explain ---------------------------------------------------------------------------------
@@ -234,14 +233,15 @@ def trace(run_dir: str | Path, data: str | Path, *, out: str | Path | None = Non
     doc = build_doc(status="found", common=doc_common, event=event, window=(first, last), prev=prev,
                     steps=steps, order_info=order_info, info=info, window_rows=window_rows, prev_rows=prev_rows,
                     policy=policy_info, audit=str(audit_dir), run_rates=run_rates)
-    _diagnose(doc, run_dir, state, s, (first, last), data, out_dir, reference)
-    write_outputs(doc, out_dir, render_html=render_html)
+    drops = _diagnose(doc, run_dir, state, s, (first, last), data, out_dir, reference)
+    write_outputs(doc, out_dir, drops, render_html=render_html)
     return TraceResult(doc, out_dir)
 
 
 def _diagnose(doc: dict[str, Any], run_dir: Path, state: dict[str, Any] | None, s: settings.TraceSettings,
-              window: tuple[int, int] | None, data: str, out_dir: Path, reference: str | None) -> None:
-    """Add the diagnosis (why the run died, what to change) and write the drop decisions it refers to."""
+              window: tuple[int, int] | None, data: str, out_dir: Path, reference: str | None) -> bytes | None:
+    """Add the diagnosis (why the run died, what to change); returns the drop decisions it refers to (the
+    content of ``trace-drop.jsonl``), or None."""
     from pairaudit.trace.diagnose import diagnose
 
     diag = diagnose(run_dir=run_dir, state=state, args=s.run_args, args_source=s.run_args_source, window=window,
@@ -249,13 +249,10 @@ def _diagnose(doc: dict[str, Any], run_dir: Path, state: dict[str, Any] | None, 
     doc["diagnosis"] = diag
     for c in diag.get("causes") or []:
         if c.get("decisions") and c.get("rows"):
-            out_dir.mkdir(parents=True, exist_ok=True)
-            lines = "".join(json.dumps({"row": r, "decision": "drop", "note": "pairaudit trace: row of the failing "
-                                        f"window {window[0]}-{window[1]}" if window else "pairaudit trace"}) + "\n"
-                            for r in c["rows"])
-            tmp = out_dir / ".trace-drop.jsonl.tmp"
-            tmp.write_text(lines, encoding="utf-8")
-            os.replace(tmp, c["decisions"])
+            return "".join(json.dumps({"row": r, "decision": "drop", "note": "pairaudit trace: row of the failing "
+                                       f"window {window[0]}-{window[1]}" if window else "pairaudit trace"}) + "\n"
+                           for r in c["rows"]).encode("utf-8")
+    return None
 
 
 def _policy(run_dir: Path, policy: str | None, reference: str | None, first: int, s: settings.TraceSettings,

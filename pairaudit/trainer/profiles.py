@@ -24,9 +24,11 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from pairaudit.config import TRUNCATION_MODES
 from pairaudit.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -34,7 +36,6 @@ if TYPE_CHECKING:
 
 AUTO = "auto"  # a limit or mode left to the trainer profile's default
 NO_LIMIT = "none"  # how a user writes "no limit" (None in Python)
-MODES = ("keep_start", "keep_end")
 
 
 @dataclass(frozen=True)
@@ -97,12 +98,9 @@ def _cmp(version: str, op: str, bound: str) -> bool:
 
 def installed_trl() -> str | None:
     """Version of the installed TRL (read from its metadata; trl itself is never imported here)."""
-    import importlib.metadata as md
+    from pairaudit.versions import package_versions
 
-    try:
-        return md.version("trl")
-    except md.PackageNotFoundError:
-        return None
+    return package_versions(("trl",)).get("trl")
 
 
 def profile_for_version(version: str) -> TrainerProfile:
@@ -199,16 +197,6 @@ class TrainerSettings:
         return self.drop_reason(n) is None
 
     # -- report ---------------------------------------------------------------------------------
-    def limits_text(self) -> str:
-        def lim(v: int | None) -> str:
-            return "none" if v is None else str(v)
-
-        parts = [f"max_length {lim(self.max_length)}", f"truncation_mode {self.truncation_mode}"]
-        if self.profile.prompt_limits:
-            parts += [f"max_prompt_length {lim(self.max_prompt_length)}",
-                      f"max_completion_length {lim(self.max_completion_length)}"]
-        return ", ".join(parts)
-
     def filter_text(self) -> str | None:
         if self.drop_reason(10**12) is None:
             return None
@@ -268,7 +256,7 @@ def settings(trainer: str | None = "trl", *, max_length: Any = AUTO, max_prompt_
         mode = prof.truncation_mode
     else:
         explicit.append("truncation_mode")
-        if mode not in MODES:
+        if mode not in TRUNCATION_MODES:
             raise ConfigError(f"--truncation-mode {truncation_mode!r} is not known",
                               expected="keep_start or keep_end (TRL DPOConfig.truncation_mode)")
     notes = []
@@ -304,7 +292,8 @@ def trl_extract_prompt(chosen: Any, rejected: Any) -> tuple[Any, Any, Any]:
     return chosen[:idx], chosen[idx:], rejected[idx:]
 
 
-def common_prefix_length(a: list[int], b: list[int]) -> int:
+def common_prefix_length(a: Sequence[Any], b: Sequence[Any]) -> int:
+    """How many leading items (token ids, characters) ``a`` and ``b`` share."""
     n = 0
     for x, y in zip(a, b):
         if x != y:

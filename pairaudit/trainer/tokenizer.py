@@ -66,15 +66,6 @@ class Rendered(tuple):
         return obj
 
 
-def _common_text_prefix(a: str, b: str) -> str:
-    n = 0
-    for x, y in zip(a, b):
-        if x != y:
-            break
-        n += 1
-    return a[:n]
-
-
 class DPOTokenizer:
     """The user's training tokenizer with the trainer semantics that decide tokens and truncation.
 
@@ -171,9 +162,9 @@ class DPOTokenizer:
                 raise ValueError(f"the prompt's last message has role {role!r}; TRL < 0.29 accepts user, tool or "
                                  "assistant (ValueError: Invalid role in the last message)")
         full_c, full_r = apply(prompt + chosen, tokenize=False), apply(prompt + rejected, tokenize=False)
-        p1 = _common_text_prefix(p_text, full_c)  # TRL's takewhile: the prompt as it starts prompt+completion
+        p1 = p_text[:profiles.common_prefix_length(p_text, full_c)]  # TRL's takewhile: the prompt as it starts prompt+completion
         c_text = full_c[len(p1):]
-        p2 = _common_text_prefix(p1, full_r)
+        p2 = p1[:profiles.common_prefix_length(p1, full_r)]
         return Rendered((p2, c_text, full_r[len(p2):]), eos_ids=self.profile.chat_eos)
 
     @property

@@ -23,6 +23,7 @@ DPO_OVERFLOW_INFO = CheckInfo(
     "overflow, saturate or lose the margin in fp16/bf16; without a policy only what the reference model supports: "
     "half-precision rounding of the log-prob sums, outlier margins and near-impossible tokens",
     "flag",
+    summary="extreme DPO logit (fp16/bf16)",
     kind="global",
     extra="models",
     default_enabled=False,

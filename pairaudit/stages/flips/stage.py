@@ -24,29 +24,12 @@ from typing import Any
 
 import numpy as np
 
-from pairaudit.checks.base import CheckInfo
-from pairaudit.datatypes import Finding, Pair, StageResult
+from pairaudit.datatypes import Pair, StageResult
 from pairaudit.errors import ConfigError, MissingDependency, require
 from pairaudit.stages.base import Stage
 from pairaudit.stages.flips.overflow import DPO_OVERFLOW_INFO, overflow_risk
+from pairaudit.stages.flips.verdict import LIKELY_FLIPPED_INFO, flip_result
 from pairaudit.stages.spill import Spill
-
-LIKELY_FLIPPED_INFO = CheckInfo(
-    "likely_flipped",
-    "evidence that the rejected response is better than the chosen one: one cross-fitted model over every signal "
-    "that ran (embedding and length differences always; the reference model's log-probs and hidden states with "
-    "--reference or on CUDA; reward margin; policy logit), whose signs and weights are learned from the dataset's "
-    "own labels; likely_flipped_score = 1 - P(label right), flagged at `threshold` when the evidence beats chance",
-    "flag",
-    kind="global",
-    extra="flips",
-    default_enabled=True,
-    thresholds={"threshold": 0.8, "folds": 5, "min_rows": 200, "z_min": 3.0, "min_auroc_for_rate": 0.75,
-                "use_reference": True, "use_embedding": True},
-    why="studies of noisy preference data find that removing suspected flips is safer than flipping them back "
-        "(a wrong flip injects a new error, and weak detectors have many false positives); flag for review, "
-        "drop with --drop likely_flipped, or flip with --flip likely_flipped when the evidence is strong",
-)
 
 REF_COLS = ("ref_logp_chosen", "ref_logp_rejected", "ref_tokens_chosen", "ref_tokens_rejected",
             "ref_min_logp_chosen", "ref_min_logp_rejected", "policy_logp_chosen", "policy_logp_rejected",
@@ -81,8 +64,8 @@ class FlipStage(Stage):
     def __init__(self, ctx, enabled):  # noqa: ANN001
         super().__init__(ctx, enabled)
         cfg = ctx.config
-        self.p_flip = {**LIKELY_FLIPPED_INFO.thresholds, **ctx.params.get("likely_flipped", {})}
-        self.p_over = {**DPO_OVERFLOW_INFO.thresholds, **ctx.params.get("dpo_overflow_risk", {})}
+        self.p_flip = self.params(LIKELY_FLIPPED_INFO)
+        self.p_over = self.params(DPO_OVERFLOW_INFO)
         self.cap = cfg.reference_max_rows
         self.beta = float(cfg.beta)
         self._rows: list[np.ndarray] = []
@@ -243,8 +226,6 @@ class FlipStage(Stage):
             self._spill.close()
 
     def _finalize(self) -> StageResult:
-        from pairaudit.stages.flips.verdict import flip_result
-
         t0 = time.perf_counter()
         res = StageResult()
         if not self._rows:
@@ -279,10 +260,10 @@ class FlipStage(Stage):
         if "dpo_overflow_risk" in self.enabled:
             risk, details = overflow_risk(self.p_over, col, mean_margin, policy_logit, self.beta,
                                           self.policy is not None)
-            res.scores["dpo_overflow_risk_score"] = risk
+            res.scores[DPO_OVERFLOW_INFO.score_key] = risk
             thr = float(self.p_over["threshold"])
             for i in np.nonzero(np.nan_to_num(risk, nan=-1.0) >= thr)[0]:
-                res.findings.append(Finding(int(rows[i]), "dpo_overflow_risk", None, float(risk[i]), detail=details(i)))
+                res.findings.append(DPO_OVERFLOW_INFO.finding(int(rows[i]), None, float(risk[i]), detail=details(i)))
         ref_stats = self._reference_stats(len(rows))
         if "likely_flipped" in stats:
             stats["likely_flipped"]["reference"] = ref_stats

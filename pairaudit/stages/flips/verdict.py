@@ -6,9 +6,28 @@ from typing import Any
 
 import numpy as np
 
+from pairaudit.checks.base import CheckInfo
 from pairaudit.datatypes import Finding
 from pairaudit.stages.flips.model import drivers, fit_flip_model, oof_logodds
 from pairaudit.stages.flips.stats import judge
+
+LIKELY_FLIPPED_INFO = CheckInfo(
+    "likely_flipped",
+    "evidence that the rejected response is better than the chosen one: one cross-fitted model over every signal "
+    "that ran (embedding and length differences always; the reference model's log-probs and hidden states with "
+    "--reference or on CUDA; reward margin; policy logit), whose signs and weights are learned from the dataset's "
+    "own labels; likely_flipped_score = 1 - P(label right), flagged at `threshold` when the evidence beats chance",
+    "flag",
+    summary="evidence rejected is better",
+    kind="global",
+    extra="flips",
+    default_enabled=True,
+    thresholds={"threshold": 0.8, "folds": 5, "min_rows": 200, "z_min": 3.0, "min_auroc_for_rate": 0.75,
+                "use_reference": True, "use_embedding": True},
+    why="studies of noisy preference data find that removing suspected flips is safer than flipping them back "
+        "(a wrong flip injects a new error, and weak detectors have many false positives); flag for review, "
+        "drop with --drop likely_flipped, or flip with --flip likely_flipped when the evidence is strong",
+)
 
 # which raw features make up each signal (for "rows scored per signal")
 SIGNAL_FEATURES = {"embedding": ("embedding",), "length": ("chars", "words", "lines", "ends_punct"),
@@ -49,7 +68,7 @@ def flip_result(rows: np.ndarray, raw: dict[str, np.ndarray], emb: np.ndarray | 
     signals = {s: int(np.isfinite(np.column_stack([feats[f] for f in fs if f in feats])).any(axis=1).sum())
                if any(f in feats for f in fs) else 0 for s, fs in SIGNAL_FEATURES.items()}
     score = np.full(n, np.nan)
-    scores: dict[str, Any] = {"likely_flipped_score": score,
+    scores: dict[str, Any] = {LIKELY_FLIPPED_INFO.score_key: score,
                               "flip_embedding_logodds": feats.get("embedding", np.full(n, np.nan)),
                               "flip_probe_logodds": feats.get("probe", np.full(n, np.nan))}
     idx = np.nonzero(scorable)[0]
@@ -69,7 +88,7 @@ def flip_result(rows: np.ndarray, raw: dict[str, np.ndarray], emb: np.ndarray | 
         for j in np.nonzero(score[idx] >= thr)[0]:
             i = idx[j]
             why = drivers(fit, int(j), sub_raw, labels)
-            findings.append(Finding(int(rows[i]), "likely_flipped", None, float(score[i]),
+            findings.append(LIKELY_FLIPPED_INFO.finding(int(rows[i]), None, float(score[i]),
                                     detail=f"likely_flipped_score {score[i]:.2f} >= {thr:g}"
                                            + (f"; driven by {why}" if why else "")))
     stats["flagged"] = len(findings)

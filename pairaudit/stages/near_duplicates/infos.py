@@ -6,9 +6,10 @@ from __future__ import annotations
 import importlib.util
 
 from pairaudit.checks.base import CheckInfo
+from pairaudit.config import EMBED_MODES
 from pairaudit.errors import MissingDependency
 
-MODES = ("hybrid", "static", "transformer")
+MODES = EMBED_MODES
 DEFAULT_MODE = "hybrid"
 
 NEAR_DUPLICATE_INFO = CheckInfo(
@@ -22,6 +23,7 @@ NEAR_DUPLICATE_INFO = CheckInfo(
     "group = smallest row of the group, which is kept; score = the weakest response similarity; the detail says "
     "per field why it matched",
     "drop",
+    summary="semantic near-duplicate pair",
     thresholds={"min_prompt": 0.85, "min_response": 0.85, "min_response_flag": 0.80, "max_response": 0.98,
                 "calibration_quantile": 0.975, "calibration_margin": 0.03, "local_margin": 0.15, "calibration_rows": 256,
                 "calibration_pairs": 50000, "candidate_min_prompt": 0.50, "candidate_min_response": 0.55,
@@ -39,6 +41,7 @@ NEAR_CONTRADICTION_INFO = CheckInfo(
     "of its prompt that it does not match. Every row of the group gets the finding, group = smallest row; the "
     "unsure band flags",
     "drop",
+    summary="same pair, preferred both ways",
     kind="global",
     extra="embed",
     why="the same comparison labelled both ways pushes the DPO logit in opposite directions",

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from pairaudit.datatypes import Finding
+from pairaudit.stages.near_duplicates.infos import NEAR_CONTRADICTION_INFO, NEAR_DUPLICATE_INFO
 from pairaudit.stages.near_duplicates.search import rowdot
 from pairaudit.stages.near_duplicates.unionfind import Separated, UnionFind
 
@@ -225,8 +226,8 @@ def duplicate_findings(rows: np.ndarray, a: np.ndarray, b: np.ndarray, sure: np.
                 continue
             e = best_edge[x]
             y = int(b[e]) if int(a[e]) == x else int(a[e])
-            findings.append(Finding(
-                int(rows[x]), "near_duplicate_pair", None, float(round(float(st[e]), 6)), rep_row,
+            findings.append(NEAR_DUPLICATE_INFO.finding(
+                int(rows[x]), None, float(round(float(st[e]), 6)), rep_row,
                 f"near duplicate of row {int(rows[y])} ({explain(sim[e], cos[e], lex[e], why[e])}; "
                 f"{_band(True, float(thr[e]))}); group of {len(grp)} kept as row {rep_row}"))
     done = {int(rows[x]) for x in rep_of}
@@ -238,8 +239,8 @@ def duplicate_findings(rows: np.ndarray, a: np.ndarray, b: np.ndarray, sure: np.
             continue
         done.add(int(rows[x]))
         g = rep_of.get(y, int(rows[y]))
-        findings.append(Finding(
-            int(rows[x]), "near_duplicate_pair", None, float(round(float(st[e]), 6)), g,
+        findings.append(NEAR_DUPLICATE_INFO.finding(
+            int(rows[x]), None, float(round(float(st[e]), 6)), g,
             f"possible near duplicate of row {int(rows[y])} ({explain(sim[e], cos[e], lex[e], why[e])}; "
             f"{_band(False, float(thr[e]))})", unsure=True))
     return findings, len(groups), int(sum(len(g) for g in groups))
@@ -288,8 +289,8 @@ def contradiction_findings(rows: np.ndarray, a: np.ndarray, b: np.ndarray, sure:
             ps = sorted(partners[x], key=lambda t: (not sure[t[1]], int(rows[t[0]])))
             y, e = ps[0]
             others = ", ".join(str(int(rows[p])) for p, _ in ps[:5])
-            findings.append(Finding(
-                int(rows[x]), "contradictory_pair", None, round(float(st[e]), 6), g,
+            findings.append(NEAR_CONTRADICTION_INFO.finding(
+                int(rows[x]), None, round(float(st[e]), 6), g,
                 f"{'' if sure[e] else 'possibly '}the same two responses (each a copy or paraphrase) preferred the "
                 f"other way in row(s) {others} (row {int(rows[y])}: {explain(sim[e], cos[e], lex[e], why[e], names)}; "
                 f"{_band(bool(sure[e]), float(thr[e]))})", unsure=not bool(sure[e])))

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from pairaudit.checks.identical import NearIdenticalPair
 from pairaudit.datatypes import Finding
 from pairaudit.stages.near_duplicates.search import rowdot
 
@@ -20,15 +21,15 @@ def near_identical_findings(ctx: Context, rows: np.ndarray, pair_raw: np.ndarray
     """Rows whose chosen-vs-rejected cosine (``pair_raw``, this mode's model) is >= min_cosine. In hybrid mode
     the static cosine (>= 0.9) only proposes rows and the transformer's cosine (``transformer_vectors`` of the
     proposed row indices) decides."""
-    cfg = ctx.config
-    if "near_identical_pair" in cfg.skip or (cfg.only is not None and "near_identical_pair" not in cfg.only):
+    cfg, info = ctx.config, NearIdenticalPair.info
+    if info.name in cfg.skip or (cfg.only is not None and info.name not in cfg.only):
         return []
-    thr = float({"min_cosine": 0.98, **ctx.params.get("near_identical_pair", {})}["min_cosine"])
+    thr = float(info.params(ctx.params)["min_cosine"])
     cand = np.flatnonzero(pair_raw >= (0.9 if mode == "hybrid" else thr))
     cos = pair_raw[cand]
     if mode == "hybrid" and len(cand):
         _, Ct, Rt = transformer_vectors(cand)
         cos = rowdot(Ct, Rt, np.arange(len(cand)), np.arange(len(cand)))
-    return [Finding(int(rows[i]), "near_identical_pair", "rejected", float(c),
+    return [info.finding(int(rows[i]), "rejected", float(c),
                     detail=f"chosen-vs-rejected embedding cosine {c:.4f} >= {thr}")
             for i, c in zip(cand.tolist(), cos.tolist()) if c >= thr]

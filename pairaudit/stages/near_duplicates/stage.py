@@ -33,7 +33,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pairaudit.checks.base import CheckInfo
 from pairaudit.datatypes import Pair, StageResult
 from pairaudit.errors import ConfigError
 from pairaudit.stages.base import Stage
@@ -61,6 +60,7 @@ if TYPE_CHECKING:
 
 class NearDuplicateStage(Stage):
     infos = (NEAR_DUPLICATE_INFO, NEAR_CONTRADICTION_INFO)
+    refines = frozenset({"contradictory_pair", "near_identical_pair"})  # only when near-duplicate search runs
     state_attrs = ("_rows", "_P", "_C", "_R", "_sk", "_ln", "_phash", "_hresp", "_texts", "n_skipped", "_t_embed",
                    "_n_texts")
 
@@ -88,9 +88,6 @@ class NearDuplicateStage(Stage):
         self._t_embed = 0.0
         self._n_texts = 0
         self._spill = Spill()  # the per-row columns move to disk when large (stages/spill.py)
-
-    def _params(self, info: CheckInfo) -> dict[str, Any]:
-        return {**info.thresholds, **self.ctx.params.get(info.name, {})}
 
     @property
     def embedder(self) -> Embedder:
@@ -195,8 +192,8 @@ class NearDuplicateStage(Stage):
         compared = compared_keys(hresp)
         blobs = blobs if has_texts else None
         n = len(rows)
-        dup = self._params(NEAR_DUPLICATE_INFO)
-        con = {**dup, **self._params(NEAR_CONTRADICTION_INFO)}
+        dup = self.params(NEAR_DUPLICATE_INFO)
+        con = {**dup, **self.params(NEAR_CONTRADICTION_INFO)}
         timings: dict[str, float] = {"near_duplicates:embed_s": self._t_embed}
         if self.mode == "transformer":
             timings["near_duplicates:transformer_texts_encoded"] = float(self.embedder.n_encoded)
@@ -244,7 +241,7 @@ class NearDuplicateStage(Stage):
         res.findings.sort(key=lambda f: (f.row, f.check))
         res.rows = rows.tolist()
         res.scores = {"pair_cosine": pair_raw.astype(np.float64),
-                      "near_duplicate_pair_score": out["near_duplicate_pair_score"]}
+                      NEAR_DUPLICATE_INFO.score_key: out[NEAR_DUPLICATE_INFO.score_key]}
         emb = self.embedder
         # static mode never loads the transformer (nor torch): only its identity, as the static model's source
         self.ctx.models["embedder"] = emb.to_json() if mode != "static" else {"id": emb.model_id, "sha256": emb.sha256}

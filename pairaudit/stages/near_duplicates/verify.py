@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from pairaudit.datatypes import Finding
+from pairaudit.stages.near_duplicates.infos import NEAR_DUPLICATE_INFO
 from pairaudit.stages.near_duplicates.match import (
     contradiction_findings,
     duplicate_findings,
@@ -65,7 +66,7 @@ def find_groups(rows: np.ndarray, P: np.ndarray, C: np.ndarray, R: np.ndarray, s
     timings["near_duplicates:search_s"] = timings.get("near_duplicates:search_s", 0.0) + time.perf_counter() - t0
     t1 = time.perf_counter()
     rule_s, rule_x = _rules(dup, con, candidates_only)
-    out: dict[str, Any] = {"near_duplicate_pair_score": nearest, "stats": stats}
+    out: dict[str, Any] = {NEAR_DUPLICATE_INFO.score_key: nearest, "stats": stats}
     if keep_neighbours:
         out["neighbours"] = (a, b, sim)
     ok_s = np.zeros(len(a), dtype=bool)

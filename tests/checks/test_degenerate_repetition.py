@@ -1,15 +1,14 @@
-"""degenerate_repetition and the token rule of near_identical_pair, on real HH / UltraFeedback rows with
-planted faults (repeated units, one-word changes) and the real bundled SmolLM2 tokenizer."""
+"""degenerate_repetition: inline loops and ordinary answers, the thresholds, and real HH / UltraFeedback
+rows with planted repeated units."""
 
 from __future__ import annotations
 
 import random
-import re
 
 import pytest
-from support.planting import UNITS, hh_rows, one_word_change, repeat_unit, uf_rows
+from support.checks import check_pairs, found, run
+from support.planting import UNITS, hh_rows, repeat_unit, uf_rows
 
-from pairaudit.checks.identical import NearIdenticalPair
 from pairaudit.checks.repetition import (
     DEFAULTS,
     DegenerateRepetition,
@@ -20,22 +19,46 @@ from pairaudit.checks.repetition import (
     top_ngram_fraction,
     words,
 )
-from pairaudit.datatypes import Finding, Pair
-from pairaudit.models.tokenizer import load_tokenizer
-from pairaudit.trainer.tokenizer import DPOTokenizer
+from pairaudit.datatypes import Pair
+
+ANSWER = "You can roast the vegetables at 200 degrees for about forty minutes, turning them once halfway through."
 
 
-@pytest.fixture(scope="module")
-def tok() -> DPOTokenizer:
-    t, spec = load_tokenizer(None)
-    return DPOTokenizer(t, spec)
+@pytest.mark.parametrize(("side", "text", "rule"), [
+    ("chosen", "I'm sorry. " * 30, "compression"),
+    ("rejected", "Sure! " + "ha " * 40, "top_2gram"),
+    ("rejected", "The answer is " + "a" * 40, "char_run"),
+    ("chosen", "Great question" + "!" * 25, "char_run"),
+    ("chosen", "\n".join(["Step one: mix the flour and water together."] * 8), "dup_10gram"),
+])
+def test_a_looping_response_is_found_on_its_side(side: str, text: str, rule: str) -> None:
+    rec = {"prompt": "How do I roast vegetables?", "chosen": ANSWER, "rejected": ANSWER.replace("forty", "thirty")}
+    rec[side] = text
+    [(field, detail)] = found(DegenerateRepetition, rec)
+    assert field == side and detail.startswith(f"{side} repeats itself: {rule}") and "limit" in detail
 
 
-def run(check: object, pairs: list[Pair], tok: DPOTokenizer | None = None) -> tuple[list[Finding], list[dict]]:
-    enc = tok.encode_pairs(pairs) if tok is not None else [None] * len(pairs)
-    out: list[Finding] = []
-    scores = [check.check(p, e, out) for p, e in zip(pairs, enc)]  # type: ignore[attr-defined]
-    return out, scores
+@pytest.mark.parametrize("text", [
+    ANSWER,
+    "Yes.",
+    "1. Preheat the oven.\n2. Mix 1 cup of flour with 1 cup of sugar.\n3. Add 1 cup of milk.\n4. Bake.",
+    "| a | b |\n|---|---|\n| 1 | 2 |",
+])
+def test_ordinary_answers_are_not_found(text: str) -> None:
+    out, [metrics] = run(DegenerateRepetition, [{"prompt": "Q?", "chosen": text, "rejected": ANSWER}])
+    assert out == [] and 0.0 <= metrics["degenerate_repetition_score"] < 1.0
+
+
+@pytest.mark.parametrize(("params", "hit"), [({}, True), ({"char_run": 60}, False), ({"char_run": 30}, True)])
+def test_the_char_run_threshold(params: dict, hit: bool) -> None:
+    rec = {"prompt": "Laugh.", "chosen": "ha" * 20, "rejected": "No."}  # a 40-character run
+    assert bool(found(DegenerateRepetition, rec, **params)) is hit
+
+
+def test_the_score_is_the_worse_response_and_pretokenized_rows_are_not_scored() -> None:
+    _, metrics = run(DegenerateRepetition, [{"prompt": "Q?", "chosen": "ok " * 40, "rejected": ANSWER},
+                                            {"chosen_input_ids": [5, 5, 5, 5], "rejected_input_ids": [6]}])
+    assert metrics[0]["degenerate_repetition_score"] >= 2.0 and metrics[1] is None
 
 
 def test_gopher_metrics_by_hand() -> None:
@@ -63,7 +86,7 @@ def test_every_planted_repetition_is_found_on_real_rows() -> None:
                           rejected=loop if side == "rejected" else r))
         planted[len(pairs) - 1] = side
     check = DegenerateRepetition(dict(DEFAULTS))
-    out, scores = run(check, pairs)
+    out, scores = check_pairs(check, pairs)
     got = {(f.row, f.field) for f in out}
     assert {(r, s) for r, s in planted.items()} <= got
     # untouched rows: none of these real responses loops
@@ -81,47 +104,6 @@ def test_every_planted_repetition_is_found_on_real_rows() -> None:
 ])
 def test_ordinary_repetitive_answers_pass(text: str) -> None:
     assert repetition_score(text, DEFAULTS)[0] < 1.0
-
-
-def test_one_word_changes_in_short_responses_are_near_identical(tok: DPOTokenizer) -> None:
-    rng = random.Random(5)
-    rows = hh_rows()
-    short = [(p, c) for p, c, _ in rows if 3 <= len(c.split()) <= 25
-             and any(re.fullmatch(r"[A-Za-z]{3,}[.,!?]?", w) for w in c.split(" "))]
-    chosen = rng.sample(short, 40)
-    pairs = [Pair(row=i, format="standard", prompt=p, chosen=c, rejected=one_word_change(c, rng))
-             for i, (p, c) in enumerate(chosen)]
-    check = NearIdenticalPair({"min_char_ratio": 0.97, "max_token_edits": 3, "min_words": 3})
-    out, _ = run(check, pairs, tok)
-    assert {f.row for f in out} == set(range(len(pairs)))
-    assert all("token edit" in f.detail for f in out)
-    # the ratio rule alone would have missed most of them (short answers: one word is a large share)
-    assert sum(f.score < 0.97 for f in out) >= 30
-
-
-def test_token_rule_on_untouched_rows_only_flags_pairs_that_differ_in_few_tokens(tok: DPOTokenizer) -> None:
-    """On real rows the token rule fires only where chosen and rejected really differ in <= 3 tokens."""
-    from rapidfuzz.distance import Levenshtein
-
-    rows = hh_rows(600)
-    pairs = [Pair(row=i, format="standard", prompt=p, chosen=c, rejected=r) for i, (p, c, r) in enumerate(rows)]
-    check = NearIdenticalPair({"min_char_ratio": 0.97, "max_token_edits": 3, "min_words": 3})
-    out, _ = run(check, pairs, tok)
-    enc = tok.encode_pairs(pairs)
-    for f in out:
-        if "token edit" in f.detail:
-            e = enc[f.row]
-            assert Levenshtein.distance(e.chosen_ids, e.rejected_ids) <= 3
-    assert len(out) <= 10  # a handful of real near-identical pairs ("You're welcome." / "You're welcome!")
-
-
-def test_one_word_answers_are_not_near_identical(tok: DPOTokenizer) -> None:
-    pairs = [Pair(row=0, format="standard", prompt="Is it raining?", chosen="Yes", rejected="No"),
-             Pair(row=1, format="standard", prompt="Capital?", chosen=" Canada.", rejected=" India."),
-             Pair(row=2, format="standard", prompt="Capital?", chosen=" It is Canada.", rejected=" It is India.")]
-    check = NearIdenticalPair({"min_char_ratio": 0.97, "max_token_edits": 3, "min_words": 3})
-    out, _ = run(check, pairs, tok)
-    assert [f.row for f in out] == [2]  # 3 words each: a one-token change in a sentence
 
 
 @pytest.mark.parametrize("unit", ["a", "!", "ha", "abc", "1234", "的", "xo!?"])

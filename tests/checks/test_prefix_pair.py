@@ -1,0 +1,42 @@
+"""prefix_pair: implicit-prompt pairs whose prompt, as TRL's extract_prompt takes it, swallows response text
+(one response a prefix of the other, or both opening alike); the real SmolLM2 tokenizer under today's TRL."""
+
+from __future__ import annotations
+
+import pytest
+from support.checks import found, run
+
+from pairaudit.checks.prefix import PrefixPair
+from pairaudit.trainer.tokenizer import DPOTokenizer
+
+HH = "\n\nHuman: Thanks for the help!\n\nAssistant:"
+OPENING = " I understand what you are asking, and here is what I think."
+
+
+def hh(chosen: str, rejected: str) -> dict[str, str]:
+    return {"chosen": HH + chosen, "rejected": HH + rejected}
+
+
+@pytest.mark.parametrize(("record", "what"), [
+    (hh(" You’re welcome!", " You’re welcome! It was my pleasure."), "one response is a prefix of the other"),
+    (hh(OPENING + " Yes.", OPENING + " No, never."), "both responses open with the same text"),
+], ids=["prefix", "opening"])
+def test_response_text_in_the_trainers_prompt(record: dict, what: str, tok: DPOTokenizer) -> None:
+    [(field, detail)] = found(PrefixPair, record, tok)
+    assert field == "prompt" and detail.startswith(what) and "so the trainer compares chosen" in detail
+
+
+@pytest.mark.parametrize(("record", "hit"), [
+    (hh(" You’re welcome!", " You’re welcome! It was my pleasure."), True),  # a prefix: always
+    (hh(OPENING + " Yes.", OPENING + " No, never."), False),                 # fewer shared tokens than asked
+], ids=["prefix", "opening"])
+def test_min_shared_tokens(record: dict, hit: bool, tok: DPOTokenizer) -> None:
+    assert bool(found(PrefixPair, record, tok, min_shared_tokens=100)) is hit
+
+
+def test_the_score_counts_shared_tokens_and_other_rows_pass(tok: DPOTokenizer) -> None:
+    recs = [hh(OPENING + " Yes.", OPENING + " No, never."), hh(" Sure.", " No."),
+            {"prompt": "Hi", "chosen": " You’re welcome!", "rejected": " You’re welcome! Bye."}]
+    out, metrics = run(PrefixPair, recs, tok)
+    assert [f.row for f in out] == [0] and metrics[0]["prefix_pair_score"] == out[0].score >= 10
+    assert metrics[1] == {"prefix_pair_score": 0.0} and metrics[2] is None  # an explicit prompt is not split
