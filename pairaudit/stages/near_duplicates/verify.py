@@ -9,13 +9,9 @@ from typing import Any
 import numpy as np
 
 from pairaudit.datatypes import Finding
+from pairaudit.stages.near_duplicates.groups import contradiction_findings, duplicate_findings
 from pairaudit.stages.near_duplicates.infos import NEAR_DUPLICATE_INFO
-from pairaudit.stages.near_duplicates.match import (
-    contradiction_findings,
-    duplicate_findings,
-    match_pairs,
-    strength,
-)
+from pairaudit.stages.near_duplicates.match import match_pairs, strength
 from pairaudit.stages.near_duplicates.search import neighbour_search, sum_vectors
 from pairaudit.stages.near_duplicates.unionfind import Separated
 
