@@ -93,8 +93,8 @@ def match_pairs(P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln:
     compares with each other are different answers and never match, however close their embeddings.
     When no response is shared verbatim, a pair's copy threshold is ``max(chosen~rejected of either row) +
     local_margin``, between ``floor_response`` and ``min_response`` (the rows' own different answers are
-    the local baseline). Rows with the same prompt text: each differing response needs wording >=
-    ``floor_response_flag`` (the embedding alone is what different answers to one prompt reach), and in the
+    the local baseline). Rows with the same prompt text: each differing response needs wording (here the larger of
+    token_sort_ratio and the character ratio) >= ``floor_response_flag`` (the embedding alone is what different answers to one prompt reach), and in the
     unsure band its cosine as well. Returns (ok mask: passes the band's floor, sure mask: every response >= its threshold,
     similarities (m, 3), cosines (m, 3), wording similarities (m, 3; NaN where not computed), why (m, 3),
     the copy threshold of each pair).
@@ -152,11 +152,17 @@ def match_pairs(P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln:
         # threshold is calibrated on, different answers to that prompt, which can agree in meaning (a high
         # cosine) but are worded apart. A copy there needs the wording too: each differing response's wording
         # >= the band floor, and in the unsure band its cosine as well
-        one_prompt = why[:, 0] == SAME
-        differ = why[:, 1:] != SAME
-        wmin = np.where(differ, np.nan_to_num(lex[:, 1:], nan=0.0), 1.0).min(axis=1)
-        cmin = np.where(differ, cos[:, 1:], 1.0).min(axis=1)
-        ok &= ~one_prompt | ((wmin >= flf - 1e-6) & (sure | (cmin >= flf - 1e-6)))
+        # (wording here: the larger of token_sort_ratio and the plain character ratio: sorting the tokens
+        # moves a changed word of a short answer, "anything" -> "thing": 0.79 vs 0.96)
+        one = np.flatnonzero(ok & (why[:, 0] == SAME))
+        wmin, cmin = np.ones(m, dtype=np.float32), np.ones(m, dtype=np.float32)
+        for i in one.tolist():
+            for f, (fa, fb) in enumerate(((1, 1), (2, 2)) if straight else ((1, 2), (2, 1))):
+                if why[i, f + 1] != SAME:
+                    x, y = int(a[i]), int(b[i])
+                    w = max(float(lex[i, f + 1]), char_ratio(sk[x, fa], int(ln[x, fa]), sk[y, fb], int(ln[y, fb])))
+                    wmin[i], cmin[i] = min(wmin[i], w), min(cmin[i], float(cos[i, f + 1]))
+        ok &= (wmin >= flf - 1e-6) & (sure | (cmin >= flf - 1e-6))
         sure &= ok
     return ok, sure, sim, cos, lex, why, thr
 
