@@ -28,9 +28,16 @@ class Audit:
 
     out_dir: Path
     report: dict[str, Any]
-    findings: pl.DataFrame
+    _findings: pl.DataFrame | None = None  # read from findings.parquet when first asked for (None: not yet)
     exit_code: int = 0
     messages: list[str] = field(default_factory=list)
+
+    @property
+    def findings(self) -> pl.DataFrame:
+        """findings.parquet as a polars DataFrame (read on first use: a scan keeps no finding in memory)."""
+        if self._findings is None:
+            self._findings = pl.read_parquet(self.out_dir / "findings.parquet", glob=False)
+        return self._findings
 
     @property
     def totals(self) -> dict[str, int]:

@@ -70,6 +70,18 @@ _FIXES = {
 }
 
 
+def os_error_of(exc: BaseException) -> OSError | None:
+    """The OSError behind ``exc``: itself, or the ``(os error N)`` with which polars reports a failed read
+    or write (a ``ComputeError``, e.g. "underlying IO error: File too large (os error 27)"); else None."""
+    import os
+    import re
+
+    if isinstance(exc, OSError):
+        return exc
+    m = re.search(r"\(os error (\d+)\)", str(exc)) if type(exc).__module__.startswith("polars") else None
+    return OSError(int(m.group(1)), os.strerror(int(m.group(1)))) if m else None
+
+
 def file_system_error(exc: OSError, out: object = None, doing: str = "") -> FileSystemError:
     """What a failed file operation means for the user: the error and the file (and what was being done),
     that ``out`` (the output folder, when given) still holds its previous outputs, and the fix for the

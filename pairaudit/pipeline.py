@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import polars as pl
 
 from pairaudit import exit_codes
 from pairaudit.audit import Audit
@@ -22,7 +21,7 @@ from pairaudit.config import Context, Progress, ScanConfig, default_cache_dir, v
 from pairaudit.datatypes import Finding
 from pairaudit.decisions import FILENAME as DECISIONS_FILE
 from pairaudit.decisions import Resolution, load_decisions, resolve
-from pairaudit.errors import ConfigError, InputError, MissingDependency, file_system_error
+from pairaudit.errors import ConfigError, InputError, MissingDependency, file_system_error, os_error_of
 from pairaudit.io.formats import parse_columns
 from pairaudit.io.readers import Record, Source, open_source
 from pairaudit.models.runtime import check_runtime
@@ -183,8 +182,9 @@ class Scanner:
             self.out.abort()
             if isinstance(exc, KeyboardInterrupt):  # the CLI says whether outputs changed
                 exc.outputs_committed = self.out.committed  # type: ignore[attr-defined]
-            if isinstance(exc, OSError) and not self.out.committed:  # disk full, a size limit, an I/O error
-                raise file_system_error(exc, out_dir, self.doing) from exc
+            os_error = os_error_of(exc)  # disk full, a size limit, an I/O error (polars wraps its own)
+            if os_error is not None and not self.out.committed:
+                raise file_system_error(os_error, out_dir, self.doing) from exc
             raise
         return audit
 
@@ -270,8 +270,7 @@ class Scanner:
         self.timings["total"] = time.perf_counter() - t_start
         write_json(self.out.tmp / TIMINGS, {k: round(v, 4) for k, v in sorted(self.timings.items())})
         self.out.commit()
-        fdf = pl.read_parquet(Path(out_dir) / "findings.parquet", glob=False)
-        return Audit(Path(out_dir), report, fdf, exit_codes.scan_code(report), list(report.get("problems", [])))
+        return Audit(Path(out_dir), report, None, exit_codes.scan_code(report), list(report.get("problems", [])))
 
     def _decisions(self, out_dir: Path) -> dict:
         decisions = load_decisions(Path(out_dir) / DECISIONS_FILE)

@@ -1,18 +1,19 @@
 """Driver memory and the spread of the work on a real multi-node Ray cluster (issue 18).
 
 Starts a cluster on this machine (``ray.cluster_utils.Cluster``: a head without CPUs, ``--nodes`` worker
-nodes with ``--cpus`` CPUs and their own object store each), builds real-length scale sets with
-``../shared/tools/make_scale_set.py`` and scans each size with ``--engine ray --ray-address`` in a fresh
-driver process, so the driver's peak RSS (``ru_maxrss``) is that size's alone. Prints per size: rows,
-seconds, the driver's peak RSS, the peak RSS of each worker actor, bytes that reached the driver, bytes
-shuffled worker to worker, and rows / seconds per node; then the RSS ratio between the sizes.
+nodes with ``--cpus`` CPUs and their own object store each) and scans real-length scale sets
+(``../shared/tools/make_scale_set.py``; ``--data DIR/hh-<size>.jsonl`` is reused when it exists, e.g.
+/work/data/hh-100k.jsonl and hh-1m.jsonl) with ``--engine ray --ray-address`` in a fresh driver process per
+size, so the driver's peak RSS (``ru_maxrss``) is that size's alone. Prints per size: rows, seconds, the
+driver's peak RSS, the peak RSS of each worker actor, bytes that reached the driver, bytes shuffled worker to
+worker, rows / seconds per node and the near-duplicate cell figures; then the RSS ratio between the sizes.
 
     flock /tmp/pairaudit-heavy.lock env PYTHONPATH=$PWD HF_HUB_OFFLINE=1 \\
-        .venv/bin/python scripts/bench_ray.py --sizes 20000,200000
+        .venv/bin/python scripts/bench_ray.py --sizes 100000,1000000 --data /work/data
 
-Checks: the default cheap set (every per-pair check, exact duplicates / contradictions, length
-outliers); ``--near`` adds near_duplicate_pair, which is still finalized on the driver (its memory grows
-with the rows: docs/scale.md).
+Checks: every default check (``--checks default``: near duplicates, flips, preference cycles included; a
+report.html too), or the cheap set (``--checks cheap``: per-pair checks, exact duplicates / contradictions,
+length outliers).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ CHEAP = ["empty_prompt", "empty_response", "all_padding", "out_of_vocab", "encod
          "contradictory_pair", "length_outlier"]
 
 
-def drive(address: str, source: str, out: str, only: list[str], report: bool) -> None:
+def drive(address: str, source: str, out: str, only: list[str] | None, report: bool) -> None:
     """One scan as a Ray driver (``report``: with report.html, as ``pairaudit.scan``); prints a JSON line."""
     import pairaudit
 
@@ -44,7 +45,7 @@ def drive(address: str, source: str, out: str, only: list[str], report: bool) ->
     if report:
         audit = pairaudit.scan(source, out=out, only=only, engine="ray", ray_address=address, log=lambda m: None,
                                progress=False)
-    else:  # the scan without report.html, which is rendered on the driver from scores.parquet
+    else:  # the scan without report.html
         from pairaudit.config import ScanConfig
         from pairaudit.engines import get_engine
         from pairaudit.pipeline import Scanner
@@ -55,8 +56,24 @@ def drive(address: str, source: str, out: str, only: list[str], report: bool) ->
     timings = json.loads((Path(out) / "timings.json").read_text(encoding="utf-8"))
     print(json.dumps({"rows": audit.totals["input"], "seconds": round(seconds, 1),
                       "driver_peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
-                      "engine": audit.report["stats"]["engine"],
+                      "engine": audit.report["stats"]["engine"], "findings": audit.report["totals"],
+                      "near": {k: v for k, v in (audit.report["stats"].get("near_duplicates") or {}).items()
+                               if k in ("mode", "index", "nlist", "nprobe", "n_candidates", "hybrid_candidate_rows",
+                                        "near_duplicate_groups", "near_contradiction_groups")},
                       "timings": {k: v for k, v in timings.items() if k.startswith("ray_")}}))
+
+
+def scale_set(folder: Path, n: int) -> Path:
+    """``folder/hh-<n>.jsonl`` (hh-100k, hh-1m, ...), built with the shared generator when absent (into a temp
+    name, then moved: other jobs never read half a file)."""
+    name = f"hh-{n // 1_000_000}m" if n % 1_000_000 == 0 else f"hh-{n // 1000}k" if n % 1000 == 0 else f"hh-{n}"
+    path = folder / f"{name}.jsonl"
+    if not path.exists():
+        folder.mkdir(parents=True, exist_ok=True)
+        tmp = folder / f".{name}.{os.getpid()}.tmp"
+        subprocess.run([sys.executable, str(SCALE), str(HH), str(n), str(tmp)], check=True, stdout=subprocess.DEVNULL)
+        tmp.rename(path)
+    return path
 
 
 def _watch_actors(peaks: dict[int, float], stop: threading.Event) -> None:
@@ -77,39 +94,39 @@ def main() -> None:
     ap.add_argument("--sizes", default="20000,200000")
     ap.add_argument("--nodes", type=int, default=2)
     ap.add_argument("--cpus", type=int, default=1, help="CPUs per worker node")
-    ap.add_argument("--near", action="store_true", help="also near_duplicate_pair (finalized on the driver)")
-    ap.add_argument("--no-report", action="store_true", help="scan without report.html (rendered on the driver)")
+    ap.add_argument("--checks", choices=("default", "cheap"), default="default")
+    ap.add_argument("--data", default="/work/data", help="folder of hh-<size>.jsonl scale sets (built when absent)")
+    ap.add_argument("--no-report", action="store_true", help="scan without report.html")
+    ap.add_argument("--store-mb", type=int, default=1024, help="object store per worker node")
     ap.add_argument("--drive", nargs=5, metavar=("ADDRESS", "SOURCE", "OUT", "ONLY", "REPORT"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.drive:
         address, source, out, only, report = args.drive
-        drive(address, source, out, only.split(","), report == "1")
+        drive(address, source, out, only.split(",") if only != "default" else None, report == "1")
         return
     import ray
     from ray.cluster_utils import Cluster
 
     os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
-    only = [*CHEAP, "near_duplicate_pair"] if args.near else CHEAP
+    only = CHEAP if args.checks == "cheap" else None
     work = Path(tempfile.mkdtemp(prefix="18-bench-ray-", dir="/tmp"))
     cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False,
                                                             "object_store_memory": 200 * 2**20})
     for _ in range(args.nodes):
-        cluster.add_node(num_cpus=args.cpus, object_store_memory=300 * 2**20)
+        cluster.add_node(num_cpus=args.cpus, object_store_memory=args.store_mb * 2**20)
     cluster.wait_for_nodes()
-    print(f"cluster: head (0 CPUs) + {args.nodes} worker nodes x {args.cpus} CPU; checks: {','.join(only)}; "
+    print(f"cluster: head (0 CPUs) + {args.nodes} worker nodes x {args.cpus} CPU; checks: {','.join(only or ['default'])}; "
           f"report.html: {'no' if args.no_report else 'yes'}")
     results = []
     try:
         for n in (int(x) for x in args.sizes.split(",")):
-            src = work / f"scale-{n}.jsonl"
-            subprocess.run([sys.executable, str(SCALE), str(HH), str(n), str(src)], check=True,
-                           stdout=subprocess.DEVNULL)
+            src = scale_set(Path(args.data), n)
             peaks: dict[int, float] = {}
             stop = threading.Event()
             watcher = threading.Thread(target=_watch_actors, args=(peaks, stop), daemon=True)
             watcher.start()
             proc = subprocess.run([sys.executable, __file__, "--drive", cluster.address, str(src),
-                                   str(work / f"out-{n}"), ",".join(only), "0" if args.no_report else "1"],
+                                   str(work / f"out-{n}"), ",".join(only or ["default"]), "0" if args.no_report else "1"],
                                   capture_output=True, text=True)
             stop.set()
             watcher.join()
@@ -130,9 +147,13 @@ def main() -> None:
                   f"write {t.get('ray_write', 0):.1f} s")
             for node in nodes:
                 print(f"  {node.replace('ray_', '')}: {t[node + '_rows']:,.0f} rows, {t[node + '_shards']:.0f} shards, "
-                      f"{t[node + '_seconds']:.1f} s busy (scan, reduce, write)")
+                      f"{t[node + '_seconds']:.1f} s busy (scan, stage work, write)")
+            print(f"  near duplicates: {json.dumps(res['near'])}; cell groups {t.get('ray_near:cell_groups', 0):.0f}, "
+                  f"rows sent to groups {t.get('ray_near:rows_sent_to_groups', 0):,.0f} "
+                  f"({t.get('ray_near:rows_sent_to_groups', 0) / res['rows']:.2f} a row), "
+                  f"edges across groups {t.get('ray_near:edges_across_groups', 0):.0f}")
+            print(f"  totals {json.dumps(res['findings'])}")
             (work / f"out-{n}").exists() and subprocess.run(["rm", "-rf", str(work / f"out-{n}")], check=False)
-            src.unlink()
     finally:
         ray.shutdown()
         cluster.shutdown()

@@ -200,9 +200,13 @@ def row_check(out: Path, src: Path) -> str | None:
 
 
 def run_case(runner, app, case, victim: Path, snapshot: dict) -> tuple[str | None, int]:  # noqa: ANN001
+    from fuzz_edges import check, file_limit
+    from fuzz_edges import snapshot as out_tree
     from fuzz_surfaces import tree
 
-    res = runner.invoke(app, case.argv)
+    before = out_tree(case.out) if case.limit is not None and case.out.exists() else None
+    with file_limit(case.limit):
+        res = runner.invoke(app, case.argv)
     problem = None
     if res.exception is not None and not isinstance(res.exception, SystemExit):
         problem = f"traceback: {type(res.exception).__name__}: {str(res.exception)[:150]}"
@@ -216,6 +220,7 @@ def run_case(runner, app, case, victim: Path, snapshot: dict) -> tuple[str | Non
             problem = verify(case.out, case.records)
         except (ValueError, KeyError, OSError) as exc:
             problem = f"outputs do not read back: {type(exc).__name__}: {exc}"
+    problem = problem or check(case, res.output, res.exit_code, before)
     for name, data in case.protected.items():
         p = case.out / name
         if problem is None and (not p.is_file() or p.read_bytes() != data):
@@ -226,9 +231,11 @@ def run_case(runner, app, case, victim: Path, snapshot: dict) -> tuple[str | Non
 
 
 def surface_cases(work: Path, rng: random.Random, runner, app, scale: float):  # noqa: ANN001, ANN201
-    """Issue 23: config files, decisions, report.json, trace run folders, output folders, roles."""
+    """Issue 23: config files, decisions, report.json, trace run folders, output folders, roles; terminal
+    escapes, write limits, long texts, splits (fuzz_edges)."""
     import shutil
 
+    import fuzz_edges as fe
     import fuzz_surfaces as fs
 
     src, _ = lines_file(work / "five.jsonl", [j(x) for x in GOOD])
@@ -262,6 +269,9 @@ def surface_cases(work: Path, rng: random.Random, runner, app, scale: float):  #
             runner.invoke(app, ["scan", str(src), "--out", str(c.out), "-q", "--only", CHEAP])
             c.protected = fs.plant(c.out, work / "victim", what, rng)
         cases.append((c, prepare))
+    for c, first in fe.terminal_cases(work, rng, n(30)) + fe.write_limit_cases(work, rng, n(30)):
+        cases.append((c, None if first is None else lambda first=first: runner.invoke(app, first)))
+    cases += [(c, None) for c in fe.long_text_cases(work, rng, n(10)) + fe.split_cases(work, rng, n(12))]
     return cases
 
 

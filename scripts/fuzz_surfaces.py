@@ -33,6 +33,8 @@ class Case:
     records: int = -1  # records the outputs must account for (-1: not checked)
     out: Path | None = None
     protected: dict[str, bytes] = field(default_factory=dict)  # user files in --out that must not change
+    planted: list[str] = field(default_factory=list)  # characters that must not reach the terminal raw
+    limit: int | None = None  # RLIMIT_FSIZE while the case runs (fuzz_edges)
 
 
 def typo(word: str, rng: random.Random) -> str:

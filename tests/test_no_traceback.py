@@ -177,3 +177,27 @@ def test_an_oserror_while_writing_from_the_python_api(tmp_path: Path) -> None:
     assert err.value.exit_code == 2 and "File too large" in str(err.value)
     assert sorted(p.name for p in (out / ".pairaudit").iterdir()) == [] if (out / ".pairaudit").exists() else True
     assert not out.exists() or not any(out.iterdir()), list(out.rglob("*"))
+
+
+@pytest.mark.parametrize("limit", [600, 1_800, 20_000])
+@pytest.mark.parametrize("kind", ["jsonl", "parquet"])
+def test_a_small_file_size_limit_fails_cleanly_at_every_write(tmp_path: Path, kind: str, limit: int) -> None:
+    """Found by scripts/fuzz_edges.py: polars reports a failed parquet write as a ComputeError ("underlying IO
+    error: File too large (os error 27)"), not an OSError; it must end the same way (exit 2, --out as it was)."""
+    rows = _rows(30, same={3}, body=lambda i: f"{random.Random(i).getrandbits(40_000):x}")
+    src = write_jsonl(tmp_path / "p.jsonl", rows)
+    if kind == "parquet":
+        src = tmp_path / "p.parquet"
+        pl.DataFrame(rows).write_parquet(src, compression="uncompressed")
+    out = tmp_path / "out"
+    pairaudit.scan(src, out, only=ONLY)
+    before = _tree(out)
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, hard))
+    try:
+        with pytest.raises(PairauditError) as err:
+            pairaudit.scan(src, out, only=ONLY, max_length=99)
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+    assert err.value.exit_code == 2 and "File too large" in str(err.value) and "EFBIG" in str(err.value), err.value
+    assert _tree(out) == before

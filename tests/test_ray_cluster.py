@@ -1,7 +1,8 @@
 """A real multi-node Ray cluster on this machine (``ray.cluster_utils.Cluster``: a head without CPUs and
 two worker nodes with one CPU and their own object store each): the Ray engine's findings, scores and
 outputs equal the local engine's on the shipped example and on planted faults (exact duplicates,
-contradictions, near duplicates, split leakage), and the work ran on both worker nodes."""
+contradictions, near duplicates and near contradictions, also across k-means cells held by different
+workers, split leakage, the flip model), and the work ran on both worker nodes."""
 
 from __future__ import annotations
 
@@ -104,7 +105,99 @@ def test_planted_faults_on_two_nodes(cluster: object, planted: tuple[Path, dict]
     for check, planted_rows in faults.items():  # the planted faults are there (so equality is not vacuous)
         assert found.filter(pl.col("check") == check).height >= len(planted_rows), check
     assert "malformed_record" in set(found["check"])
-    assert audit.report["stats"]["engine"]["distributed"]["driver_finalized"] == ["NearDuplicateStage"]
+    distributed = audit.report["stats"]["engine"]["distributed"]
+    assert distributed["cells"] == ["NearDuplicateStage"] and distributed["driver_finalized"] == []
+
+
+def _timings(out: Path) -> dict[str, float]:
+    return json.loads((out / "timings.json").read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def across(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, list[int]]]:
+    """480 real HH rows with near duplicates and near contradictions (light edits of every field)."""
+    rng = random.Random(25)
+    base = hh_rows(480)
+    recs: list[object] = [{"prompt": p, "chosen": c, "rejected": r} for p, c, r in base]
+    faults: dict[str, list[int]] = {"near_duplicate_pair": [], "contradictory_pair": []}
+    for k, i in enumerate(rng.sample(range(480), 16)):
+        swap = k % 2
+        faults["contradictory_pair" if swap else "near_duplicate_pair"].append(len(recs))
+        recs.append({"prompt": light_edit(base[i][0], "punct", rng),
+                     "chosen": light_edit(base[i][2 if swap else 1], "case", rng),
+                     "rejected": light_edit(base[i][1 if swap else 2], "space", rng)})
+    path = tmp_path_factory.mktemp("across") / "across.jsonl"
+    write_jsonl(path, recs)
+    return path, faults
+
+
+def test_near_duplicates_across_cells_on_two_nodes(cluster: object, across: tuple[Path, dict], tmp_path: Path) -> None:
+    """k-means cells (forced at this size), each row probing its 2 nearest cells, cells gathered into one group
+    per worker: the Ray engine searches and verifies each group on its worker, only edges reach the driver,
+    and the findings equal the local engine's with the same cells (the same rule); rows whose own cells lie in
+    different groups are compared (a row travels to the group of each cell it probes: tests/test_cells.py shows
+    the pairs are the local search's), and every planted pair the exact search finds is found."""
+    path, faults = across
+    only = ["duplicate_pair", "contradictory_pair", "near_duplicate_pair"]
+    cells = {"near_duplicate_pair": {"exact_max_rows": 100, "nprobe": 2}}
+    pairaudit.scan(path, out=tmp_path / "flat", only=only, log=lambda m: None)
+    pairaudit.scan(path, out=tmp_path / "local", only=only, thresholds=cells, log=lambda m: None)
+    audit = pairaudit.scan(path, out=tmp_path / "ray", only=only, thresholds=cells, engine="ray", ray_shards=3,
+                           log=lambda m: None)
+    _same(tmp_path / "local", tmp_path / "ray")
+    stats = audit.report["stats"]["near_duplicates"]
+    assert stats["index"].startswith("ivf") and stats["nlist"] >= 8 and stats["nprobe"] == 2
+    t = _timings(tmp_path / "ray")
+    assert t["ray_near:cell_groups"] == 2 and t["ray_near:pairs_across_groups"] >= 1  # compared across workers
+    assert t["ray_near:rows_sent_to_groups"] < 2 * audit.totals["input"]  # a row goes to 1-2 groups, not to all
+    found = pl.read_parquet(tmp_path / "ray" / "findings.parquet")
+    exact = pl.read_parquet(tmp_path / "flat" / "findings.parquet")
+    for check, rows in faults.items():
+        got = set(found.filter(pl.col("check") == check)["row"].to_list())
+        want = set(exact.filter(pl.col("check") == check)["row"].to_list())
+        assert set(rows) <= got and want & set(rows) <= got, check  # recall kept across cells
+
+
+@pytest.fixture(scope="module")
+def flipped(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[int]]:
+    """1,000 real HH pairs labelled "the longer answer wins", 20% of them flipped (seeded): a signal the flip
+    model learns from the dataset's own labels."""
+    rng = random.Random(18)
+    recs, truth = [], []
+    for i, (p, c, r) in enumerate(hh_rows(1000)):
+        long, short = (c, r) if len(c) >= len(r) else (r, c)
+        flip = rng.random() < 0.2
+        truth += [i] if flip else []
+        recs.append({"prompt": p, "chosen": short if flip else long, "rejected": long if flip else short})
+    path = tmp_path_factory.mktemp("flips") / "flips.jsonl"
+    write_jsonl(path, recs)
+    return path, truth
+
+
+def test_flip_model_on_two_nodes(cluster: object, flipped: tuple[Path, list[int]], tmp_path: Path) -> None:
+    """At most ``fit_sample_rows`` rows: the fit sees every row, as the local engine's, and the outputs are
+    equal. Above: fitted on a seeded sample on one actor, applied on every shard to the other rows; every
+    row still gets a score and the flipped rows are found about as well as by the local engine's fit."""
+    from sklearn.metrics import roc_auc_score
+
+    path, truth = flipped
+    only = ["likely_flipped"]
+    local = pairaudit.scan(path, out=tmp_path / "local", only=only, log=lambda m: None)
+    pairaudit.scan(path, out=tmp_path / "ray", only=only, engine="ray", ray_shards=3, log=lambda m: None)
+    _same(tmp_path / "local", tmp_path / "ray")
+    assert local.report["stats"]["likely_flipped"]["status"] == "informative"
+
+    sample = {"likely_flipped": {"fit_sample_rows": 500}}
+    audit = pairaudit.scan(path, out=tmp_path / "sample", only=only, thresholds=sample, engine="ray", ray_shards=3,
+                           log=lambda m: None)
+    assert "a seeded sample of 500 of 1000 rows" in audit.report["stats"]["likely_flipped"]["fitted_on"]
+    y = [int(i in set(truth)) for i in range(1000)]
+    auc = {}
+    for name in ("local", "sample"):
+        s = pl.read_parquet(tmp_path / name / "scores.parquet")["likely_flipped_score"]
+        assert s.null_count() == 0
+        auc[name] = roc_auc_score(y, s.to_numpy())
+    assert auc["local"] > 0.8 and auc["sample"] >= auc["local"] - 0.05, auc
 
 
 def test_split_leakage_on_two_nodes(cluster: object, tmp_path: Path) -> None:

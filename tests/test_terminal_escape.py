@@ -19,7 +19,7 @@ from conftest import ROOT, write_jsonl
 from typer.testing import CliRunner
 
 from pairaudit.cli import app
-from pairaudit.report.terminal import safe_console, terminal_safe
+from pairaudit.report.terminal import terminal_safe
 
 #: what a hostile name carries: set the window title (OSC ... BEL), clear the screen, rewrite the line,
 #: reverse the text that follows
@@ -83,6 +83,8 @@ def test_the_safe_console_escapes_text_it_did_not_build() -> None:
 
     from rich.table import Table
     from rich.text import Text
+
+    from pairaudit.report.terminal import safe_console  # here: a checkout without it fails only this test
 
     buf = io.StringIO()
     console = safe_console(file=buf, width=100, force_terminal=True)

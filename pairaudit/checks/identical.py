@@ -3,19 +3,29 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from rapidfuzz import fuzz
 from rapidfuzz.distance import Levenshtein
 
+from pairaudit.checks import long_text
 from pairaudit.checks.base import CheckInfo, PairCheck
 from pairaudit.datatypes import Finding, Pair
+from pairaudit.trainer.long_text import LONG_CHARS
 from pairaudit.trainer.tokenizer import EncodedPair
 
 _WORD = re.compile(r"\w+")
 
 
 def squash(text: str) -> str:
-    return " ".join(text.split())
+    return " ".join(text.split()) if len(text) < LONG_CHARS else long_text.squash(text)
+
+
+def same_text(a: str, b: str) -> bool:
+    """``squash(a) == squash(b)`` (long texts word by word, without copies)."""
+    if len(a) < LONG_CHARS and len(b) < LONG_CHARS:
+        return squash(a) == squash(b)
+    return long_text.same_words(a, b)
 
 
 def same_pair(pair: Pair) -> bool:
@@ -23,9 +33,29 @@ def same_pair(pair: Pair) -> bool:
         ids = pair.ids or {}
         return ids["chosen_input_ids"] == ids["rejected_input_ids"]
     if pair.conversational:
-        norm = [[(m["role"], squash(m["content"])) for m in ms] for ms in (pair.chosen_messages, pair.rejected_messages)]
-        return norm[0] == norm[1]
-    return squash(pair.chosen or "") == squash(pair.rejected or "")
+        ca, ra = pair.chosen_messages or [], pair.rejected_messages or []
+        return len(ca) == len(ra) and all(x["role"] == y["role"] and same_text(x["content"], y["content"])
+                                          for x, y in zip(ca, ra))
+    return same_text(pair.chosen or "", pair.rejected or "")
+
+
+def _few_word_edits(pair: Pair, a: Any, b: Any, min_words: int) -> bool:
+    """Both sides have >= ``min_words`` words and at most one in 10 (at least one) differs (Levenshtein on
+    the casefolded words; pre-tokenized: on the ids). Long texts: counted first (the word counts alone
+    often rule it out), then compared as interned word ids (equal words, equal ids): the same answer."""
+    if pair.pretokenized or (len(a) < LONG_CHARS and len(b) < LONG_CHARS):
+        wa, wb = (a, b) if pair.pretokenized else (_WORD.findall(x.casefold()) for x in (a, b))
+        na, nb = len(wa), len(wb)
+    else:
+        wa = wb = None
+        na, nb = (long_text.count(_WORD, x.casefold()) for x in (a, b))
+    n_words = min(na, nb)
+    limit = max(1, n_words // 10)
+    if n_words < min_words or abs(na - nb) > limit:  # Levenshtein >= the difference in length
+        return False
+    if wa is None:
+        (wa, wb), _, _ = long_text.word_ids(_WORD, [a, b])
+    return Levenshtein.distance(wa, wb, score_cutoff=limit + 1) <= limit
 
 
 class IdenticalPair(PairCheck):
@@ -70,22 +100,16 @@ class NearIdenticalPair(PairCheck):
             ta, tb = a, b
         else:
             a, b = squash(pair.chosen or ""), squash(pair.rejected or "")
-            ratio = fuzz.ratio(a, b) / 100.0
+            ratio = (fuzz.ratio(a, b) if len(a) < LONG_CHARS and len(b) < LONG_CHARS else long_text.ratio(a, b)) / 100.0
             ta, tb = (enc.chosen_ids, enc.rejected_ids) if enc is not None else (None, None)
         if a == b:
             return {self.info.score_key: 1.0}
         detail = ""
         edits = None
         max_edits = int(self.params["max_token_edits"])
-        if pair.pretokenized:
-            wa, wb = a, b
-        else:
-            wa, wb = (_WORD.findall(x.casefold()) for x in (a, b))
-        n_words = min(len(wa), len(wb))
         # the token edits must also be few words: one changed word per 10 (at least one), so that two short
         # answers that merely share words in another order ("Fine answer here." / "Another fine answer.") pass
-        if ta is not None and n_words >= self.params["min_words"] and \
-                Levenshtein.distance(wa, wb, score_cutoff=max(1, n_words // 10) + 1) <= max(1, n_words // 10):
+        if ta is not None and _few_word_edits(pair, a, b, self.params["min_words"]):
             edits = Levenshtein.distance(ta, tb, score_cutoff=max_edits + 1)
         if ratio >= self.params["min_char_ratio"]:
             detail = f"character similarity {ratio:.3f} >= {self.params['min_char_ratio']}"

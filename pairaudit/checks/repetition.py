@@ -43,8 +43,10 @@ import re
 import zlib
 from collections import Counter
 
+from pairaudit.checks import long_text
 from pairaudit.checks.base import CheckInfo, PairCheck
 from pairaudit.datatypes import Finding, Pair
+from pairaudit.trainer.long_text import LONG_CHARS
 from pairaudit.trainer.tokenizer import EncodedPair
 
 _WORD = re.compile(r"\w+(?:['’]\w+)*", re.UNICODE)
@@ -115,6 +117,8 @@ def char_run(text: str) -> tuple[int, str]:
 
 
 def repetition_metrics(text: str) -> dict[str, float]:
+    if len(text) >= LONG_CHARS:  # the same numbers without an object per word (checks.long_text)
+        return long_text.repetition_metrics(text, _WORD)
     ws = words(text)
     n_chars = sum(map(len, ws)) + max(0, len(ws) - 1)  # the words joined by single spaces
     return {

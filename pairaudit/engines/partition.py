@@ -18,12 +18,20 @@ from pairaudit.datatypes import Finding, StageResult
 FINDING_FIELDS = ("row", "check", "field", "score", "group", "detail", "action")
 
 
-def split_state(state: dict[str, list[np.ndarray]], key: str, n: int) -> list[dict[str, list[np.ndarray]]]:
-    """Cut row-aligned state arrays into ``n`` partitions by ``key % n`` (keys are 64-bit hashes)."""
+def split_state(state: dict[str, list[np.ndarray]], key: str, n: int,
+                aliases: tuple[np.ndarray, np.ndarray] | None = None) -> list[dict[str, list[np.ndarray]]]:
+    """Cut row-aligned state arrays into ``n`` partitions by ``key % n`` (keys are 64-bit hashes; a 2-D key
+    column: its first column). ``aliases``: (sorted keys, the key each one stands for): rows whose keys are
+    aliases of one key land in one partition."""
     cols = {k: np.concatenate(v) for k, v in state.items() if len(v)}
     if key not in cols:
         return [{k: [] for k in state} for _ in range(n)]
-    bucket = (cols[key].astype(np.uint64) % np.uint64(n)).astype(np.int64)
+    keys = cols[key][:, 0] if cols[key].ndim == 2 else cols[key]
+    if aliases is not None and len(aliases[0]):
+        at = np.minimum(np.searchsorted(aliases[0], keys.astype(np.int64)), len(aliases[0]) - 1)
+        hit = aliases[0][at] == keys.astype(np.int64)
+        keys = np.where(hit, aliases[1][at], keys.astype(np.int64))
+    bucket = (keys.astype(np.uint64) % np.uint64(n)).astype(np.int64)
     order = np.argsort(bucket, kind="stable")
     bounds = np.searchsorted(bucket[order], np.arange(n + 1))
     return [{k: [c[order[a:b]]] for k, c in cols.items()} for a, b in zip(bounds[:-1], bounds[1:])]

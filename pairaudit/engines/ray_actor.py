@@ -25,10 +25,11 @@ from typing import Any
 import numpy as np
 
 from pairaudit.engines.partition import findings_of, merge_routed, route, split_state
+from pairaudit.engines.ray_ops import StageOps
 from pairaudit.engines.wire import dumps, loads, result_to_wire
 
 
-class ShardActor:
+class ShardActor(StageOps):
     def __init__(self, cfg: dict[str, Any], fmt: str | None, stage_specs: list[tuple[str, list[str]]],
                  cache_dir: str) -> None:
         from pairaudit.batch import BatchProcessor
@@ -59,6 +60,11 @@ class ShardActor:
 
     def sees(self, path: str) -> bool:
         return Path(path).exists()
+
+    def busy(self) -> tuple[float, int]:
+        """Seconds this actor spent in its phases (scan, stage work, writing), and the bytes of the distributed
+        stages' results it sent on (hash partitions are counted by the driver)."""
+        return self.seconds, int(getattr(self, "sent", 0))
 
     def set_splits(self, splits: list[list[Any]] | None) -> None:
         self.ctx.splits = [tuple(s) for s in splits] if splits else None
@@ -97,13 +103,25 @@ class ShardActor:
         for stage in self.stages:
             name = type(stage).__name__
             state = stage.export_state()
-            if stage.distribute == "hash":
+            if stage.distribute == "hash" and not stage.reads_findings:
                 buckets.extend(dumps(b) for b in split_state(state, stage.partition_key, n_parts))
             elif stage.distribute == "summary":
                 kept[name] = state
                 stage.absorb_state(state)
                 summaries[name] = stage.summary()
                 stage.export_state()
+            elif stage.distribute == "cells":  # near duplicates: the shard's columns stay here
+                from pairaudit.stages.near_duplicates.cells import shard_columns, shard_summary
+
+                kept[name] = shard_columns(state)
+                summaries[name] = shard_summary(kept[name])
+            elif stage.distribute == "sample":
+                from pairaudit.engines.ray_stages import sample_summary
+
+                kept[name] = state
+                summaries[name] = sample_summary(state)
+            elif stage.distribute == "hash":  # cut once earlier stages' findings are known (``split``)
+                kept[name] = state
             else:
                 meta_states[name] = state
         if self.processor.tok is not None and self.processor.tok.spec is not None:
@@ -123,6 +141,8 @@ class ShardActor:
         t0 = time.perf_counter()
         stage = self.stages[k]
         fresh = type(stage)(self.ctx, stage.enabled)
+        if hasattr(fresh, "partitioned"):  # its statistics are merged over the partitions (merge_partition_stats)
+            fresh.partitioned = True
         for b in buckets:
             fresh.absorb_state(loads(b))
         if fresh.reads_findings:
@@ -144,8 +164,8 @@ class ShardActor:
 
     # -- write --------------------------------------------------------------------------------
     def finish(self, s: int, plan: bytes, *routed: bytes) -> bytes:
-        """``plan``: failed stages, merged summaries, decisions in range, where to write; ``routed``: this
-        shard's part of each hash stage's partitions (stage order), then of the driver's stages."""
+        """``plan``: failed stages, merged summaries, per stage the number of routed parts, decisions in range,
+        where to write; ``routed``: this shard's parts of every stage's results, in stage order."""
         from pairaudit.engines.shard_output import write_shard
         from pairaudit.pipeline import stage_findings
 
@@ -154,20 +174,11 @@ class ShardActor:
         shard = self.shards.pop(s)
         findings = list(shard["findings"])
         stage_scores, errors, stats = [], [], {}
-        parts = [loads(r) for r in routed]
-        driver = parts.pop()
-        driver_done = False
-        it = iter(parts)
+        it = iter(routed)
         for stage in self.stages:
             name = type(stage).__name__
-            if stage.distribute is None:
-                if not driver_done:  # the driver's stages, in their order, where the first of them is
-                    findings.extend(findings_of([driver]))
-                    stage_scores.extend((np.asarray(r, np.int64), c) for r, c in driver["scores"])
-                    driver_done = True
-                continue
-            if stage.distribute == "hash":
-                mine = [next(it) for _ in range(p["parts"][name])]
+            if stage.distribute != "summary":
+                mine = [loads(next(it)) for _ in range(p["parts"].get(name, 0))]
                 if name not in p["failed"]:
                     findings.extend(findings_of(mine))
                     merged = merge_routed(mine)
@@ -188,13 +199,10 @@ class ShardActor:
             if res.rows is not None and res.scores:
                 stage_scores.append((np.asarray(res.rows, np.int64), res.scores))
             stats[name] = res.stats
-        if not driver_done:
-            findings.extend(findings_of([driver]))
         out = write_shard(s, shard["spec"], Path(p["tmp"]), findings, shard["metrics"], stage_scores, p, self.fmt,
                           self.columns, self.cfg.flip)
-        seconds = time.perf_counter() - t0
-        self.seconds += seconds
-        return dumps({**out, "errors": errors, "stats": stats, "seconds": seconds})
+        self.seconds += time.perf_counter() - t0
+        return dumps({**out, "errors": errors, "stats": stats})
 
     def commit(self, tmp: str, n_shards: int, data_names: list[str] | None) -> bytes:
         from pairaudit.engines.shard_output import commit_parts

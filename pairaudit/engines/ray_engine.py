@@ -88,6 +88,7 @@ def run_ray(scanner: Scanner, source: Source, parts: list[Path]) -> dict[str, An
 def _run(ray: Any, scanner: Scanner, source: Source) -> dict[str, Any]:
     from pairaudit.engines.partition import merge_stats
     from pairaudit.engines.ray_actor import ShardActor
+    from pairaudit.engines.ray_stages import RayRun
     from pairaudit.engines.wire import dumps, loads
     from pairaudit.io.readers import JsonlSource
     from pairaudit.io.shards import first_row, plan_shards
@@ -116,7 +117,7 @@ def _run(ray: Any, scanner: Scanner, source: Source) -> dict[str, Any]:
     if scanner.source.splits:
         ray.get([a.set_splits.remote([list(s) for s in scanner.source.splits]) for a in actors])
     nodes = ray.get([a.node.remote() for a in actors])
-    hash_stages = [st for st in order if st.distribute == "hash"]
+    early = [st for st in order if st.distribute == "hash" and not st.reads_findings]
     n_parts = workers
     per_node: dict[str, dict[str, float]] = defaultdict(lambda: {"rows": 0.0, "seconds": 0.0, "shards": 0.0})
 
@@ -124,93 +125,83 @@ def _run(ray: Any, scanner: Scanner, source: Source) -> dict[str, Any]:
     t = time.perf_counter()
     metas, buckets = [], []
     for s, spec in enumerate(shards):
-        n_ret = 1 + len(hash_stages) * n_parts
+        n_ret = 1 + len(early) * n_parts
         refs = actors[s % workers].scan.options(num_returns=n_ret).remote(s, json.dumps(spec), n_parts)
         refs = refs if n_ret > 1 else [refs]
         metas.append(refs[0])
         buckets.append(refs[1:])
     summaries: dict[str, list[Any]] = defaultdict(list)
-    to_driver = shuffled = 0
+    run = RayRun(ray, scanner, actors, starts, order, summaries)
+    shuffled = 0
     for s, ref in enumerate(metas):
-        raw = ray.get(ref)
-        to_driver += len(raw)
-        meta = loads(raw)
+        meta = run.get([ref])[0]
         shuffled += meta["shuffle_bytes"]
         _absorb_meta(scanner, meta, by_cls, summaries, per_node[nodes[s % workers]])
         scanner.ctx.progress("read", scanner.n_input, source.total)
     scanner.ctx.progress("read", scanner.n_input, scanner.n_input)
     scanner.timings["ray_pipeline"] += time.perf_counter() - t
 
-    # reduce: hash partitions on the workers; the driver's own stages meanwhile (near duplicates, flips)
+    # finalize: every stage where its data is (Stage.distribute), in stage order
     t = time.perf_counter()
     reduced: dict[str, list[list[Any]]] = {}
-    near_ran = dumps([[], []])
-
-    def launch(h: int, stage: Any, near: bytes) -> None:
-        k = order.index(stage)
+    parts: dict[str, list[list[Any]]] = {}
+    stage_stats: dict[str, dict[str, Any]] = {}
+    empty_near = dumps([[], []])
+    for h, stage in enumerate(early):
         reduced[type(stage).__name__] = [
             actors[p % workers].reduce.options(num_returns=1 + len(shards)).remote(
-                k, starts, near, *[buckets[s][h * n_parts + p] for s in range(len(shards))])
+                order.index(stage), starts, empty_near, *[buckets[s][h * n_parts + p] for s in range(len(shards))])
             for p in range(n_parts)]
-
-    for h, stage in enumerate(hash_stages):
-        if not stage.reads_findings:
-            launch(h, stage, near_ran)
-    driver_stages = [st for st in order if st.distribute is None and st in scanner.stages]
-    all_stages = scanner.stages
-    scanner.stages = driver_stages
-    stats_before = dict(scanner.stats)
-    driver_scores = scanner._finalize_stages()
-    scanner.stages = [st for st in all_stages if st in driver_stages or st.distribute is not None]
-    driver_stats = {k: v for k, v in scanner.stats.items() if k not in stats_before}
-    for h, stage in enumerate(hash_stages):
-        if stage.reads_findings:
-            ran = {n for n in scanner.plan.enabled if scanner.status.get(n, {}).get("status", "ran") == "ran"
-                   and any(n in st.enabled for st in scanner.stages)}
-            near = [[f.row, f.check, f.field, f.score, f.group, f.detail, f.action] for f in scanner.findings
-                    if f.check == "near_duplicate_pair" and f.group is not None]
-            launch(h, stage, dumps([near, sorted(ran)]))
-    stage_stats: dict[str, dict[str, Any]] = {}
+    del buckets
+    later: list[Any] = []  # near_duplicate_pair findings, read by later stages
+    for stage in order:
+        name = type(stage).__name__
+        if stage not in scanner.stages or stage in early or stage.distribute == "summary":
+            continue
+        try:
+            later += _finalize_stage(run, stage, later, reduced, parts, stage_stats)
+        except Exception as exc:  # noqa: BLE001 - reported like a failed stage of the local engine
+            scanner._stage_failed(stage, exc)
+            reduced.pop(name, None)
+            parts.pop(name, None)
     for name, refs in reduced.items():
         raws = ray.get([r[0] for r in refs])
-        to_driver += sum(len(r) for r in raws)
+        run.to_driver += sum(len(r) for r in raws)
         statuses = [loads(r) for r in raws]
         shuffled += sum(st.get("shuffle_bytes", 0) for st in statuses)
-        for p, st in enumerate(statuses):
-            per_node[nodes[p % workers]]["seconds"] += st.get("seconds", 0.0)
         errors = [st["error"] for st in statuses if st["error"]]
         if errors and by_cls[name] in scanner.stages:
             scanner._stage_failed(by_cls[name], RuntimeError(errors[0]))
-        stage_stats[name] = merge_stats([st["stats"] for st in statuses])
+        merge = getattr(type(by_cls[name]), "merge_partition_stats", None) or merge_stats
+        stage_stats[name] = merge([st["stats"] for st in statuses])
         for st in statuses:
             for k, v in st["timings"].items():
                 scanner.timings[k] += v
+        parts[name] = [[r[1 + s] for r in refs] for s in range(len(shards))]
     scanner.timings["ray_reduce"] += time.perf_counter() - t
 
     # write: every shard's part of the outputs where the shard is; one worker concatenates them
     t = time.perf_counter()
     write_jsonl = isinstance(source, JsonlSource)
-    routed = _route_driver(scanner.findings, driver_scores, starts)
-    merged = {name: type(by_cls[name]).merge_summaries(parts) for name, parts in summaries.items()}
+    merged = {name: type(by_cls[name]).merge_summaries(p) for name, p in summaries.items()
+              if by_cls[name].distribute == "summary"}
     failed = sorted(name for name, st in by_cls.items() if st not in scanner.stages)
     ends = starts[1:] + [None]
-    finished, from_driver = [], 0
+    finished = []
+    counts = {name: len(p[0]) for name, p in parts.items() if name not in failed}
     for s in range(len(shards)):
-        plan = {"failed": failed, "summaries": merged, "parts": {type(h).__name__: n_parts for h in hash_stages},
+        plan = {"failed": failed, "summaries": merged, "parts": counts,
                 "decisions": {str(r): _decision_json(d) for r, d in scanner.decisions.items()
                               if r >= starts[s] and (ends[s] is None or r < ends[s])},
                 "splits": [list(x) for x in scanner.source.splits] if scanner.source.splits else None,
                 "tmp": tmp, "write": "jsonl" if write_jsonl else "driver", "explicit_prompt": cfg.explicit_prompt}
-        args = [r[1 + s] for h in hash_stages for r in reduced[type(h).__name__]]
-        blobs = [dumps(plan), dumps(routed[s])]
-        from_driver += sum(len(b) for b in blobs)
-        finished.append(actors[s % workers].finish.remote(s, blobs[0], *args, ray.put(blobs[1])))
-    raws = ray.get(finished)
-    to_driver += sum(len(r) for r in raws)
-    written = _collect(scanner, [loads(x) for x in raws], by_cls, stage_stats)
+        args = [ref for st in order if type(st).__name__ in counts for ref in parts[type(st).__name__][s]]
+        finished.append(actors[s % workers].finish.remote(s, run.put(plan), *args))
+    del parts
+    outs = run.get(finished)
+    written = _collect(scanner, outs, by_cls, stage_stats)
     for s in range(len(shards)):
         per_node[nodes[s % workers]]["shards"] += 1
-        per_node[nodes[s % workers]]["seconds"] += loads(raws[s])["seconds"]
     data_names = ["clean.jsonl", "dropped.jsonl"] if write_jsonl else None
     ray.get(actors[0].commit.remote(tmp, len(shards), data_names))
     if not write_jsonl:
@@ -220,22 +211,62 @@ def _run(ray: Any, scanner: Scanner, source: Source) -> dict[str, Any]:
                                           scanner.fmt or "standard", scanner.columns,
                                           explicit_prompt=scanner.cfg.explicit_prompt)
     scanner.timings["ray_write"] += time.perf_counter() - t
-    scanner.stats = {**_ordered_stats([st for st in order if st in scanner.stages], stage_stats, driver_stats),
-                     **stats_before}
+    scanner.stats = {**_ordered_stats([st for st in order if st in scanner.stages], stage_stats),
+                     **{k: v for k, v in scanner.stats.items()}}
     _finish_written(scanner, written, t)
-    scanner.timings["ray_bytes_to_driver"] = to_driver  # run-specific figures: timings.json
+    for node, (seconds, sent) in zip(nodes, ray.get([a.busy.remote() for a in actors])):
+        per_node[node]["seconds"] += seconds  # every phase the node's actors ran
+        shuffled += sent
+    scanner.timings["ray_bytes_to_driver"] = run.to_driver  # run-specific figures: timings.json
     scanner.timings["ray_bytes_shuffled"] = shuffled  # worker to worker (hash partitions, routed results)
-    scanner.timings["ray_bytes_from_driver"] = from_driver
+    scanner.timings["ray_bytes_from_driver"] = run.from_driver
     for k, node in enumerate(sorted(per_node)):
         for key, value in per_node[node].items():
             scanner.timings[f"ray_node_{k}_{key}"] = value
     return {"engine": "ray", "shards": len(shards), "workers": workers, "cluster_cpus": cpus,
             "cluster_gpus": float(resources.get("GPU", 0)), "gpu_actors": "num_gpus" in opts,
             "shards_done": len(shards), "nodes_used": len(per_node),
-            "distributed": {"hash_partitioned": [type(h).__name__ for h in hash_stages],
-                            "summary_merged": [type(st).__name__ for st in order if st.distribute == "summary"],
-                            "driver_finalized": [type(st).__name__ for st in order if st.distribute is None],
-                            "writers": "workers" if write_jsonl else "workers (findings, scores); driver (data)"}}
+            "distributed": {mode: [type(st).__name__ for st in order if st.distribute == key]
+                            for mode, key in (("hash_partitioned", "hash"), ("summary_merged", "summary"),
+                                              ("cells", "cells"), ("sample_fitted", "sample"),
+                                              ("driver_finalized", None))} | {
+                "writers": "workers" if write_jsonl else "workers (findings, scores); driver (data)"}}
+
+
+def _finalize_stage(run: Any, stage: Any, later: list[Any], reduced: dict[str, Any], parts: dict[str, Any],
+                    stage_stats: dict[str, Any]) -> list[Any]:
+    """One stage's distributed finalize (not the early hash partitions); returns the findings later stages read."""
+    from pairaudit.engines.ray_stages import run_cells, run_late_hash, run_sample
+
+    scanner = run.scanner
+    name = type(stage).__name__
+    if stage.distribute in ("cells", "sample"):
+        out = (run_cells if stage.distribute == "cells" else run_sample)(run, stage)
+        parts[name], stage_stats[name] = out.parts, out.stats
+        for k, v in out.timings.items():
+            scanner.timings[k] += v
+        return out.findings
+    if stage.distribute == "hash":
+        ran = {n for n in scanner.plan.enabled if scanner.status.get(n, {}).get("status", "ran") == "ran"
+               and any(n in st.enabled for st in scanner.stages)}
+        reduced[name], _ = run_late_hash(run, stage, later, ran)
+        return []
+    # a stage without a distributed finalize: its state came to the driver, which finalizes it here
+    before = len(scanner.findings)
+    stats_before = set(scanner.stats)
+    all_stages, scanner.stages = scanner.stages, [stage]
+    try:
+        scores = scanner._finalize_stages()
+    finally:
+        scanner.stages = [st for st in all_stages if st is not stage or stage in scanner.stages]
+    stage_stats[name] = {k: v for k, v in scanner.stats.items() if k not in stats_before}
+    for k in stage_stats[name]:
+        scanner.stats.pop(k)
+    found = scanner.findings[before:]
+    del scanner.findings[before:]
+    routed = _route_driver(found, scores, run.starts)
+    parts[name] = [[run.ray.put(run.put(r))] for r in routed]
+    return [f for f in found if f.check == "near_duplicate_pair" and f.group is not None]
 
 
 def _absorb_meta(scanner: Scanner, m: dict[str, Any], by_cls: dict[str, Any], summaries: dict[str, list[Any]],
@@ -256,20 +287,15 @@ def _absorb_meta(scanner: Scanner, m: dict[str, Any], by_cls: dict[str, Any], su
     for key, value in m["models"].items():
         scanner.ctx.models.setdefault(key, value)
     node["rows"] += m["rows"]
-    node["seconds"] += m["seconds"]
 
 
 def _route_driver(findings: list[Any], scores: list[Any], starts: list[int]) -> list[dict[str, Any]]:
-    """The driver-finalized stages' findings and score columns, cut by shard."""
+    """A driver-finalized stage's findings and score columns, cut by shard."""
     from pairaudit.datatypes import StageResult
     from pairaudit.engines.partition import route
 
-    out = [{"findings": p["findings"], "scores": []} for p in route(StageResult(), findings, starts)]
-    for rows, cols in scores:
-        for s, part in enumerate(route(StageResult(rows=rows, scores=cols), [], starts)):
-            if len(part["rows"]):
-                out[s]["scores"].append([part["rows"], part["scores"]])
-    return out
+    res = StageResult(rows=scores[0][0], scores=scores[0][1]) if scores else StageResult()
+    return route(res, findings, starts)
 
 
 def _decision_json(d: Any) -> dict[str, Any]:
@@ -302,16 +328,11 @@ def _collect(scanner: Scanner, outs: list[dict[str, Any]], by_cls: dict[str, Any
             "ignored": sorted(ignored, key=lambda d: d["row"]), "drops": drops}
 
 
-def _ordered_stats(order: list[Any], stage_stats: dict[str, dict[str, Any]],
-                   driver_stats: dict[str, Any]) -> dict[str, Any]:
+def _ordered_stats(order: list[Any], stage_stats: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """report.json ``stats`` in stage order, as the local engine writes them."""
     out: dict[str, Any] = {}
     for stage in order:
-        name = type(stage).__name__
-        if stage.distribute is None:
-            out.update({k: v for k, v in driver_stats.items() if k not in out})
-        else:
-            out.update(stage_stats.get(name, {}))
+        out.update(stage_stats.get(type(stage).__name__, {}))
     return out
 
 

@@ -54,7 +54,9 @@ class OutputFolder:
     scores: pl.DataFrame | None
 
     @classmethod
-    def open(cls, out_dir: str | Path) -> OutputFolder:
+    def open(cls, out_dir: str | Path, lazy: bool = False) -> OutputFolder:
+        """``lazy``: read report.json only (findings empty, no scores; ``report.view.ReportFolder`` reads the
+        parquet files in bounded pieces)."""
         import polars as pl
 
         path = Path(out_dir)
@@ -71,6 +73,8 @@ class OutputFolder:
 
             report = read_report_json(report_path)
         findings = empty_findings()
+        if lazy:
+            return cls(path=path, report=report, findings=findings, scores=None)
         if findings_path.exists():
             findings = pl.read_parquet(findings_path, glob=False)
             for name, dtype in _findings_schema().items():
@@ -261,9 +265,9 @@ def _kept_rows(out_dir: Path, dropped_rows: set[int]) -> list[int]:
     if scores.exists():
         import polars as pl
 
-        s = pl.read_parquet(scores, glob=False)
-        if "kept" in s.columns:
-            return s.filter(pl.col("kept")).sort("row")["row"].to_list()
+        lf = pl.scan_parquet(scores, glob=False)
+        if "kept" in lf.collect_schema().names():
+            return lf.filter(pl.col("kept")).select("row").sort("row").collect()["row"].to_list()
     folder = OutputFolder.open(out_dir)
     return [r for r in folder.all_rows() if r not in dropped_rows]
 

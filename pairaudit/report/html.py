@@ -22,6 +22,7 @@ from pairaudit.datatypes import Pair
 from pairaudit.outputs.reader import OutputFolder
 from pairaudit.outputs.single import committed_file, refresh_record
 from pairaudit.report.trainer_view import trainer_tokenizer, trainer_view
+from pairaudit.report.view import ReportFolder
 
 PROMPT_LIMIT = 1500  # characters of the prompt shown per example
 SIDE_LIMIT = 4000  # characters per response shown per example
@@ -32,7 +33,7 @@ _METRICS = (("prompt_tokens", "prompt tok"), ("chosen_tokens", "chosen tok"), ("
 
 def render_report(out_dir: str | Path, *, max_examples: int = 5) -> Path:
     """Write ``out_dir/report.html`` (atomically) and return its path."""
-    folder = OutputFolder.open(out_dir)
+    folder = ReportFolder.open(out_dir)
     html = build_html(folder, max_examples=max_examples)
     link = folder.path / "report.html"
     # outputs are links into the committed generation (pairaudit.outputs.folder): replace the file there, never
@@ -59,9 +60,11 @@ def build_html(folder: OutputFolder, *, max_examples: int = 5) -> str:
     from pairaudit.report.flip_section import flip_lines
     from pairaudit.report.template import CSP, CSS, environment
 
+    if not isinstance(folder, ReportFolder):  # read in bounded memory, whatever the folder's size
+        folder = ReportFolder.open(folder.path)
     report = folder.report
     try:
-        plots_or_none: list[dict[str, str]] | None = plots.all_plots(folder.scores)
+        plots_or_none: list[dict[str, str]] | None = plots.all_plots(folder.summary)
     except ImportError:  # matplotlib missing: render without plots
         plots_or_none = None
     checks = _check_rows(folder)
@@ -70,6 +73,7 @@ def build_html(folder: OutputFolder, *, max_examples: int = 5) -> str:
     for plan in plans.values():
         for item in plan["items"]:
             examples_rows.update(item if isinstance(item, list) else [item])
+    folder.prefetch(examples_rows)
     pairs = folder.pairs(examples_rows) if examples_rows else {}
     tok, trainer_note = trainer_tokenizer(folder.report) if any(
         p.chosen is not None or p.pretokenized for p in pairs.values()) else (None, "")
@@ -106,7 +110,8 @@ def build_html(folder: OutputFolder, *, max_examples: int = 5) -> str:
         "flip_lines": flip_lines(report),
         "plots": plots_or_none,
         "trainer_note": trainer_note,
-        "table": {"total": len(data["rows"]), "first": table.first_page(data), "snippet": data["snippet"],
+        "table": {"total": data.get("all", len(data["rows"])), "listed": len(data["rows"]),
+                  "first": table.first_page(data), "snippet": data["snippet"],
                   "json": Markup(table.data_json(data)), "script": Markup(table.SCRIPT)},
     }
     from pairaudit.report.trace_section import add_trace_section
@@ -125,49 +130,60 @@ def _pretty(obj: Any) -> str:
     return json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False, default=str)
 
 
-def _check_rows(folder: OutputFolder) -> list[dict[str, Any]]:
-    import polars as pl
-
+def _check_rows(folder: ReportFolder) -> list[dict[str, Any]]:
     out = []
     for name, info in folder.checks.items():
-        sub = folder.findings.filter(pl.col("check") == name)
-        actions = sorted(set(sub["action"].drop_nulls().to_list()))
+        sub = None
+        if "findings" not in info or "rows" not in info or not info.get("action"):  # older folders: count them
+            sub = folder.check_findings(name)
+        actions = sorted(set(sub["action"].drop_nulls().to_list())) if sub is not None else []
         out.append({
             "name": name,
             "description": info.get("description") or "",
             "status": info.get("status") or "ran",
             "reason": info.get("reason") or "",
             "action": info.get("action") or (actions[0] if len(actions) == 1 else "/".join(actions)) or "",
-            "findings": info.get("findings", sub.height),
-            "rows": info.get("rows", sub["row"].n_unique()),
+            "findings": info["findings"] if "findings" in info else sub.height,
+            "rows": info["rows"] if "rows" in info else sub["row"].n_unique(),
             "thresholds": json.dumps(info["thresholds"], sort_keys=True) if info.get("thresholds") else "",
         })
     return out
 
 
-def _plan_examples(folder: OutputFolder, check: str, max_examples: int) -> dict[str, Any]:
-    """Which rows to show: top-scored rows, or the largest groups (representative row first)."""
+def _plan_examples(folder: ReportFolder, check: str, max_examples: int) -> dict[str, Any]:
+    """Which rows to show: top-scored rows, or the largest groups (representative row first). Lazy queries:
+    what is held is per group (grouped checks) or a few times ``max_examples`` findings."""
     import polars as pl
 
-    sub = folder.findings.filter(pl.col("check") == check)
     plan: dict[str, Any] = {"grouped": False, "items": [], "more_rows": 0, "sizes": {}}
-    if sub.height == 0 or max_examples <= 0:
+    lf = folder.lazy_findings
+    if lf is None or max_examples <= 0:
         return plan
-    grouped = sub.filter(pl.col("group").is_not_null())
-    if grouped.height:
+    lf = lf.filter(pl.col("check") == check)
+    grouped = lf.filter(pl.col("group").is_not_null())
+    sizes = grouped.group_by("group").agg(pl.col("row").n_unique().alias("n")).collect()
+    if sizes.height:
         plan["grouped"] = True
-        groups = (grouped.group_by("group").agg(pl.col("row").unique().sort().alias("rows"))
-                  .with_columns(pl.col("rows").list.len().alias("n")).sort(["n", "group"], descending=[True, False]))
-        for g, rows, _n in groups.head(max_examples).iter_rows():
-            members = [r for r in rows if r != g]
-            plan["items"].append([g, *members[:GROUP_MEMBERS]])
-            plan["sizes"][g] = len(members)
-        plan["more_rows"] = max(0, groups.height - max_examples)
+        top = sizes.sort(["n", "group"], descending=[True, False]).head(max_examples)
+        members = (grouped.filter(pl.col("group").is_in(top["group"].to_list())).group_by("group")
+                   .agg(pl.col("row").unique().sort().alias("rows")).collect())
+        rows_of = dict(zip(members["group"].to_list(), members["rows"].to_list()))
+        for g in top["group"].to_list():
+            others = [r for r in rows_of[g] if r != g]
+            plan["items"].append([g, *others[:GROUP_MEMBERS]])
+            plan["sizes"][g] = len(others)
+        plan["more_rows"] = max(0, sizes.height - max_examples)
         return plan
-    ranked = (sub.group_by("row").agg(pl.col("score").max().alias("score"))
+    head = (lf.select("row", "score").sort(["score", "row"], descending=[True, False], nulls_last=True)
+            .head(4 * max_examples).collect())  # a row has at most one finding per field: 4 a row
+    if head.height == 0:
+        return plan
+    ranked = (head.group_by("row").agg(pl.col("score").max())
               .sort(["score", "row"], descending=[True, False], nulls_last=True))
     plan["items"] = ranked["row"].head(max_examples).to_list()
-    plan["more_rows"] = max(0, ranked.height - max_examples)
+    info = folder.checks.get(check, {})
+    n_rows = info["rows"] if "rows" in info else lf.select(pl.col("row").n_unique()).collect().item()
+    plan["more_rows"] = max(0, int(n_rows) - max_examples)
     return plan
 
 
@@ -255,50 +271,44 @@ def _pct(x: float) -> str:
     return f"{100 * x:.1f}%"
 
 
-def profile_rows(folder: OutputFolder) -> list[tuple[str, str]]:
-    """Key numbers about the dataset, as (label, value) rows."""
-    import numpy as np
-
-    from pairaudit.report.plots import _finite
-
-    s = folder.scores
+def profile_rows(folder: ReportFolder) -> list[tuple[str, str]]:
+    """Key numbers about the dataset, as (label, value) rows (from streamed score summaries)."""
+    s = folder.summary
     rows: list[tuple[str, str]] = []
     src = folder.report.get("source") or {}
     rows.append(("format", f"{src.get('format') or '?'} ({src.get('kind') or '?'})"))
     if s is None:
         rows.append(("per-row metrics", "scores.parquet missing"))
         return rows
-    rows.append(("records", str(s.height)))
+    rows.append(("records", str(s.n)))
     for side in ("prompt", "chosen", "rejected"):
-        v = _finite(s, f"{side}_tokens")
-        if len(v):
-            a = np.asarray(v)
-            rows.append((f"{side} tokens", f"median {np.median(a):.0f}, p95 {np.percentile(a, 95):.0f}, "
-                                           f"max {a.max():.0f}"))
-    if {"chosen_tokens", "rejected_tokens"} <= set(s.columns):
-        both = s.select(["chosen_tokens", "rejected_tokens"]).drop_nulls()
-        if both.height:
-            c, r = both["chosen_tokens"].to_numpy(), both["rejected_tokens"].to_numpy()
-            longer, shorter = int((c > r).sum()), int((c < r).sum())
-            decided = longer + shorter
-            if decided:
-                rows.append(("length bias", f"chosen longer in {_pct(longer / decided)} of pairs with unequal "
-                                            f"length ({longer} vs {shorter}); a 'pick the longer' rule agrees "
-                                            f"with the labels that often"))
-    ratio = _finite(s, "length_ratio")
-    if len(ratio):
-        rows.append(("median chosen/rejected length ratio", f"{np.median(ratio):.2f}"))
-    sim = _finite(s, "near_identical_pair_score")
-    if len(sim):
-        rows.append(("within-pair character similarity", f"median {np.median(sim):.2f}; "
-                                                          f"≥ 0.9 in {_pct(float(np.mean(np.asarray(sim) >= 0.9)))}"))
-    cos = _finite(s, "pair_cosine")
-    if len(cos):
-        rows.append(("within-pair embedding cosine", f"median {np.median(cos):.2f}"))
-    margin = _finite(s, "ref_margin")
-    if len(margin):
-        rows.append(("reference margin", f"median {np.median(margin):.2f}; rejected preferred by the reference "
-                                         f"model in {_pct(float(np.mean(np.asarray(margin) < 0)))}"))
+        col = f"{side}_tokens"
+        if s.has(col):
+            rows.append((f"{side} tokens", f"median {s.median(col):.0f}, p95 {s.quantile(col, 95):.0f}, "
+                                           f"max {s.hi[col]:.0f}"))
+    longer, shorter = s.longer, s.shorter
+    decided = longer + shorter
+    if decided:
+        rows.append(("length bias", f"chosen longer in {_pct(longer / decided)} of pairs with unequal "
+                                    f"length ({longer} vs {shorter}); a 'pick the longer' rule agrees "
+                                    f"with the labels that often"))
+    if s.has("length_ratio"):
+        rows.append(("median chosen/rejected length ratio", f"{s.median('length_ratio'):.2f}"))
+    if s.has("near_identical_pair_score"):
+        frac = s.above[("near_identical_pair_score", ">=", 0.9)] / s.finite["near_identical_pair_score"]
+        rows.append(("within-pair character similarity", f"median {s.median('near_identical_pair_score'):.2f}; "
+                                                          f"≥ 0.9 in {_pct(float(frac))}"))
+    if s.has("pair_cosine"):
+        rows.append(("within-pair embedding cosine", f"median {s.median('pair_cosine'):.2f}"))
+    if s.has("ref_margin"):
+        frac = s.above[("ref_margin", "<", 0.0)] / s.finite["ref_margin"]
+        rows.append(("reference margin", f"median {s.median('ref_margin'):.2f}; rejected preferred by the reference "
+                                         f"model in {_pct(float(frac))}"))
+    if s.sampled and any(s.has(c) for c in ("length_ratio", "near_identical_pair_score", "pair_cosine", "ref_margin")):
+        from pairaudit.report.view import SAMPLE_ROWS
+
+        rows.append(("medians of the metrics above", f"from a seeded sample of {SAMPLE_ROWS:,} of {s.n:,} rows; "
+                                                     "token figures, counts and plots use every row"))
     rows += multipair_rows(folder.report.get("stats") or {})
     return rows
 

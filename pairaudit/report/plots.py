@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import polars as pl
 
+    from pairaudit.report.view import ScoreSummary
+
 _COLORS = {"prompt": "#7f7f7f", "chosen": "#2c7fb8", "rejected": "#d95f0e"}
 
 
@@ -29,6 +31,20 @@ def _finite(scores: pl.DataFrame | None, column: str) -> Any:
     except (pl.exceptions.InvalidOperationError, pl.exceptions.ComputeError):
         return np.empty(0)
     return values[np.isfinite(values)]
+
+
+def _bars(ax: Any, edges: Any, counts: Any, **kw: Any) -> None:
+    """A histogram drawn from its counts: the same figure as ``ax.hist`` of the values themselves."""
+    ax.hist(edges[:-1], bins=edges, weights=counts, **kw)
+
+
+def _edges(lo: float, hi: float, bins: int = 40) -> Any:
+    """``np.histogram``'s bin edges for values from ``lo`` to ``hi``."""
+    import numpy as np
+
+    if lo == hi:
+        lo, hi = lo - 0.5, hi + 0.5
+    return np.linspace(lo, hi, bins + 1, endpoint=True)
 
 
 def _figure(width: float = 6.4, height: float = 2.8) -> Any:
@@ -57,23 +73,23 @@ def _style(ax: Any, xlabel: str, title: str) -> None:
     ax.grid(axis="y", alpha=0.3)
 
 
-def token_lengths(scores: pl.DataFrame | None) -> str | None:
+def token_lengths(s: ScoreSummary | None) -> str | None:
     """Overlaid histograms of prompt/chosen/rejected token lengths (log-spaced bins when wide)."""
     import numpy as np
 
-    data = {side: _finite(scores, f"{side}_tokens") for side in ("prompt", "chosen", "rejected")}
-    data = {k: v for k, v in data.items() if len(v)}
-    if not data:
+    sides = [side for side in ("prompt", "chosen", "rejected") if s is not None and s.has(f"{side}_tokens")]
+    if s is None or not sides:
         return None
-    lo = max(1.0, min(min(v) for v in data.values()))
-    hi = max(max(v) for v in data.values())
+    lo = max(1.0, min(s.lo[f"{side}_tokens"] for side in sides))
+    hi = max(s.hi[f"{side}_tokens"] for side in sides)
     log = hi / lo > 50
     bins = np.geomspace(lo, hi + 1, 40) if log else np.linspace(0, hi + 1, 40)
     fig = _figure()
     ax = fig.add_subplot()
-    for side, values in data.items():
-        ax.hist(np.maximum(values, lo) if log else values, bins=bins, histtype="step", linewidth=1.6,
-                label=f"{side} (median {np.median(values):.0f})", color=_COLORS[side])
+    for side in sides:
+        counts = s.histogram(f"{side}_tokens", bins, transform=(lambda v: np.maximum(v, lo)) if log else None)
+        _bars(ax, bins, counts, histtype="step", linewidth=1.6,
+              label=f"{side} (median {s.median(f'{side}_tokens'):.0f})", color=_COLORS[side])
     if log:
         ax.set_xscale("log")
     ax.legend(frameon=False, fontsize=8)
@@ -81,60 +97,56 @@ def token_lengths(scores: pl.DataFrame | None) -> str | None:
     return _to_data_uri(fig, "token_lengths")
 
 
-def length_ratio(scores: pl.DataFrame | None) -> str | None:
+def length_ratio(s: ScoreSummary | None) -> str | None:
     """Histogram of log2(chosen/rejected tokens): mass right of 0 means chosen tends to be longer."""
     import numpy as np
 
-    ratios = _finite(scores, "length_ratio")
-    ratios = ratios[ratios > 0]
-    if not len(ratios):
+    if s is None or not s.has("length_ratio") or not np.isfinite(s.ratio_lo):
         return None
-    values = np.log2(ratios)
+    edges = _edges(float(np.log2(s.ratio_lo)), float(np.log2(s.ratio_hi)))
+    counts = s.histogram("length_ratio", edges, transform=np.log2, keep=lambda v: v > 0)
     fig = _figure()
     ax = fig.add_subplot()
-    ax.hist(values, bins=40, color="#6a51a3", alpha=0.85)
+    _bars(ax, edges, counts, color="#6a51a3", alpha=0.85)
     ax.axvline(0.0, color="black", linewidth=1, linestyle="--")
     _style(ax, "log2(chosen tokens / rejected tokens)", "Length bias: chosen vs rejected length")
     return _to_data_uri(fig, "length_ratio")
 
 
-def similarity(scores: pl.DataFrame | None) -> str | None:
+def similarity(s: ScoreSummary | None) -> str | None:
     """Within-pair similarity: character similarity and embedding cosine, when present."""
     import numpy as np
 
-    series = {
-        "character similarity": _finite(scores, "near_identical_pair_score"),
-        "embedding cosine": _finite(scores, "pair_cosine"),
-    }
-    series = {k: v for k, v in series.items() if len(v)}
-    if not series:
+    series = {label: col for label, col in (("character similarity", "near_identical_pair_score"),
+                                            ("embedding cosine", "pair_cosine")) if s is not None and s.has(col)}
+    if s is None or not series:
         return None
     fig = _figure()
     ax = fig.add_subplot()
-    lo = min(0.0, min(min(v) for v in series.values()))
+    lo = min(0.0, min(s.lo[c] for c in series.values()))
     bins = np.linspace(lo, 1.0, 41)
-    for (label, values), color in zip(series.items(), ("#31a354", "#756bb1"), strict=False):
-        ax.hist(values, bins=bins, histtype="stepfilled", alpha=0.45, label=label, color=color)
+    for (label, col), color in zip(series.items(), ("#31a354", "#756bb1"), strict=False):
+        _bars(ax, bins, s.histogram(col, bins), histtype="stepfilled", alpha=0.45, label=label, color=color)
     ax.legend(frameon=False, fontsize=8)
     _style(ax, "similarity of chosen and rejected", "Within-pair similarity")
     return _to_data_uri(fig, "similarity")
 
 
-def histogram(scores: pl.DataFrame | None, column: str, xlabel: str, title: str,
+def histogram(s: ScoreSummary | None, column: str, xlabel: str, title: str,
               vline: float | None = None) -> str | None:
-    values = _finite(scores, column)
-    if not len(values):
+    if s is None or not s.has(column):
         return None
+    edges = _edges(s.lo[column], s.hi[column])
     fig = _figure()
     ax = fig.add_subplot()
-    ax.hist(values, bins=40, color="#3182bd", alpha=0.85)
+    _bars(ax, edges, s.histogram(column, edges), color="#3182bd", alpha=0.85)
     if vline is not None:
         ax.axvline(vline, color="black", linewidth=1, linestyle="--")
     _style(ax, xlabel, title)
     return _to_data_uri(fig, column)
 
 
-def all_plots(scores: pl.DataFrame | None) -> list[dict[str, str]]:
+def all_plots(scores: ScoreSummary | None) -> list[dict[str, str]]:
     """Every plot the data allows, in a fixed order: [{"id", "title", "uri", "caption"}]."""
     specs = [
         ("token_lengths", "Token lengths", lambda: token_lengths(scores),

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from pairaudit.outputs.reader import OutputFolder
 
 PAGE_SIZE = 50
+TABLE_ROWS = 20_000  # rows listed at most (the most severe); every finding stays in findings.parquet
 DETAIL_MAX = 90  # characters of a row's detail
 DETAIL_MIN = 16  # a detail keeps at least this many characters, whatever the budget
 TEXT_BUDGET = 200_000  # characters of detail + pair text over all rows
@@ -28,34 +29,43 @@ SNIPPET_MIN = 24  # below this per row, no text at all
 ACTIONS = ("drop", "flag")
 
 
-def table_data(folder: OutputFolder) -> dict[str, Any]:
+def table_data(folder: OutputFolder, limit: int | None = None) -> dict[str, Any]:
     """The compact table: ``checks`` (names, scan order), ``details`` (interned texts), ``rows``:
     ``[row, [check index, action index, score, ...], detail index, text]`` in severity order (rows a check
-    drops first, then by check order, score descending, row)."""
-    import polars as pl
+    drops first, then by check order, score descending, row). findings.parquet is read in batches and only
+    the ``limit`` (``TABLE_ROWS``) most severe rows are kept: memory and page size stay bounded however many
+    rows are flagged (``all``: how many are, when more than ``limit``)."""
+    import heapq
 
-    f = folder.findings
-    checks = [c for c in folder.checks if c in set(f["check"].unique().to_list())]
-    checks += sorted(set(f["check"].unique().to_list()) - set(checks))
+    limit = TABLE_ROWS if limit is None else limit
+    path = folder.path / "findings.parquet"
+    found = _checks_found(path)
+    checks = [c for c in folder.checks if c in found]
+    checks += sorted(found - set(checks))
     cidx = {c: i for i, c in enumerate(checks)}
-    if f.height == 0:
+    heap: list[tuple[Any, ...]] = []  # the kept rows, the least severe on top (keys negated)
+    n_rows = 0
+    for row, items in _rows_of(path):
+        n_rows += 1
+        items.sort(key=lambda t: (t[1] != "drop", cidx[t[0]], -(t[2] if t[2] is not None else float("-inf"))))
+        fs: list[Any] = []
+        for check, action, score, _ in items:
+            fs.extend([cidx[check], 0 if action == "drop" else 1, None if score is None else float(f"{score:.3g}")])
+        key = (fs[1], fs[0], -(fs[2] if fs[2] is not None else -1e300), row)
+        entry = (tuple(-x for x in key), [row, fs, items[0][3] or "", ""])
+        if len(heap) < limit:
+            heapq.heappush(heap, entry)
+        elif entry[0] > heap[0][0]:
+            heapq.heapreplace(heap, entry)
+    if not heap:
         return {"checks": checks, "actions": list(ACTIONS), "details": [], "rows": [], "snippet": 0}
-    f = f.with_columns(pl.col("check").replace_strict(cidx, return_dtype=pl.Int32).alias("_c"),
-                       pl.when(pl.col("action") == "drop").then(0).otherwise(1).alias("_a"),
-                       (-pl.col("score").fill_null(float("-inf"))).alias("_neg"))
-    f = f.sort(["row", "_a", "_c", "_neg"])
-    per_row = TEXT_BUDGET // max(1, f["row"].n_unique())
+    kept = sorted(heap, key=lambda e: e[1][0])  # row order: details are interned in it
+    per_row = TEXT_BUDGET // len(kept)
     detail_max = max(DETAIL_MIN, min(DETAIL_MAX, per_row))
-    per: dict[int, list[Any]] = {}
     details: dict[str, int] = {}
-    for row, c, a, score, detail in f.select("row", "_c", "_a", "score", "detail").iter_rows():
-        entry = per.get(row)
-        if entry is None:
-            d = _short(detail or "", detail_max)
-            entry = per[row] = [int(row), [], details.setdefault(d, len(details)), ""]
-        entry[1].extend([int(c), int(a), None if score is None else float(f"{score:.3g}")])
-    order = sorted(per.values(), key=lambda e: (e[1][1], e[1][0], -(e[1][2] if e[1][2] is not None else -1e300),
-                                                e[0]))
+    for _, entry in kept:
+        entry[2] = details.setdefault(_short(entry[2], detail_max), len(details))
+    order = [e for _, e in sorted(kept, key=lambda e: tuple(-x for x in e[0]))]
     texts = list(details)
     room = {e[0]: min(SNIPPET_MAX, per_row - len(texts[e[2]])) for e in order}
     wanted = [e[0] for e in order if room[e[0]] >= SNIPPET_MIN]
@@ -63,11 +73,50 @@ def table_data(folder: OutputFolder) -> dict[str, Any]:
     for e in order:
         if room[e[0]] >= SNIPPET_MIN:
             e[3] = _snippet(pairs.get(e[0]), room[e[0]])
-    return {"checks": checks, "actions": list(ACTIONS), "details": texts, "rows": order,
-            "snippet": max((room[r] for r in wanted), default=0)}
+    out = {"checks": checks, "actions": list(ACTIONS), "details": texts, "rows": order,
+           "snippet": max((room[r] for r in wanted), default=0)}
+    if n_rows > len(order):
+        out["all"] = n_rows
+    return out
+
+
+def _checks_found(path: Any) -> set[str]:
+    if not path.exists():
+        return set()
+    import polars as pl
+
+    return set(pl.scan_parquet(path, glob=False).select(pl.col("check").unique()).collect()["check"].drop_nulls().to_list())
+
+
+def _rows_of(path: Any) -> Any:
+    """(row, [(check, action, score, detail), ...]) per flagged row, in row order, read in batches."""
+    if not path.exists():
+        return
+    import pyarrow.parquet as pq
+
+    row, items = None, []
+    for rb in pq.ParquetFile(path).iter_batches(batch_size=65_536, columns=["row", "check", "action", "score",
+                                                                            "detail"]):
+        cols = [rb.column(i).to_pylist() for i in range(5)]
+        for r, c, a, sc, d in zip(*cols):
+            if r != row and items:
+                yield row, items
+                items = []
+            row = r
+            items.append((c, a, sc, d))
+    if items:
+        yield row, items
 
 
 def _short(text: str, limit: int) -> str:
+    """``text`` with whitespace runs squashed, cut to ``limit`` characters; a long text is squashed only as
+    far as the cut needs (same result, no copy of a 5 MB answer)."""
+    k = 4 * limit + 64
+    while k < len(text):
+        head = " ".join(text[:k].split())
+        if len(head) > limit:
+            return head[:limit - 1] + "…"
+        k *= 4
     text = " ".join(text.split())
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
@@ -129,7 +178,8 @@ function render(pages){var body=$("pa-rows-body");while(body.firstChild)body.rem
       D.checks[f[j]]+(f[j+2]===null?"":" "+Number(f[j+2]).toPrecision(3))));c.appendChild(document.createTextNode(" "));}
     tr.appendChild(c);tr.appendChild(el("td","num",view[i].s===null?"":Number(view[i].s).toPrecision(3)));
     var d=el("td",null,D.details[r[2]]);if(r[3]){d.appendChild(el("div","pa-snip",r[3]));}tr.appendChild(d);body.appendChild(tr);}
-  $("pa-count").textContent=view.length?("rows "+(start+1)+"\u2013"+end+" of "+view.length+" ("+D.rows.length+" flagged in all)"):("no row matches ("+D.rows.length+" flagged in all)");
+  var all=(D.all||D.rows.length)+" flagged in all"+(D.all?", the "+D.rows.length+" most severe listed":"");
+  $("pa-count").textContent=view.length?("rows "+(start+1)+"\u2013"+end+" of "+view.length+" ("+all+")"):("no row matches ("+all+")");
   $("pa-page").textContent="page "+(S.page+1)+" of "+pages;$("pa-prev").disabled=S.page<=0;$("pa-next").disabled=S.page>=pages-1;}
 function opts(sel,names){for(var i=0;i<names.length;i++){var o=el("option",null,names[i]);o.value=String(i);sel.appendChild(o);}}
 opts($("pa-f-check"),D.checks);opts($("pa-f-action"),D.actions);

@@ -179,7 +179,7 @@ nav{display:flex;flex-wrap:wrap;gap:4px 12px;margin:.5em 0}nav a{white-space:now
 {% else %}<p class="pa-muted">scores.parquet holds no per-row metrics to plot.</p>{% endif %}
 
 <h2 id="rows">Flagged rows ({{ table.total }})</h2>
-<p class="pa-muted">Every row with a finding, most severe first (rows a check drops, then by check, then score). Search looks at row numbers, check names, details{% if table.snippet %} and up to {{ table.snippet }} characters of each pair's text (shortened to keep the page small){% endif %}; the whole pair: the examples below (linked rows), <code>pairaudit show OUT ROW</code> or <code>Review(OUT).pair(ROW)</code>. The same list is in findings.parquet.</p>
+<p class="pa-muted">Every row with a finding, most severe first (rows a check drops, then by check, then score). Search looks at row numbers, check names, details{% if table.snippet %} and up to {{ table.snippet }} characters of each pair's text (shortened to keep the page small){% endif %}; the whole pair: the examples below (linked rows), <code>pairaudit show OUT ROW</code> or <code>Review(OUT).pair(ROW)</code>. The same list is in findings.parquet.{% if table.listed < table.total %} Only the {{ table.listed }} most severe of the {{ table.total }} flagged rows are listed here, to keep the page small; findings.parquet has them all.{% endif %}</p>
 <div id="pa-controls" hidden>
 <input id="pa-q" type="search" placeholder="search rows, checks, details, text" aria-label="search">
 <select id="pa-f-check" aria-label="check"><option value="-1">every check</option></select>

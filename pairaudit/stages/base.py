@@ -40,10 +40,17 @@ class Stage:
     state_attrs: ClassVar[tuple[str, ...]] = ()
     #: how the Ray engine spreads ``finalize`` over the cluster (the same code runs in both engines):
     #: ``"hash"``: every attribute in ``state_attrs`` is a list of row-aligned arrays and rows with equal
-    #: ``partition_key`` values must meet, so ``finalize`` on one hash partition of the rows gives exactly
-    #: that partition's findings and scores; ``"summary"``: ``summary()`` (small, merged with
+    #: ``partition_key`` values (a 2-D column: its first column) must meet, so ``finalize`` on one hash
+    #: partition of the rows gives exactly that partition's findings and scores (a stage with
+    #: ``set_findings`` is cut once earlier stages' findings are known; ``partition_aliases(findings)``
+    #: names rows whose keys must share a partition; ``merge_partition_stats`` merges the partitions'
+    #: statistics when adding them up is wrong); ``"summary"``: ``summary()`` (small, merged with
     #: ``merge_summaries``) is all ``finalize(summary)`` needs besides the instance's own rows, so each
-    #: shard scores its rows where they are; ``None``: the state goes to the driver, which finalizes.
+    #: shard scores its rows where they are; ``"cells"``: the near-duplicate stage's phases
+    #: (``stages/near_duplicates/cells.py``: cell groups searched and verified on the workers, edges to the
+    #: driver); ``"sample"``: ``_finalize(model)`` fits on a bounded seeded sample on one worker and
+    #: ``apply(model)`` scores every other row where it is (the flip stage); ``None``: the state goes to the
+    #: driver, which finalizes.
     distribute: ClassVar[str | None] = None
     partition_key: ClassVar[str | None] = None
 

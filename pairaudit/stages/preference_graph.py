@@ -11,7 +11,9 @@ names the cycle's rows; ``group`` = the smallest row of the strongly connected s
 of the shortest cycle through the row.
 
 Per row the stage keeps four 64-bit numbers (row, prompt, chosen and rejected digests): 32 MB per million
-rows. The profile (``stats.preference_graph`` in report.json) gives pairs per prompt and distinct responses
+rows. Cycles and the profile stay within one prompt (or prompts joined by a near-duplicate group), so the Ray
+engine cuts the rows into hash partitions by prompt digest (``partition_aliases``: the prompts of a near-duplicate
+group count as one) and merges the partitions' profiles (``merge_partition_stats``). The profile (``stats.preference_graph`` in report.json) gives pairs per prompt and distinct responses
 per prompt, the shape that decides whether a shared prompt or a shared response is normal structure.
 """
 
@@ -122,6 +124,8 @@ class PreferenceGraphStage(Stage):
     infos = (CYCLE_INFO,)
     reads_findings = True  # near_duplicate_pair groups join nodes
     state_attrs = ("_rows", "_keys")
+    distribute, partition_key = "hash", "_keys"  # by the prompt digest (the key's first column)
+    partitioned = False  # set on a hash partition: the profile keeps its histograms for the merge
 
     def __init__(self, ctx, enabled):  # noqa: ANN001
         super().__init__(ctx, enabled)
@@ -141,6 +145,22 @@ class PreferenceGraphStage(Stage):
     def set_findings(self, findings: list[Finding], ran: set[str]) -> None:
         self._near = [(f.row, f.group) for f in findings if f.check == "near_duplicate_pair" and f.group is not None]
 
+    @staticmethod
+    def partition_aliases(findings: list[Finding]) -> list[tuple[int, int]]:
+        """Rows whose prompts must share a hash partition: a near-duplicate group joins its rows' nodes."""
+        return [(f.row, f.group) for f in findings if f.check == "near_duplicate_pair" and f.group is not None]
+
+    @staticmethod
+    def merge_partition_stats(parts: list[dict[str, Any]]) -> dict[str, Any]:
+        """The profile of the whole dataset from its hash partitions' (each holds whole prompts)."""
+        hists = [p["preference_graph"] for p in parts if p.get("preference_graph")]
+        if not hists:
+            return {}
+        out = profile_from({k: _merge_hist([h["_hist"][k] for h in hists]) for k in ("pairs", "responses")})
+        if any("rows_on_cycles" in h for h in hists):
+            out["rows_on_cycles"] = sum(int(h.get("rows_on_cycles", 0)) for h in hists)
+        return {"preference_graph": out}
+
     def finalize(self) -> StageResult:
         res = StageResult()
         if not self._rows:
@@ -148,7 +168,7 @@ class PreferenceGraphStage(Stage):
         rows, keys = np.concatenate(self._rows), np.concatenate(self._keys)
         self._rows.clear()
         self._keys.clear()
-        res.stats = {"preference_graph": profile(keys)}
+        res.stats = {"preference_graph": profile(keys, hist=self.partitioned)}
         if "preference_cycle" in self.enabled:
             res.findings = self._cycles(rows, keys)
             res.stats["preference_graph"]["rows_on_cycles"] = len(res.findings)
@@ -207,15 +227,40 @@ class PreferenceGraphStage(Stage):
         return findings
 
 
-def profile(keys: np.ndarray) -> dict[str, Any]:
-    """Pairs per prompt and distinct responses per prompt (exact texts)."""
+def profile(keys: np.ndarray, hist: bool = False) -> dict[str, Any]:
+    """Pairs per prompt and distinct responses per prompt (exact texts); ``hist``: with the histograms
+    (count -> prompts) that profiles of disjoint prompt sets are merged from."""
     _, pcount = np.unique(keys[:, 0], return_counts=True)
     resp = np.unique(np.concatenate([keys[:, [0, 1]], keys[:, [0, 2]]]), axis=0)
     _, rcount = np.unique(resp[:, 0], return_counts=True)
+    h = {k: [a.tolist() for a in np.unique(c, return_counts=True)] for k, c in (("pairs", pcount), ("responses", rcount))}
+    out = profile_from(h)
+    if hist:
+        out["_hist"] = h
+    return out
 
-    def dist(c: np.ndarray) -> dict[str, float]:
-        return {"mean": round(float(c.mean()), 3), "median": float(np.median(c)), "max": int(c.max())}
 
-    return {"prompts": int(len(pcount)), "prompts_with_several_pairs": int((pcount > 1).sum()),
-            "rows_sharing_a_prompt": int(pcount[pcount > 1].sum()), "pairs_per_prompt": dist(pcount),
-            "responses_per_prompt": dist(rcount)}
+def _merge_hist(parts: list[list[list[int]]]) -> list[list[int]]:
+    merged: dict[int, int] = {}
+    for values, counts in parts:
+        for v, c in zip(values, counts):
+            merged[int(v)] = merged.get(int(v), 0) + int(c)
+    keys = sorted(merged)
+    return [keys, [merged[k] for k in keys]]
+
+
+def profile_from(h: dict[str, list[list[int]]]) -> dict[str, Any]:
+    """The profile from count histograms (``[values, prompts]``): the same numbers as over the counts."""
+
+    def dist(values: list[int], counts: list[int]) -> dict[str, float]:
+        v, c = np.asarray(values, np.int64), np.asarray(counts, np.int64)
+        ends = np.cumsum(c)
+        n = int(ends[-1])
+        mid = v[np.searchsorted(ends, [(n - 1) // 2, n // 2], side="right")]
+        median = float(mid[0]) if n % 2 else float(np.mean(mid.astype(np.float64)))
+        return {"mean": round(float((v * c).sum() / n), 3), "median": median, "max": int(v.max())}
+
+    pv, pc = (np.asarray(x, np.int64) for x in h["pairs"])
+    return {"prompts": int(pc.sum()), "prompts_with_several_pairs": int(pc[pv > 1].sum()),
+            "rows_sharing_a_prompt": int((pv * pc)[pv > 1].sum()), "pairs_per_prompt": dist(*h["pairs"]),
+            "responses_per_prompt": dist(*h["responses"])}

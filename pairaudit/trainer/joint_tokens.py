@@ -19,6 +19,7 @@ import re
 import string
 from typing import Any
 
+from pairaudit.trainer import long_text
 from pairaudit.trainer.profiles import common_prefix_length
 
 _END = frozenset(string.punctuation) - {"'"}
@@ -110,11 +111,10 @@ class JointSplitter:
         and of each tail text (without it)."""
         distinct = list(dict.fromkeys(heads))
         flat = [t for ts in tails for t in ts]
-        batch = getattr(self.backend, "encode_batch_fast", None) or self.backend.encode_batch
-        enc = batch(distinct + flat, add_special_tokens=False)
+        enc = long_text.encode(self.backend, distinct + flat, False, self)  # long texts: in pieces, same ids
         prefix = self.prefix if special else []
-        ids = {h: prefix + e.ids for h, e in zip(distinct, enc)}
-        rest = iter(e.ids for e in enc[len(distinct):])
+        ids = {h: prefix + e for h, e in zip(distinct, enc)}
+        rest = iter(enc[len(distinct):])
         return [ids[h] for h in heads], [[next(rest) for _ in ts] for ts in tails]
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from pairaudit.datatypes import Pair
 from pairaudit.errors import ModelError
-from pairaudit.trainer import joint_tokens, profiles
+from pairaudit.trainer import joint_tokens, long_text, profiles
 from pairaudit.trainer.profiles import TrainerSettings
 from pairaudit.trainer.truncation import kept_sequence, truncate
 
@@ -102,7 +102,6 @@ class DPOTokenizer:
         self._special_re = re.compile("|".join(re.escape(s) for s in specials)) if specials else None
         backend = getattr(tokenizer, "backend_tokenizer", None) or getattr(tokenizer, "_tokenizer", None)
         self._backend = backend
-        self._fast = getattr(backend, "encode_batch_fast", None) if backend is not None else None
         self._splitter: Any = False  # joint_tokens.JointSplitter, None when not covered (built on first use)
         self.has_chat_template = bool(getattr(tokenizer, "chat_template", None))
 
@@ -173,10 +172,10 @@ class DPOTokenizer:
 
     # -- ids ----------------------------------------------------------------------------------
     def encode_texts(self, texts: list[str], add_special_tokens: bool = False) -> list[list[int]]:
-        if self._fast is not None:
-            return [e.ids for e in self._fast(texts, add_special_tokens=add_special_tokens)]
+        """Ids of each text; a very long text's ids are :class:`~pairaudit.trainer.long_text.TokenIds`,
+        encoded in pieces (same ids, bounded memory)."""
         if self._backend is not None:
-            return [e.ids for e in self._backend.encode_batch(texts, add_special_tokens=add_special_tokens)]
+            return long_text.encode(self._backend, texts, add_special_tokens, self.splitter)
         return self.tok(texts, add_special_tokens=add_special_tokens)["input_ids"]
 
     def kept(self, prompt_len: int, completion_len: int) -> tuple[int, int]:

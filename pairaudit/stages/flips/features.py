@@ -8,7 +8,25 @@ Every feature is *antisymmetric*: swapping chosen and rejected negates it. ``len
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
+
+LONG = 1 << 16  # a text at least this long is measured without copies (no list of its words)
+_NON_SPACE = re.compile(r"\S+")
+
+
+def _n_words(t: str) -> int:
+    """``len(t.split())``; long texts counted without the list (``re``'s ``\\s`` is ``str.isspace``)."""
+    return len(t.split()) if len(t) < LONG else sum(1 for _ in _NON_SPACE.finditer(t))
+
+
+def _last_non_space(t: str) -> str | None:
+    """``t.rstrip()[-1]`` (None when that is empty), without the copy."""
+    k = len(t)
+    while k and t[k - 1].isspace():
+        k -= 1
+    return t[k - 1] if k else None
 
 
 def length_features(chosen: list[str], rejected: list[str]) -> np.ndarray:
@@ -17,9 +35,9 @@ def length_features(chosen: list[str], rejected: list[str]) -> np.ndarray:
     def f(texts: list[str]) -> np.ndarray:
         out = np.empty((len(texts), 4))
         for i, t in enumerate(texts):
-            s = t.rstrip()
-            out[i] = (np.log1p(len(t)), np.log1p(len(t.split())), np.log1p(t.count("\n")),
-                      float(bool(s) and s[-1] in ".!?)]`\"'*"))
+            last = _last_non_space(t)
+            out[i] = (np.log1p(len(t)), np.log1p(_n_words(t)), np.log1p(t.count("\n")),
+                      float(last is not None and last in ".!?)]`\"'*"))
         return out
 
     return f(chosen) - f(rejected)

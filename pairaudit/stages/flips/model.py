@@ -80,22 +80,28 @@ def _held_out(x: np.ndarray, te: np.ndarray, scaler: Any) -> Iterator[tuple[np.n
         yield part, scaler.transform(xs.astype(np.float32) if xs.dtype == np.float16 else xs)
 
 
-def _oof(x: np.ndarray, folds: int, c: float, seed: int, max_fit_rows: int | None = None) -> np.ndarray:
+def _oof(x: np.ndarray, folds: int, c: float, seed: int, max_fit_rows: int | None = None,
+         linear: list[np.ndarray] | None = None) -> np.ndarray:
+    """Out-of-fold log-odds; ``linear`` gets each fold's weights on the raw (unscaled) features."""
     d = np.zeros(len(x))
     for te, scaler, w in _cross_fit(x, folds, c, seed, max_fit_rows):
         for part, xs in _held_out(x, te, scaler):
             d[part] = xs @ w
+        if linear is not None:
+            linear.append(w / scaler.scale_)
     return d
 
 
-def oof_logodds(x: np.ndarray, *, folds: int = 5, c: float | str = "auto", seed: int = 0) -> np.ndarray:
+def oof_logodds(x: np.ndarray, *, folds: int = 5, c: float | str = "auto", seed: int = 0,
+                linear: list[np.ndarray] | None = None) -> np.ndarray:
     """Out-of-fold log-odds that each row's given orientation is right (one linear model per fold).
 
     ``c="auto"``: the inverse regularisation strength is the one of ``C_GRID`` whose out-of-fold
     log-odds best separate the given orientation from the swapped one (AUROC proxy on the dataset's own
     labels, never any ground truth); high-dimensional signals on a few hundred rows need strong
     regularisation, large datasets less. On more than ``C_SEARCH_ROWS`` rows the search runs on a
-    seeded sample of that size and only the chosen value is fitted on every row.
+    seeded sample of that size and only the chosen value is fitted on every row. ``linear`` gets the fold
+    models' weights on the raw features (their mean scores rows no fold saw: ``apply``).
     """
     from pairaudit.stages.flips.stats import auroc_proxy
 
@@ -103,19 +109,24 @@ def oof_logodds(x: np.ndarray, *, folds: int = 5, c: float | str = "auto", seed:
     if x.dtype not in (np.float16, np.float32):  # float16 (e.g. memory-mapped) is read in float32 chunks
         x = np.asarray(x, dtype=np.float32)
     if c != "auto":
-        return _oof(x, folds, float(c), seed, FIT_MAX_ROWS)
+        return _oof(x, folds, float(c), seed, FIT_MAX_ROWS, linear)
     sample = x
     if len(x) > C_SEARCH_ROWS:
         sample = x[np.sort(np.random.default_rng(seed).choice(len(x), C_SEARCH_ROWS, replace=False))]
     sample = sample if isinstance(sample, np.ndarray) else sample[:]  # a spilled column: read it
     sample = sample.astype(np.float32) if sample.dtype == np.float16 else sample
-    best_c, best_d, best_auc = C_GRID[0], None, -1.0
+    best_c, best_d, best_auc, best_w = C_GRID[0], None, -1.0, []
     for cand in C_GRID:
-        d = _oof(sample, folds, cand, seed)
+        weights: list[np.ndarray] = []
+        d = _oof(sample, folds, cand, seed, linear=weights)
         auc = auroc_proxy(d)
         if auc > best_auc + 1e-9:
-            best_c, best_d, best_auc = cand, d, auc
-    return best_d if len(sample) == len(x) else _oof(x, folds, best_c, seed, FIT_MAX_ROWS)
+            best_c, best_d, best_auc, best_w = cand, d, auc, weights
+    if len(sample) == len(x):
+        if linear is not None:
+            linear.extend(best_w)
+        return best_d
+    return _oof(x, folds, best_c, seed, FIT_MAX_ROWS, linear)
 
 
 def temperature(d: np.ndarray) -> float:
@@ -141,6 +152,7 @@ class FlipFit:
     weights: dict[str, float]  # mean standardised weight per feature over the folds (sign = direction)
     folds: int
     temperature: float
+    linear: np.ndarray | None = None  # mean fold weights on the raw features: log-odds of unseen rows = x @ linear
 
 
 def fit_flip_model(features: dict[str, np.ndarray], *, folds: int = 5, c: float = 1.0, seed: int = 0) -> FlipFit:
@@ -153,16 +165,17 @@ def fit_flip_model(features: dict[str, np.ndarray], *, folds: int = 5, c: float 
     if not names:
         return FlipFit(np.full(n, 0.5), np.zeros(n), np.zeros((n, 0)), [], {}, 0, 0.0)
     contrib = np.zeros_like(x)
-    coefs = []
+    coefs, linear = [], []
     for te, scaler, w in _cross_fit(x, folds, c, seed):
         for part, xs in _held_out(x, te, scaler):
             contrib[part] = xs * w
         coefs.append(w)
+        linear.append(w / scaler.scale_)
     d = contrib.sum(axis=1)
     a = temperature(d)
     p = 1.0 / (1.0 + np.exp(-np.clip(a * d, -50, 50)))
     weights = {name: round(float(w), 4) for name, w in zip(names, np.mean(coefs, axis=0))}
-    return FlipFit(p, d, contrib, names, weights, len(coefs), a)
+    return FlipFit(p, d, contrib, names, weights, len(coefs), a, np.mean(linear, axis=0))
 
 
 def drivers(fit: FlipFit, i: int, raw: dict[str, np.ndarray], labels: dict[str, str], top: int = 3) -> str:

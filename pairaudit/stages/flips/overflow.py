@@ -48,9 +48,16 @@ def robust_scale(x: np.ndarray, floor: float) -> float:
     return max(float(1.4826 * np.median(np.abs(x - np.median(x)))), floor)
 
 
+def margin_center(mean_margin: np.ndarray) -> tuple[float, float]:
+    """Median and robust scale of the per-token reference margins (what an outlier margin is measured from)."""
+    m = mean_margin
+    return float(np.nanmedian(m)) if np.isfinite(m).any() else 0.0, robust_scale(m, 0.05)
+
+
 def overflow_risk(P: dict[str, Any], col: dict[str, np.ndarray], mean_margin: np.ndarray, z: np.ndarray,
-                  beta: float, have_policy: bool):  # noqa: ANN201
-    """Risk score in [0, 1]: the largest ratio of a measured quantity to its limit, capped at 1."""
+                  beta: float, have_policy: bool, center: tuple[float, float] | None = None):  # noqa: ANN201
+    """Risk score in [0, 1]: the largest ratio of a measured quantity to its limit, capped at 1; ``center``:
+    the margins' median and scale (default: of these rows, ``margin_center``)."""
     lc, lr = col["ref_logp_chosen"], col["ref_logp_rejected"]
     if have_policy:
         pc, pr = col["policy_logp_chosen"], col["policy_logp_rejected"]
@@ -62,8 +69,7 @@ def overflow_risk(P: dict[str, Any], col: dict[str, np.ndarray], mean_margin: np
     r_noise = noise / float(P["noise_limit"])
     r_range = np.maximum(np.abs(lc), np.abs(lr)) / 65504.0
     m = mean_margin
-    med = np.nanmedian(m) if np.isfinite(m).any() else 0.0
-    s = robust_scale(m, 0.05)
+    med, s = center if center is not None else margin_center(m)
     r_margin = np.abs(m - med) / (s * float(P["margin_mad_limit"]))
     mins = np.fmin(col["ref_min_logp_chosen"], col["ref_min_logp_rejected"])
     r_token = mins / float(P["token_logp_limit"])

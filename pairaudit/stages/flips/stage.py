@@ -27,39 +27,17 @@ import numpy as np
 from pairaudit.datatypes import Pair, StageResult
 from pairaudit.errors import ConfigError, MissingDependency, require
 from pairaudit.stages.base import Stage
-from pairaudit.stages.flips.overflow import DPO_OVERFLOW_INFO, overflow_risk
-from pairaudit.stages.flips.verdict import LIKELY_FLIPPED_INFO, flip_result
+from pairaudit.stages.flips.infos import LABELS, REF_COLS, wants_reference
+from pairaudit.stages.flips.overflow import DPO_OVERFLOW_INFO, margin_center, overflow_risk
+from pairaudit.stages.flips.verdict import LIKELY_FLIPPED_INFO, apply_flip_model, flip_result
 from pairaudit.stages.spill import Spill
-
-REF_COLS = ("ref_logp_chosen", "ref_logp_rejected", "ref_tokens_chosen", "ref_tokens_rejected",
-            "ref_min_logp_chosen", "ref_min_logp_rejected", "policy_logp_chosen", "policy_logp_rejected",
-            "reward_margin")
-LABELS = {"embedding": "embedding-difference model log-odds", "chars": "log length difference (chars)",
-          "words": "log length difference (words)", "lines": "log line-count difference",
-          "ends_punct": "final-punctuation difference", "ref_sum": "reference summed log-prob margin",
-          "ref_mean": "reference per-token log-prob margin", "ref_min": "reference min token log-prob margin",
-          "ref_tokens": "log token-count difference", "probe": "reward-probe log-odds (reference hidden states)",
-          "reward": "reward margin", "policy": "policy DPO logit"}
-
-
-def wants_reference(cfg: Any, enabled: set[str]) -> bool:
-    """The reference model joins when asked for (--reference, --policy, dpo_overflow_risk) or, by
-    default, when a CUDA device will run it."""
-    if cfg.reference or cfg.policy or "dpo_overflow_risk" in enabled:
-        return True
-    if str(cfg.device).startswith("cpu"):
-        return False
-    try:
-        import torch
-    except ImportError:
-        return False
-    return bool(torch.cuda.is_available())
 
 
 class FlipStage(Stage):
     infos = (LIKELY_FLIPPED_INFO, DPO_OVERFLOW_INFO)
     # under --engine ray every actor applies reference_max_rows to the shards it sees
     state_attrs = ("_rows", "_cols", "_emb", "_lenf", "_hid", "_n_ref", "_ref_rows", "_skipped", "_notes")
+    distribute = "sample"  # the Ray engine: fitted on a bounded seeded sample, applied where the rows are
 
     def __init__(self, ctx, enabled):  # noqa: ANN001
         super().__init__(ctx, enabled)
@@ -225,11 +203,8 @@ class FlipStage(Stage):
         finally:
             self._spill.close()
 
-    def _finalize(self) -> StageResult:
-        t0 = time.perf_counter()
-        res = StageResult()
-        if not self._rows:
-            return res
+    def _features(self) -> dict[str, Any]:
+        """The collected columns and the features derived from them (both finalize and ``apply`` use them)."""
         rows = np.concatenate(self._rows)
         col = {k: np.concatenate(v) for k, v in self._cols.items()}
         lc, lr = col["ref_logp_chosen"], col["ref_logp_rejected"]
@@ -239,12 +214,12 @@ class FlipStage(Stage):
             mean_r = np.where(tr > 0, lr / tr, np.nan)
         mean_margin = mean_c - mean_r
         policy_logit = self.beta * ((col["policy_logp_chosen"] - lc) - (col["policy_logp_rejected"] - lr))
-        res.rows = rows.tolist()
-        res.scores = {"ref_logp_chosen": lc, "ref_logp_rejected": lr, "ref_tokens_chosen": tc,
-                      "ref_tokens_rejected": tr, "ref_margin": lc - lr, "ref_mean_logp_chosen": mean_c,
-                      "ref_mean_logp_rejected": mean_r, "reward_margin": col["reward_margin"],
-                      "policy_logit": policy_logit}
-        stats: dict[str, Any] = {}
+        scores = {"ref_logp_chosen": lc, "ref_logp_rejected": lr, "ref_tokens_chosen": tc,
+                  "ref_tokens_rejected": tr, "ref_margin": lc - lr, "ref_mean_logp_chosen": mean_c,
+                  "ref_mean_logp_rejected": mean_r, "reward_margin": col["reward_margin"],
+                  "policy_logit": policy_logit}
+        out: dict[str, Any] = {"rows": rows, "col": col, "mean_margin": mean_margin, "policy_logit": policy_logit,
+                               "scores": scores}
         if "likely_flipped" in self.enabled:
             raw = {"ref_sum": lc - lr, "ref_mean": mean_margin,
                    "ref_min": col["ref_min_logp_chosen"] - col["ref_min_logp_rejected"],
@@ -252,18 +227,35 @@ class FlipStage(Stage):
             lenf = np.concatenate(self._lenf)
             for j, name in enumerate(("chars", "words", "lines", "ends_punct")):
                 raw[name] = lenf[:, j].astype(np.float64)
-            emb = self._spill.column("emb", self._emb) if self._emb or self._spill.spilled else None
-            hid = _stack_hidden(self._hid) if self._hid else None
-            findings, scores, stats["likely_flipped"] = flip_result(rows, raw, emb, hid, self.p_flip, LABELS)
+            out.update(raw=raw, emb=self._spill.column("emb", self._emb) if self._emb or self._spill.spilled else None,
+                       hid=_stack_hidden(self._hid) if self._hid else None)
+        return out
+
+    def _finalize(self, model: dict[str, Any] | None = None) -> StageResult:
+        """Fit and score every row collected; ``model`` (a dict) receives what ``apply`` needs to score rows the
+        fit did not see (a distributed engine fits on a bounded sample: docs/scale.md)."""
+        t0 = time.perf_counter()
+        res = StageResult()
+        if not self._rows:
+            return res
+        f = self._features()
+        rows = f["rows"]
+        res.rows = rows.tolist()
+        res.scores = f["scores"]
+        stats: dict[str, Any] = {}
+        if "likely_flipped" in self.enabled:
+            flip_model = {} if model is not None else None
+            findings, scores, stats["likely_flipped"] = flip_result(rows, f["raw"], f["emb"], f["hid"], self.p_flip,
+                                                                    LABELS, model=flip_model)
+            if model is not None:
+                model["flips"] = flip_model
             res.findings += findings
             res.scores.update(scores)
         if "dpo_overflow_risk" in self.enabled:
-            risk, details = overflow_risk(self.p_over, col, mean_margin, policy_logit, self.beta,
-                                          self.policy is not None)
-            res.scores[DPO_OVERFLOW_INFO.score_key] = risk
-            thr = float(self.p_over["threshold"])
-            for i in np.nonzero(np.nan_to_num(risk, nan=-1.0) >= thr)[0]:
-                res.findings.append(DPO_OVERFLOW_INFO.finding(int(rows[i]), None, float(risk[i]), detail=details(i)))
+            center = margin_center(f["mean_margin"])
+            if model is not None:
+                model["overflow_center"] = list(center)
+            self._overflow(res, f, center)
         ref_stats = self._reference_stats(len(rows))
         if "likely_flipped" in stats:
             stats["likely_flipped"]["reference"] = ref_stats
@@ -274,6 +266,36 @@ class FlipStage(Stage):
         res.timings = self._timings(time.perf_counter() - t0)
         if self.static is not None:
             self.ctx.models.setdefault("static_embedder", self.static.to_json())
+        return res
+
+    def _overflow(self, res: StageResult, f: dict[str, Any], center: tuple[float, float]) -> None:
+        rows = f["rows"]
+        risk, details = overflow_risk(self.p_over, f["col"], f["mean_margin"], f["policy_logit"], self.beta,
+                                      self.policy is not None, center=center)
+        res.scores[DPO_OVERFLOW_INFO.score_key] = risk
+        thr = float(self.p_over["threshold"])
+        for i in np.nonzero(np.nan_to_num(risk, nan=-1.0) >= thr)[0]:
+            res.findings.append(DPO_OVERFLOW_INFO.finding(int(rows[i]), None, float(risk[i]), detail=details(i)))
+
+    def apply(self, model: dict[str, Any]) -> StageResult:
+        """Findings and scores of this instance's rows from a model fitted elsewhere (``_finalize(model)`` on a
+        sample of the dataset): the same features, the fold models' mean weights, the sample's margin centre."""
+        res = StageResult()
+        if not self._rows:
+            return res
+        try:
+            f = self._features()
+            res.rows = f["rows"].tolist()
+            res.scores = f["scores"]
+            if "likely_flipped" in self.enabled:
+                findings, scores = apply_flip_model(model.get("flips") or {}, f["rows"], f["raw"], f["emb"], f["hid"],
+                                                    self.p_flip, LABELS)
+                res.findings += findings
+                res.scores.update(scores)
+            if "dpo_overflow_risk" in self.enabled:
+                self._overflow(res, f, tuple(model["overflow_center"]))
+        finally:
+            self._spill.close()
         return res
 
     def _reference_stats(self, n: int) -> dict[str, Any]:

@@ -136,6 +136,12 @@ def calibrated_rule(dup: dict[str, Any], con: dict[str, Any], C: np.ndarray, R: 
     ``pos[idx]``), and the calibration's record."""
     pairs = negative_pairs(phash, idx, int(dup["calibration_pairs"]))
     info = calibrate(negative_similarities(C, R, sk, ln, pos, pairs), dup, space)
+    return (*with_calibration(dup, con, info), info)
+
+
+def with_calibration(dup: dict[str, Any], con: dict[str, Any], info: dict[str, Any]
+                     ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The duplicate and contradiction rules with a calibration's copy threshold (``calibrate``'s record)."""
     rule = {"min_response": info["min_response"], "min_response_flag": info["min_response_flag"],
             "floor_response": float(dup["min_response"]), "floor_response_flag": float(dup["min_response_flag"])}
-    return {**dup, **rule}, {**con, **rule}, info
+    return {**dup, **rule}, {**con, **rule}

@@ -29,12 +29,26 @@ from pairaudit.stages.near_duplicates.search import rowdot
 SKETCH_BYTES = 256
 HALF = SKETCH_BYTES // 2
 _PUNCT = re.compile(r"[^\w\s]+")
+_SPACE = re.compile(r"\s")
+LONG_PIECE = 1 << 16  # characters normalised at a time
 SAME, COSINE, WORDING = 1, 2, 3  # why a field matched (0: it did not)
 
 
 def normalise(text: str) -> str:
-    """Casefold, punctuation -> space, collapse whitespace."""
-    return " ".join(_PUNCT.sub(" ", text.casefold()).split())
+    """Casefold, punctuation -> space, collapse whitespace: the runs of word characters (``\\w``) of the
+    casefolded text joined by single spaces. A long text is done a piece at a time (cut before a whitespace
+    character, which no run crosses), with no list of all its words."""
+    if len(text) <= LONG_PIECE:
+        return " ".join(_PUNCT.sub(" ", text.casefold()).split())
+    out, pos = [], 0
+    while pos < len(text):
+        m = _SPACE.search(text, pos + LONG_PIECE) if len(text) - pos > LONG_PIECE else None
+        end = m.start() if m else len(text)
+        piece = " ".join(_PUNCT.sub(" ", text[pos:end].casefold()).split())
+        if piece:
+            out.append(piece)
+        pos = end
+    return " ".join(out)
 
 
 def sketch(text: str) -> tuple[bytes, int]:

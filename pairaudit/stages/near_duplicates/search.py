@@ -62,59 +62,65 @@ def sum_vectors(P: np.ndarray, C: np.ndarray, R: np.ndarray, chunk: int = 65536)
     return out
 
 
-def neighbour_search(S: np.ndarray, k: int, min_sim: float, exact_max_rows: int, nprobe: int,
-                     force: str | None = None, block_bytes: int = 1 << 26
-                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict]:
-    """Neighbours of every row of ``S`` (unit float32 rows) by inner product.
-
-    Returns ``(a, b, sim, best, info)``: candidate pairs ``a < b`` whose similarity is >= ``min_sim``
-    (each row keeps at most its ``k`` best per scanned cell), and ``best[i]``, the largest
-    similarity of row i to another row found (-inf when none).
-
-    ``flat`` (n <= exact_max_rows or force="flat"): every row against every row, as BLAS blocks.
-    ``ivf``: FAISS k-means (spherical, fixed seed, trained on a sample) splits the rows into
-    ``nlist ~ 2 sqrt(n)`` cells; each row lives in its nearest cell and is compared with the members
-    of its ``nprobe`` nearest cells. Same partition as ``faiss.IndexIVFFlat``, but each cell is scanned
-    as one matrix product for all the rows that probe it (FAISS scans its lists query by query,
-    which is memory-bound and ~10x slower for this all-pairs self-join).
-    """
-    n, d = S.shape
-    info: dict[str, Any] = {}
+def plan_cells(n: int, exact_max_rows: int, nprobe: int, force: str | None = None) -> dict[str, int]:
+    """The cell layout for ``n`` rows: ``nlist`` cells (1: flat, every row against every row), ``nprobe``
+    cells probed per row, ``n_train`` rows of the seeded k-means sample."""
     kind = force or ("flat" if n <= exact_max_rows else "ivf")
     if kind == "flat" or n < 64:
-        info["index"] = "flat (exact, BLAS blocks)"
-        cell_members = [np.arange(n)]
-        probe_rows = [np.arange(n)]
-    else:
-        import faiss
+        return {"nlist": 1, "nprobe": 1, "n_train": 0}
+    nlist = int(min(65536, max(8, round(2 * math.sqrt(n)))))
+    nlist = min(nlist, max(1, n // 39))
+    return {"nlist": nlist, "nprobe": max(1, min(nprobe, nlist)), "n_train": min(n, 40 * nlist)}
 
-        nlist = int(min(65536, max(8, round(2 * math.sqrt(n)))))
-        nlist = min(nlist, max(1, n // 39))
-        nprobe = max(1, min(nprobe, nlist))
-        rng = np.random.default_rng(0)
-        n_train = min(n, 40 * nlist)
-        sample = np.sort(rng.choice(n, size=n_train, replace=False))
-        km = faiss.Kmeans(d, nlist, niter=10, seed=1234, spherical=True, max_points_per_centroid=1 << 30)
-        km.train(np.ascontiguousarray(S[sample]))
-        quantizer = faiss.IndexFlatIP(d)
-        quantizer.add(km.centroids)
-        assign = np.empty((n, nprobe), dtype=np.int64)
-        for lo in range(0, n, 65536):
-            assign[lo:lo + 65536] = quantizer.search(S[lo:lo + 65536], nprobe)[1]
-        primary = assign[:, 0]
-        order = np.argsort(primary, kind="stable")
-        bounds = np.searchsorted(primary[order], np.arange(nlist + 1))
-        cell_members = [order[bounds[c]:bounds[c + 1]] for c in range(nlist)]
-        flat_cells = assign.ravel()
-        qorder = np.argsort(flat_cells, kind="stable")
-        qbounds = np.searchsorted(flat_cells[qorder], np.arange(nlist + 1))
-        q_rows = (qorder // nprobe).astype(np.int64)
-        probe_rows = [q_rows[qbounds[c]:qbounds[c + 1]] for c in range(nlist)]
-        del assign, order, flat_cells, qorder, q_rows
-        sizes = np.diff(bounds)
-        info.update(index="ivf (FAISS k-means cells, BLAS blocks)", nlist=nlist, nprobe=nprobe, n_train=n_train,
-                    largest_cell=int(sizes.max()), empty_cells=int((sizes == 0).sum()))
-    best = np.full(n, -np.inf, dtype=np.float32)
+
+def training_sample(n: int, n_train: int) -> np.ndarray:
+    """Positions (sorted) of the rows the k-means cells are trained on (seeded)."""
+    return np.sort(np.random.default_rng(0).choice(n, size=n_train, replace=False))
+
+
+def train_cells(sample: np.ndarray, nlist: int) -> np.ndarray:
+    """Spherical k-means centroids (``nlist``, d) float32 of the sample's unit rows (FAISS, fixed seed)."""
+    import faiss
+
+    km = faiss.Kmeans(sample.shape[1], nlist, niter=10, seed=1234, spherical=True, max_points_per_centroid=1 << 30)
+    km.train(np.ascontiguousarray(sample, dtype=np.float32))
+    return np.asarray(km.centroids, dtype=np.float32)
+
+
+def assign_cells(S: np.ndarray, centroids: np.ndarray, nprobe: int) -> np.ndarray:
+    """``(n, nprobe)`` nearest cells of every row, nearest first (column 0: the row's own cell)."""
+    import faiss
+
+    quantizer = faiss.IndexFlatIP(centroids.shape[1])
+    quantizer.add(centroids)
+    assign = np.empty((len(S), nprobe), dtype=np.int64)
+    for lo in range(0, len(S), 65536):
+        assign[lo:lo + 65536] = quantizer.search(np.ascontiguousarray(S[lo:lo + 65536]), nprobe)[1]
+    return assign
+
+
+def cell_lists(assign: np.ndarray, nlist: int) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Per cell: its members (rows whose nearest cell it is) and the rows that probe it, both ascending."""
+    nprobe = assign.shape[1]
+    primary = assign[:, 0]
+    order = np.argsort(primary, kind="stable")
+    bounds = np.searchsorted(primary[order], np.arange(nlist + 1))
+    members = [order[bounds[c]:bounds[c + 1]] for c in range(nlist)]
+    flat_cells = assign.ravel()
+    qorder = np.argsort(flat_cells, kind="stable")
+    qbounds = np.searchsorted(flat_cells[qorder], np.arange(nlist + 1))
+    q_rows = (qorder // nprobe).astype(np.int64)
+    probes = [q_rows[qbounds[c]:qbounds[c + 1]] for c in range(nlist)]
+    return members, probes
+
+
+def search_cells(S: np.ndarray, cell_members: list[np.ndarray], probe_rows: list[np.ndarray], k: int,
+                 min_sim: float, best: np.ndarray, block_bytes: int = 1 << 26
+                 ) -> tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]]:
+    """Each cell's members against the rows that probe it (one matrix product per block of queries): the
+    pairs ``a < b`` with similarity >= ``min_sim`` (each query keeps its ``k`` best per cell), as per-block
+    lists, in cell order; ``best`` (per row) is raised to the largest similarity seen. Cells are independent,
+    so any subset of them can be searched where their rows are (the Ray engine: docs/scale.md)."""
     out_a, out_b, out_s = [], [], []
     for members, queries in zip(cell_members, probe_rows):
         if len(members) == 0 or len(queries) == 0:
@@ -144,11 +150,49 @@ def neighbour_search(S: np.ndarray, k: int, min_sim: float, exact_max_rows: int,
             out_a.append(np.minimum(qa, qb))
             out_b.append(np.maximum(qa, qb))
             out_s.append(block[r, c])
-    if out_a:
-        a, b, sim = np.concatenate(out_a), np.concatenate(out_b), np.concatenate(out_s)
-        key, first = np.unique(a * n + b, return_index=True)
-        a, b, sim = key // n, key % n, sim[first]
+    return out_a, out_b, out_s
+
+
+def unique_pairs(out_a: list[np.ndarray], out_b: list[np.ndarray], out_s: list[np.ndarray], n: int
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The distinct pairs (``a < b``, ascending by ``a * n + b``), each with its first similarity."""
+    if not out_a:
+        return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
+    a, b, sim = np.concatenate(out_a), np.concatenate(out_b), np.concatenate(out_s)
+    key, first = np.unique(a * n + b, return_index=True)
+    return key // n, key % n, sim[first]
+
+
+def neighbour_search(S: np.ndarray, k: int, min_sim: float, exact_max_rows: int, nprobe: int,
+                     force: str | None = None, block_bytes: int = 1 << 26
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict]:
+    """Neighbours of every row of ``S`` (unit float32 rows) by inner product.
+
+    Returns ``(a, b, sim, best, info)``: candidate pairs ``a < b`` whose similarity is >= ``min_sim``
+    (each row keeps at most its ``k`` best per scanned cell), and ``best[i]``, the largest
+    similarity of row i to another row found (-inf when none).
+
+    ``flat`` (n <= exact_max_rows or force="flat"): every row against every row, as BLAS blocks.
+    ``ivf``: FAISS k-means (spherical, fixed seed, trained on a sample) splits the rows into
+    ``nlist ~ 2 sqrt(n)`` cells; each row lives in its nearest cell and is compared with the members
+    of its ``nprobe`` nearest cells. Same partition as ``faiss.IndexIVFFlat``, but each cell is scanned
+    as one matrix product for all the rows that probe it (FAISS scans its lists query by query,
+    which is memory-bound and ~10x slower for this all-pairs self-join).
+    """
+    n, d = S.shape
+    info: dict[str, Any] = {}
+    plan = plan_cells(n, exact_max_rows, nprobe, force)
+    if plan["nlist"] == 1:
+        info["index"] = "flat (exact, BLAS blocks)"
+        cell_members = [np.arange(n)]
+        probe_rows = [np.arange(n)]
     else:
-        a = b = np.empty(0, dtype=np.int64)
-        sim = np.empty(0, dtype=np.float32)
+        nlist, nprobe, n_train = plan["nlist"], plan["nprobe"], plan["n_train"]
+        centroids = train_cells(S[training_sample(n, n_train)], nlist)
+        cell_members, probe_rows = cell_lists(assign_cells(S, centroids, nprobe), nlist)
+        sizes = np.array([len(m) for m in cell_members])
+        info.update(index="ivf (FAISS k-means cells, BLAS blocks)", nlist=nlist, nprobe=nprobe, n_train=n_train,
+                    largest_cell=int(sizes.max()), empty_cells=int((sizes == 0).sum()))
+    best = np.full(n, -np.inf, dtype=np.float32)
+    a, b, sim = unique_pairs(*search_cells(S, cell_members, probe_rows, k, min_sim, best, block_bytes), n)
     return a, b, sim, best, info

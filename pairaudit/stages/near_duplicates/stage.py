@@ -63,6 +63,7 @@ class NearDuplicateStage(Stage):
     refines = frozenset({"contradictory_pair", "near_identical_pair"})  # only when near-duplicate search runs
     state_attrs = ("_rows", "_P", "_C", "_R", "_sk", "_ln", "_phash", "_hresp", "_texts", "n_skipped", "_t_embed",
                    "_n_texts")
+    distribute = "cells"  # the Ray engine: search and verification in cell groups on the workers (cells.py)
 
     def __init__(self, ctx: Context, enabled: set[str]) -> None:
         super().__init__(ctx, enabled)

@@ -28,6 +28,94 @@ def _rules(dup: dict[str, Any], con: dict[str, Any], candidates_only: bool) -> t
             {k: con.get(k, dup[k]) for k in RULE_KEYS if k in dup})
 
 
+EDGE_FIELDS = ("a", "b", "sure", "sim", "cos", "lex", "why", "thr")
+
+
+def match_edges(P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln: np.ndarray, a: np.ndarray,
+                b: np.ndarray, dup: dict[str, Any], con: dict[str, Any], want_dups: bool, want_contradictions: bool,
+                candidates_only: bool = False, compared: tuple[np.ndarray, np.ndarray] | None = None
+                ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """Verify the candidate pairs (a[i], b[i]) field by field: the straight matches (near duplicates) and the
+    crosswise ones (near contradictions), each as ``EDGE_FIELDS`` arrays. Pairs are independent of each other,
+    so any subset of them can be verified where their rows are (the Ray engine's cell groups)."""
+    rule_s, rule_x = _rules(dup, con, candidates_only)
+    ok_s = np.zeros(len(a), dtype=bool)
+    if len(a) and (want_dups or want_contradictions):
+        ok_s, sure_s, sim_s, cos_s, lex_s, why_s, thr_s = match_pairs(P, C, R, sk, ln, a, b, rule_s, straight=True,
+                                                               compared=compared)
+    ok_x = np.zeros(len(a), dtype=bool)
+    if len(a) and want_contradictions:
+        # both orientations are checked: when chosen and rejected of a row are close to each other, a swapped
+        # copy can pass the straight rule too; the orientation whose weakest response is closer wins
+        ok_x, sure_x, sim_x, cos_x, lex_x, why_x, thr_x = match_pairs(P, C, R, sk, ln, a, b, rule_x, straight=False,
+                                                               compared=compared)
+        better_x = ok_x & (~ok_s | (strength(sim_x) > strength(sim_s)))
+        ok_s &= ~better_x
+        ok_x = better_x
+    empty = {"a": a[:0], "b": b[:0], "sure": np.zeros(0, bool), "sim": np.zeros((0, 3), np.float32),
+             "cos": np.zeros((0, 3), np.float32), "lex": np.zeros((0, 3), np.float32), "why": np.zeros((0, 3), np.int8),
+             "thr": np.zeros(0, np.float32)}
+    edges_s, edges_x = dict(empty), dict(empty)
+    if ok_s.any():
+        edges_s = dict(zip(EDGE_FIELDS, (a[ok_s], b[ok_s], sure_s[ok_s], sim_s[ok_s], cos_s[ok_s], lex_s[ok_s],
+                                         why_s[ok_s], thr_s[ok_s])))
+    if ok_x.any():
+        edges_x = dict(zip(EDGE_FIELDS, (a[ok_x], b[ok_x], sure_x[ok_x], sim_x[ok_x], cos_x[ok_x], lex_x[ok_x],
+                                         why_x[ok_x], thr_x[ok_x])))
+    return edges_s, edges_x
+
+
+def edge_findings(rows: np.ndarray, edges_s: dict[str, np.ndarray], edges_x: dict[str, np.ndarray], want_dups: bool,
+                  want_contradictions: bool, stats: dict[str, Any],
+                  keys: tuple[np.ndarray, np.ndarray] | None = None) -> list[Finding]:
+    """Groups (union-find over the verified edges, in pair order) and their findings; ``stats`` gets the counts.
+    Needs only the edges: memory O(edges), whatever the number of rows. ``keys``: per row (as ``rows``), the
+    prompt digest and ``same_keys``; with them rows known to be different comparisons (same prompt text, no
+    match of each other) never share a group (``unionfind.Separated``)."""
+    findings: list[Finding] = []
+    if want_dups and len(edges_s["a"]):
+        sep = separated(keys, edges_s, edges_x)
+        f, n_groups, n_rows = duplicate_findings(rows, *(edges_s[k] for k in EDGE_FIELDS), separate=sep)
+        findings += f
+        stats.update(near_duplicate_groups=n_groups, near_duplicate_rows=n_rows)
+        if sep is not None:
+            stats["near_duplicate_matches_separated"] = sep.refused
+    if want_contradictions:
+        n_groups = 0
+        if len(edges_x["a"]):
+            sep = separated(keys, edges_s, edges_x)
+            sides = (edges_s["a"], edges_s["b"], edges_s["sure"], strength(edges_s["sim"]))
+            f, n_groups = contradiction_findings(rows, *(edges_x[k] for k in EDGE_FIELDS), separate=sep, sides=sides)
+            findings += f
+            if sep is not None:
+                stats["near_contradiction_matches_separated"] = sep.refused
+        stats["near_contradiction_groups"] = n_groups
+    findings.sort(key=lambda f: (f.row, f.check))
+    return findings
+
+
+def same_keys(prompt_keys: np.ndarray, hresp: np.ndarray) -> np.ndarray:
+    """Per row, one digest of its prompt digest and its two response digests: equal for rows with the same
+    prompt and responses (such rows always match, ``Separated``)."""
+    k = np.asarray(prompt_keys, dtype=np.int64).astype(np.uint64)
+    h = np.asarray(hresp, dtype=np.int64).reshape(-1, 2).astype(np.uint64)
+    with np.errstate(over="ignore"):
+        return (k * np.uint64(0x9E3779B97F4A7C15) ^ h[:, 0] ^ (h[:, 1] * np.uint64(0xC2B2AE3D27D4EB4F))).astype(np.int64)
+
+
+def separated(keys: tuple[np.ndarray, np.ndarray] | None, edges_s: dict[str, np.ndarray],
+              edges_x: dict[str, np.ndarray]) -> Separated | None:
+    """The grouping constraint over the rows of ``keys`` (prompt digests, ``same_keys``): rows with the same
+    prompt text share a group only when they match each other (an edge either way: straight or crosswise) or
+    have the same responses. None without keys (no constraint)."""
+    if keys is None:
+        return None
+    a = np.concatenate([edges_s["a"], edges_x["a"]]).tolist()
+    b = np.concatenate([edges_s["b"], edges_x["b"]]).tolist()
+    return Separated(len(keys[0]), np.asarray(keys[0], dtype=np.int64), set(zip(a, b)),
+                     np.asarray(keys[1], dtype=np.int64))
+
+
 def find_groups(rows: np.ndarray, P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln: np.ndarray,
                 dup: dict[str, Any], con: dict[str, Any], want_dups: bool = True,
                 want_contradictions: bool = True, force_index: str | None = None,
@@ -40,7 +128,7 @@ def find_groups(rows: np.ndarray, P: np.ndarray, C: np.ndarray, R: np.ndarray, s
 
     ``candidates``: verify these row pairs instead of searching (``compared``: see ``match_pairs``).
     ``prompt_keys``: per-row digests of the prompt text; with ``compared`` they keep rows known to be different
-    comparisons (same prompt, no match of each other) out of one group (``separated``).
+    comparisons (same prompt, no match of each other) out of one group (``edge_findings``).
     ``candidates_only``: apply the looser
     candidate rule and return the surviving pairs (``a``, ``b``) and their rows (``candidate_rows``)
     instead of findings."""
@@ -61,71 +149,19 @@ def find_groups(rows: np.ndarray, P: np.ndarray, C: np.ndarray, R: np.ndarray, s
         sim = None
     timings["near_duplicates:search_s"] = timings.get("near_duplicates:search_s", 0.0) + time.perf_counter() - t0
     t1 = time.perf_counter()
-    rule_s, rule_x = _rules(dup, con, candidates_only)
     out: dict[str, Any] = {NEAR_DUPLICATE_INFO.score_key: nearest, "stats": stats}
     if keep_neighbours:
         out["neighbours"] = (a, b, sim)
-    ok_s = np.zeros(len(a), dtype=bool)
-    if len(a) and (want_dups or want_contradictions):
-        ok_s, sure_s, sim_s, cos_s, lex_s, why_s, thr_s = match_pairs(P, C, R, sk, ln, a, b, rule_s, straight=True,
-                                                               compared=compared)
-    ok_x = np.zeros(len(a), dtype=bool)
-    verified = ok_s
-    if len(a) and want_contradictions:
-        # both orientations are checked: when chosen and rejected of a row are close to each other, a swapped
-        # copy can pass the straight rule too; the orientation whose weakest response is closer wins
-        ok_x, sure_x, sim_x, cos_x, lex_x, why_x, thr_x = match_pairs(P, C, R, sk, ln, a, b, rule_x, straight=False,
-                                                               compared=compared)
-        better_x = ok_x & (~ok_s | (strength(sim_x) > strength(sim_s)))
-        verified = ok_s | ok_x  # a match either way: not known to be different (``separated``)
-        ok_s &= ~better_x
-        ok_x = better_x
-    findings: list[Finding] = []
+    edges_s, edges_x = match_edges(P, C, R, sk, ln, a, b, dup, con, want_dups, want_contradictions,
+                                   candidates_only, compared)
     if candidates_only:
-        keep = ok_x | (ok_s if want_dups or want_contradictions else False)
-        out.update(a=a[keep], b=b[keep], candidate_rows=np.unique(np.concatenate([a[keep], b[keep]])),
-                   findings=findings)
+        keep = np.isin(a * n + b, np.concatenate([edges_s["a"] * n + edges_s["b"], edges_x["a"] * n + edges_x["b"]]))
+        out.update(a=a[keep], b=b[keep], candidate_rows=np.unique(np.concatenate([a[keep], b[keep]])), findings=[])
         stats["n_candidate_pairs"] = int(keep.sum())
     else:
-        if want_dups and ok_s.any():
-            sep = separated(prompt_keys, compared, a, b, verified)
-            f, n_groups, n_rows = duplicate_findings(rows, a[ok_s], b[ok_s], sure_s[ok_s], sim_s[ok_s], cos_s[ok_s],
-                                                     lex_s[ok_s], why_s[ok_s], thr_s[ok_s], sep)
-            findings += f
-            stats.update(near_duplicate_groups=n_groups, near_duplicate_rows=n_rows)
-            if sep is not None:
-                stats["near_duplicate_matches_separated"] = sep.refused
-        if want_contradictions:
-            n_groups = 0
-            if ok_x.any():
-                sep = separated(prompt_keys, compared, a, b, verified)
-                f, n_groups = contradiction_findings(rows, a[ok_x], b[ok_x], sure_x[ok_x], sim_x[ok_x], cos_x[ok_x],
-                                                     lex_x[ok_x], why_x[ok_x], thr_x[ok_x], sep,
-                                                     (a[ok_s], b[ok_s], sure_s[ok_s], strength(sim_s[ok_s])))
-                findings += f
-                if sep is not None:
-                    stats["near_contradiction_matches_separated"] = sep.refused
-            stats["near_contradiction_groups"] = n_groups
-        findings.sort(key=lambda f: (f.row, f.check))
-        out["findings"] = findings
+        keys = None
+        if prompt_keys is not None and compared is not None:
+            keys = (np.asarray(prompt_keys, dtype=np.int64), same_keys(prompt_keys, compared[0]))
+        out["findings"] = edge_findings(rows, edges_s, edges_x, want_dups, want_contradictions, stats, keys)
     timings["near_duplicates:verify_s"] = timings.get("near_duplicates:verify_s", 0.0) + time.perf_counter() - t1
     return out
-
-
-def separated(prompt_keys: np.ndarray | None, compared: tuple[np.ndarray, np.ndarray] | None, a: np.ndarray,
-              b: np.ndarray, matched: np.ndarray) -> Separated | None:
-    """The grouping constraint: rows with the same prompt text are one group only when they match each other
-    (``matched`` of the verified pairs ``a``, ``b``) or have the same responses (``compared[0]``: per-row
-    response digests). None without prompt keys (no constraint)."""
-    if prompt_keys is None:
-        return None
-    keys = np.asarray(prompt_keys, dtype=np.int64)
-    same = None
-    if compared is not None:
-        h = np.asarray(compared[0], dtype=np.int64).reshape(-1, 2)
-        with np.errstate(over="ignore"):
-            same = (keys.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15) ^ h[:, 0].astype(np.uint64)
-                    ^ (h[:, 1].astype(np.uint64) * np.uint64(0xC2B2AE3D27D4EB4F))).astype(np.int64)
-    pairs = set(zip(a[matched].tolist(), b[matched].tolist()))
-    return Separated(len(keys), keys, pairs, same)
-

@@ -1,0 +1,208 @@
+"""The Ray actor's operations for the stages that are not plain hash partitions (docs/scale.md):
+
+* ``cells`` (``distribute = "cells"``, near duplicates): the phases of ``stages.near_duplicates.cells`` on
+  the actor that holds the data: a shard's columns, a cell group, or the index (one actor);
+* ``sample`` (``distribute = "sample"``, the flip model): a shard's rows of the seeded fitting sample, the fit
+  on one actor, the fitted model applied to every other row where it is;
+* ``split`` / ``keys_of``: hash partitions cut after earlier stages' findings are known (``set_findings``
+  stages), with ``partition_aliases`` keys joined into one partition.
+
+Every argument and result is a :mod:`.wire` blob (no pickle); only small results reach the driver.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from pairaudit.engines.partition import route, split_state
+from pairaudit.engines.wire import dumps, loads
+
+
+def _cat(parts: list[np.ndarray]) -> np.ndarray | None:
+    return np.concatenate(parts) if parts else None
+
+
+def take_state(state: dict[str, Any], idx: np.ndarray | None) -> dict[str, Any]:
+    """A shard's exported state (lists of row-aligned arrays, counters) restricted to the rows ``idx`` (local
+    indices; None: every row), with each column as one array."""
+    from pairaudit.stages.flips.stage import _stack_hidden
+
+    out: dict[str, Any] = {}
+    for k, v in state.items():
+        if isinstance(v, dict) and all(isinstance(p, list) for p in v.values()):  # columns by name
+            out[k] = {c: [x[idx] if idx is not None else x] for c, x in
+                      ((c, _cat(p)) for c, p in v.items()) if x is not None}
+        elif isinstance(v, list) and v and isinstance(v[0], np.ndarray):
+            x = _stack_hidden(v) if k == "_hid" else _cat(v)
+            out[k] = [] if x is None else [x[idx] if idx is not None else x]
+        else:
+            out[k] = v
+    return out
+
+
+class StageOps:
+    """Mixed into ``ShardActor``: ``self.stages``, ``self.shards``, ``self.ctx``, ``self.plan``."""
+
+    groups: dict[int, Any]
+    index: Any
+
+    def _stage_at(self, k: int) -> Any:
+        return self.stages[k]  # type: ignore[attr-defined]
+
+    def _kept(self, s: int, name: str) -> Any:
+        return self.shards[s]["states"][name]  # type: ignore[attr-defined]
+
+    # -- near duplicates -------------------------------------------------------------------------------------
+    def cells(self, op: str, k: int, key: int, args: bytes, *blobs: bytes) -> Any:
+        from pairaudit.stages.near_duplicates import cells as nd
+        from pairaudit.stages.near_duplicates.cell_groups import CellGroup, CellIndex
+
+        t0 = time.perf_counter()
+        stage, a, timings = self._stage_at(k), loads(args), {}
+        name = type(stage).__name__
+        if not hasattr(self, "groups"):
+            self.groups, self.index = {}, None
+        if op == "prepare":
+            d = self._kept(key, name)
+            d["offset"] = int(a["offset"])
+            out: list[Any] = list(nd.shard_prepare(stage, d, a["plan"], np.asarray(a["train"], np.int64), timings))
+        elif op == "index":
+            m = int(a["n_shards"])
+            parts = [loads(b) for b in blobs]
+            self.index = CellIndex(a["plan"], parts[:m], parts[m:2 * m], parts[2 * m:])
+            out = list(self.index.build())
+        elif op == "assign":
+            out = nd.shard_assign(self._kept(key, name), a["plan"], loads(blobs[0]))
+        elif op == "search":
+            cell_group = loads(blobs[0])["cell_group"]
+            keys = loads(blobs[1])["keys"]
+            group = self.groups[key] = CellGroup(key, a["plan"], cell_group, [loads(b) for b in blobs[2:]])
+            rule = (a["rule"]["dup"], a["rule"]["con"]) if a["rule"] else None
+            out = group.search(keys, rule, a["offsets"], timings)
+            if rule is not None:
+                del self.groups[key]
+        elif op == "embed":
+            d = self._kept(key, name)
+            parts = [loads(b) for b in blobs]
+            d["best"] = parts
+            out = nd.shard_embed(stage, d, [np.asarray(p.get("wanted", ()), np.int64) for p in parts],
+                                 np.asarray(a["sample"], np.int64), timings)
+        elif op == "calib_plan":
+            idx = np.concatenate([np.asarray(loads(b)["idx"], np.int64) for b in blobs]) if a["hybrid"] else None
+            out = [{"pos": p} for p in self.index.calibration_rows(idx, a["offsets"])]
+            out.append({"n_idx": -1 if idx is None else int(len(idx))})
+        elif op == "rows":
+            pos = np.asarray(loads(blobs[0])["pos"], np.int64)
+            d = self._kept(key, name)
+            out = [nd.shard_rows(d, pos, a["space"]) if len(pos) else {}]
+            if a["space"] == "transformer":  # the static vectors are not needed any more
+                for k2 in ("P", "C", "R"):
+                    d.pop(k2, None)
+        elif op == "calibrate":
+            dup, con, info = self.index.calibrate([loads(b) for b in blobs], a["space"])
+            out = [{"dup": dup, "con": con, "info": info}]
+        elif op == "verify":
+            group = self.groups.pop(key)
+            out = [group.verify(loads(blobs[0])["keys"], (a["rule"]["dup"], a["rule"]["con"]),
+                                [loads(b) for b in blobs[1:]], timings)]
+        elif op == "result":
+            out = self._cells_result(stage, key, a, [loads(b) for b in blobs], timings)
+        else:
+            raise ValueError(f"unknown cells op {op!r}")
+        if op == "calibrate":
+            self.index = None
+        seconds = time.perf_counter() - t0
+        self.seconds += seconds  # type: ignore[attr-defined]
+        out[-1] = {**out[-1], "_timings": timings, "_seconds": seconds} if op in ("search", "verify", "result") \
+            else out[-1]
+        return self._send([dumps(x) for x in out])
+
+    def _send(self, blobs: list[bytes]) -> Any:
+        """Results that go on to other workers (counted: ``busy``)."""
+        self.sent = getattr(self, "sent", 0) + sum(len(b) for b in blobs)
+        return blobs if len(blobs) > 1 else blobs[0]
+
+    def _cells_result(self, stage: Any, s: int, a: dict[str, Any], best: list[dict[str, Any]],
+                      timings: dict[str, float]) -> list[Any]:
+        from pairaudit.datatypes import StageResult
+        from pairaudit.pipeline import stage_findings
+        from pairaudit.stages.near_duplicates import cells as nd
+
+        d = self.shards[s]["states"].pop(type(stage).__name__)  # type: ignore[attr-defined]
+        best = d.pop("best", best) if not best else best
+        findings, scores = nd.shard_result(stage, d, best, a["mode"], timings)
+        rows = d["rows"] if d["n"] else np.zeros(0, np.int64)
+        res = StageResult(findings=findings, rows=rows, scores=scores if d["n"] else {})
+        part = route(res, stage_findings(stage, res, self.plan), [a["start"]])[0]  # type: ignore[attr-defined]
+        dim = int(d.get("dim", 0))
+        return [part, {"models": self.ctx.models, "dim": dim}]  # type: ignore[attr-defined]
+
+    # -- the flip model -----------------------------------------------------------------------------------------
+    def sample(self, op: str, k: int, key: int, args: bytes, *blobs: bytes) -> Any:
+        from pairaudit.pipeline import stage_findings
+
+        t0 = time.perf_counter()
+        stage, a = self._stage_at(k), loads(args)
+        name = type(stage).__name__
+        if op == "take":
+            state = self._kept(key, name)
+            out = [take_state(state, np.asarray(a["take"], np.int64))]
+        elif op == "fit":
+            model: dict[str, Any] = {}
+            for b in blobs:
+                stage.absorb_state(loads(b))
+            if a.get("totals"):
+                t = a["totals"]
+                stage._n_ref, stage._ref_rows, stage._skipped = t["n_ref"], t["ref_rows"], t["skipped"]
+            stage._notes = list(dict.fromkeys(stage._notes))
+            try:
+                res = stage._finalize(model)
+            finally:
+                stage.export_state()
+                stage._spill.close()
+            ref = (res.stats.get("likely_flipped") or res.stats.get("dpo_overflow_risk") or {}).get("reference")
+            if ref and "rows_seen" in ref:
+                ref["rows_seen"] = int(a["n"])
+            parts = route(res, stage_findings(stage, res, self.plan), a["starts"])  # type: ignore[attr-defined]
+            meta = {"stats": res.stats, "timings": res.timings, "models": self.ctx.models}  # type: ignore[attr-defined]
+            out = [*parts, model, meta]
+        elif op == "apply":
+            state = self.shards[key]["states"].pop(name)  # type: ignore[attr-defined]
+            n = sum(len(r) for r in state["_rows"])
+            rest = np.setdiff1d(np.arange(n), np.asarray(a["taken"], np.int64))
+            fresh = type(stage).__new__(type(stage))
+            fresh.__dict__.update(stage.__dict__)
+            fresh._spill = type(stage._spill)()
+            for attr, value in take_state(state, rest).items():
+                setattr(fresh, attr, value)
+            res = fresh.apply(loads(blobs[0]))
+            out = [route(res, stage_findings(stage, res, self.plan), [a["start"]])[0]]  # type: ignore[attr-defined]
+        else:
+            raise ValueError(f"unknown sample op {op!r}")
+        self.seconds += time.perf_counter() - t0  # type: ignore[attr-defined]
+        return self._send([dumps(x) for x in out])
+
+    # -- hash partitions after earlier findings -----------------------------------------------------------------
+    def keys_of(self, k: int, s: int, rows: bytes) -> bytes:
+        """The partition key of some of this shard's rows (``partition_aliases``)."""
+        stage = self._stage_at(k)
+        state = self._kept(s, type(stage).__name__)
+        want = np.asarray(loads(rows), np.int64)
+        all_rows = _cat(state["_rows"])
+        keys = _cat(state[stage.partition_key])
+        if all_rows is None or keys is None:
+            return dumps({"rows": np.zeros(0, np.int64), "keys": np.zeros(0, np.int64)})
+        keys = keys[:, 0] if keys.ndim == 2 else keys
+        hit = np.isin(all_rows, want)
+        return dumps({"rows": all_rows[hit], "keys": keys[hit].astype(np.int64)})
+
+    def split(self, k: int, s: int, n_parts: int, aliases: bytes) -> Any:
+        stage = self._stage_at(k)
+        state = self.shards[s]["states"].pop(type(stage).__name__)  # type: ignore[attr-defined]
+        al = loads(aliases)
+        parts = split_state(state, stage.partition_key, n_parts,
+                            aliases=(np.asarray(al["keys"], np.int64), np.asarray(al["to"], np.int64)))
+        return self._send([dumps(p) for p in parts])

@@ -1,0 +1,292 @@
+"""The driver's side of the distributed stage modes (docs/scale.md): which actor runs which phase, and which
+objects flow where. Data goes worker to worker as object references; what comes here is small: counts and
+statistics, the near-duplicate edges (O(edges), for the union-find), the flip fit's statistics.
+
+* :func:`run_cells`: near duplicates (``stages.near_duplicates.cells``);
+* :func:`run_sample`: the flip model fitted on a bounded seeded sample, applied on every shard;
+* :func:`run_late_hash`: hash partitions cut once earlier stages' findings are known (split leakage, preference
+  cycles), keys joined by ``partition_aliases`` in one partition.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from pairaudit.engines.wire import dumps, loads
+
+if TYPE_CHECKING:
+    from pairaudit.datatypes import Finding
+    from pairaudit.pipeline import Scanner
+
+
+GROUP_ROWS = 100_000  # rows of a near-duplicate cell group (before the rows that probe it from outside)
+
+
+@dataclass
+class RayRun:
+    ray: Any
+    scanner: Scanner
+    actors: list[Any]
+    starts: list[int]  # first row of each shard
+    order: list[Any]  # the actors' stage list
+    summaries: dict[str, list[Any]]  # per stage: one summary per shard, in shard order
+    to_driver: int = 0
+    from_driver: int = 0
+    node_seconds: list[float] = field(default_factory=list)  # per actor
+
+    @property
+    def workers(self) -> int:
+        return len(self.actors)
+
+    def actor(self, i: int) -> Any:
+        return self.actors[i % self.workers]
+
+    def get(self, refs: list[Any]) -> list[Any]:
+        raws = self.ray.get(refs)
+        self.to_driver += sum(len(r) for r in raws)
+        return [loads(r) for r in raws]
+
+    def put(self, obj: Any) -> bytes:
+        blob = dumps(obj)
+        self.from_driver += len(blob)
+        return blob
+
+
+@dataclass
+class Outcome:
+    parts: list[list[Any]]  # per shard: object refs of routed results (findings, rows, scores) for its writer
+    stats: dict[str, Any] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+    findings: list[Finding] = field(default_factory=list)  # near_duplicate_pair findings (for later stages)
+
+
+def _add(timings: dict[str, float], more: dict[str, float]) -> None:
+    for k, v in more.items():
+        timings[k] = timings.get(k, 0.0) + float(v)
+
+
+def _offsets(counts: list[int]) -> list[int]:
+    return [0, *np.cumsum(counts)[:-1].tolist()] if counts else []
+
+
+def _local(positions: np.ndarray, offsets: list[int], counts: list[int]) -> list[np.ndarray]:
+    return [positions[(positions >= o) & (positions < o + c)] - o for o, c in zip(offsets, counts)]
+
+
+# -- near duplicates ------------------------------------------------------------------------------------------
+def run_cells(run: RayRun, stage: Any) -> Outcome:
+    from pairaudit.datatypes import StageResult
+    from pairaudit.engines.partition import route
+    from pairaudit.pipeline import stage_findings
+    from pairaudit.stages.near_duplicates.cells import edges_findings
+    from pairaudit.stages.near_duplicates.infos import NEAR_CONTRADICTION_INFO, NEAR_DUPLICATE_INFO
+    from pairaudit.stages.near_duplicates.search import plan_cells, training_sample
+
+    k, summ = run.order.index(stage), run.summaries[type(stage).__name__]
+    n_shards = len(summ)
+    counts = [int(x["n"]) for x in summ]
+    n = sum(counts)
+    stats: dict[str, Any] = {"n_skipped_pretokenized": sum(int(x["n_skipped"]) for x in summ)}
+    timings = {"near_duplicates:embed_s": sum(float(x["t_embed"]) for x in summ)}
+    if n == 0:
+        return Outcome([[] for _ in range(n_shards)], {"near_duplicates": stats}, timings)
+    dup = stage.params(NEAR_DUPLICATE_INFO)
+    con = {**dup, **stage.params(NEAR_CONTRADICTION_INFO)}
+    below = stage.mode != "transformer" and n < int(dup["min_rows_static"])
+    mode = "transformer (input below min_rows_static)" if below else stage.mode
+    sums = sum(np.asarray(x["sums"], np.float64) for x in summ if x["n"])
+    means = [(sums[f] / n).astype(np.float32) for f in range(3)] if mode in ("static", "hybrid") else None
+    cells = plan_cells(n, int(dup["exact_max_rows"]), int(dup["nprobe"]))
+    # about GROUP_ROWS rows a group (a multiple of the actors), so that one group's arrays fit an actor
+    per_actor = -(-n // (GROUP_ROWS * run.workers))
+    groups = max(1, min(run.workers * per_actor, cells["nlist"]))
+    plan = {**cells, "groups": groups, "means": means, "below_static": below, "mode": mode, "dup": dup, "con": con,
+            "want_dups": "near_duplicate_pair" in stage.enabled, "want_con": "contradictory_pair" in stage.enabled,
+            "dim": int(next(x["dim"] for x in summ if x["n"]))}
+    offsets = _offsets(counts)
+    train = training_sample(n, cells["n_train"]) if cells["nlist"] > 1 else np.zeros(0, np.int64)
+    trains = _local(train, offsets, counts)
+    prep = [run.actor(s).cells.options(num_returns=3).remote(
+        "prepare", k, s, run.put({"plan": plan, "train": trains[s], "offset": offsets[s]})) for s in range(n_shards)]
+    index = run.actors[0].cells.options(num_returns=3).remote(
+        "index", k, 0, run.put({"plan": plan, "n_shards": n_shards}), *[p[i] for i in range(3) for p in prep])
+    del prep
+    meta = run.get([index[0]])[0]
+    quantizer, keys = index[1], index[2]
+    asg = [run.actor(s).cells.options(num_returns=groups + 1).remote("assign", k, s, run.put({"plan": plan}), quantizer)
+           for s in range(n_shards)]
+    hybrid = mode == "hybrid"
+    rule = None
+    if not hybrid:
+        dup, con, stats["calibration"], _ = _calibrate(run, k, offsets, None, "deciding", mode)
+        rule = {"dup": dup, "con": con}
+    srch = [run.actor(g).cells.options(num_returns=n_shards + 1).remote(
+        "search", k, g, run.put({"plan": plan, "rule": rule, "offsets": offsets}), quantizer, keys,
+        *[asg[s][g] for s in range(n_shards)]) for g in range(groups)]
+    assigned = run.get([a[-1] for a in asg])
+    del asg
+    found = run.get([x[-1] for x in srch])
+    search: dict[str, Any] = {"n_rows": n}
+    if cells["nlist"] == 1:
+        search["index"] = "flat (exact, BLAS blocks)"
+    else:
+        sizes = sum(np.asarray(x["cell_sizes"], np.int64) for x in assigned)
+        search.update(index="ivf (FAISS k-means cells, BLAS blocks)", nlist=cells["nlist"], nprobe=cells["nprobe"],
+                      n_train=cells["n_train"], largest_cell=int(sizes.max()), empty_cells=int((sizes == 0).sum()))
+    search["n_candidates"] = sum(x["n_candidates"] for x in found)
+    for x in found:
+        _add(timings, x["_timings"])
+    timings.update({"ray_near:cell_groups": float(groups),
+                    "ray_near:pairs_across_groups": float(sum(x["pairs_across_groups"] for x in found)),
+                    "ray_near:rows_sent_to_groups": float(sum(x["copies"] for x in assigned))})
+    edges = found
+    if hybrid:
+        search["n_candidate_pairs"] = sum(x["n_candidate_pairs"] for x in found)
+        emb = [run.actor(s).cells.options(num_returns=groups + 2).remote(
+            "embed", k, s, run.put({"sample": meta["sample"]}), *[srch[g][s] for g in range(groups)])
+            for s in range(n_shards)]
+        n_cand = sum(x["candidates"] for x in run.get([e[-1] for e in emb]))
+        stats["hybrid_candidate_rows"] = n_cand
+        if n_cand == 0:
+            stats["calibration"] = _calibrate(run, k, offsets, None, "deciding", "static (hybrid: no candidates)")[2]
+            edges = []
+        else:
+            dup, con, stats["calibration"], search["n_rows"] = _calibrate(
+                run, k, offsets, [e[-2] for e in emb], "transformer", "transformer (candidates + sample)")
+            ver = [run.actor(g).cells.remote("verify", k, g, run.put({"rule": {"dup": dup, "con": con}}), keys,
+                                             *[emb[s][g] for s in range(n_shards)]) for g in range(groups)]
+            edges = run.get(ver)
+            for x in edges:
+                _add(timings, x["_timings"])
+        del emb
+    stats["mode"] = mode
+    counts: dict[str, float] = {}
+    findings = edges_findings(edges, plan["want_dups"], plan["want_con"], search, counts) if edges else []
+    timings.update({f"ray_near:{key}": v for key, v in counts.items()})
+    stats.update(search)
+    stats.update(meta["stats"])
+    res_refs = [run.actor(s).cells.options(num_returns=2).remote(
+        "result", k, s, run.put({"mode": mode, "start": run.starts[s]}),
+        *([] if hybrid else [srch[g][s] for g in range(groups)])) for s in range(n_shards)]
+    del srch
+    results = run.get([r[1] for r in res_refs])
+    dim = plan["dim"]
+    for x in results:
+        _add(timings, x["_timings"])
+        dim = int(x.get("dim") or dim)
+        for key, value in x["models"].items():
+            run.scanner.ctx.models.setdefault(key, value)
+    blob = sum(int(x.get("blob_bytes", 0)) for x in summ)
+    itemsize, sk_size = next(x["itemsizes"] for x in summ if x["n"])
+    stats.update(dim=dim, bytes_per_row_observed=int(itemsize * dim * 3 + sk_size * 3 + 3 * 4 + 16 + blob // n))
+    res = StageResult(findings=findings)
+    driver = route(res, stage_findings(stage, res, run.scanner.plan), run.starts)
+    parts = [[r[0], run.ray.put(run.put(driver[s]))] for s, r in enumerate(res_refs)]
+    near = [f for f in res.findings if f.check == "near_duplicate_pair" and f.group is not None]
+    return Outcome(parts, {"near_duplicates": stats}, timings, near)
+
+
+def _calibrate(run: RayRun, k: int, offsets: list[int], idx: list[Any] | None, space: str, label: str
+               ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any], int]:
+    """The copy threshold, calibrated on the index actor from the local engine's negative pairs among rows
+    ``idx`` (object refs of the shards' row lists; None: every row); only the chosen pairs' rows travel."""
+    n_shards = len(offsets)
+    plan = run.actors[0].cells.options(num_returns=n_shards + 1).remote(
+        "calib_plan", k, 0, run.put({"hybrid": idx is not None, "offsets": offsets}), *(idx or []))
+    rows = [run.actor(s).cells.remote("rows", k, s, run.put({"space": space}), plan[s]) for s in range(n_shards)]
+    cal = run.actors[0].cells.remote("calibrate", k, 0, run.put({"space": label}), *rows)
+    out, n_idx = run.get([cal, plan[-1]])
+    return out["dup"], out["con"], out["info"], int(n_idx["n_idx"])
+
+
+# -- the flip model ---------------------------------------------------------------------------------------------
+def run_sample(run: RayRun, stage: Any) -> Outcome:
+    """``likely_flipped`` / ``dpo_overflow_risk``: fitted on one actor from a seeded sample of at most
+    ``fit_sample_rows`` rows (every row below that: the local engine's fit), applied on each shard to its
+    other rows."""
+    k, summ = run.order.index(stage), run.summaries[type(stage).__name__]
+    n_shards = len(summ)
+    counts = [int(x["n"]) for x in summ]
+    n = sum(counts)
+    if n == 0:
+        return Outcome([[] for _ in range(n_shards)])
+    limit = int(stage.p_flip.get("fit_sample_rows", 200_000))
+    offsets = _offsets(counts)
+    sample = np.arange(n) if n <= limit else np.sort(np.random.default_rng(0).choice(n, limit, replace=False))
+    taken = _local(sample, offsets, counts)
+    takes = [run.actor(s).sample.remote("take", k, s, run.put({"take": taken[s]})) for s in range(n_shards)]
+    totals = None
+    if n > limit:  # the reference-model figures of every row, not only the sample's
+        lo = [x["ref_min"] for x in summ if x["ref_min"] is not None]
+        hi = [x["ref_max"] for x in summ if x["ref_max"] is not None]
+        skipped: dict[str, int] = {}
+        for x in summ:
+            for key, v in x["skipped"].items():
+                skipped[key] = skipped.get(key, 0) + int(v)
+        totals = {"n_ref": sum(int(x["n_ref"]) for x in summ), "ref_rows": [min(lo), max(hi)] if lo else [],
+                  "skipped": skipped}
+    fitter = run.actors[-1]
+    fit = fitter.sample.options(num_returns=n_shards + 2).remote(
+        "fit", k, 0, run.put({"n": n, "totals": totals, "starts": run.starts}), *takes)
+    parts = [[fit[s]] for s in range(n_shards)]
+    if n > limit:
+        for s in range(n_shards):
+            parts[s].append(run.actor(s).sample.remote("apply", k, s, run.put({"taken": taken[s],
+                                                                              "start": run.starts[s]}), fit[n_shards]))
+    meta = run.get([fit[-1]])[0]
+    for key, value in meta["models"].items():
+        run.scanner.ctx.models.setdefault(key, value)
+    stats = meta["stats"]
+    if n > limit and "likely_flipped" in stats:
+        stats["likely_flipped"]["fitted_on"] = (f"a seeded sample of {limit} of {n} rows (--engine ray, "
+                                                "likely_flipped.fit_sample_rows); the other rows are scored by the "
+                                                "mean of its fold models")
+    return Outcome(parts, stats, meta["timings"])
+
+
+def sample_summary(state: dict[str, Any]) -> dict[str, Any]:
+    """What the driver needs of a shard's flip-stage state: its rows and reference-model figures."""
+    ref_rows = state.get("_ref_rows") or []
+    return {"n": int(sum(len(r) for r in state["_rows"])), "n_ref": int(state.get("_n_ref", 0)),
+            "ref_min": int(min(ref_rows)) if ref_rows else None, "ref_max": int(max(ref_rows)) if ref_rows else None,
+            "skipped": dict(state.get("_skipped") or {})}
+
+
+# -- hash partitions after earlier findings --------------------------------------------------------------------
+def run_late_hash(run: RayRun, stage: Any, findings: list[Finding], ran: set[str]) -> tuple[list[Any], Any]:
+    """Cut the shards' kept state into hash partitions now (keys joined by the stage's ``partition_aliases``
+    share one), and finalize each partition on an actor with the earlier findings; returns the reduce refs
+    (status first, then one per shard, as ``ShardActor.reduce``)."""
+    from pairaudit.stages.near_duplicates.unionfind import UnionFind
+
+    k, n_shards, n_parts = run.order.index(stage), len(run.starts), run.workers
+    aliases = {"keys": np.zeros(0, np.int64), "to": np.zeros(0, np.int64)}
+    pairs = stage.partition_aliases(findings) if hasattr(stage, "partition_aliases") else []
+    if pairs:
+        wanted = np.unique(np.asarray(pairs, np.int64).ravel())
+        ends = [*run.starts[1:], np.iinfo(np.int64).max]
+        got = run.get([run.actor(s).keys_of.remote(k, s, run.put(wanted[(wanted >= run.starts[s]) & (wanted < ends[s])]))
+                       for s in range(n_shards)])
+        key_of = {int(r): int(v) for g in got for r, v in zip(g["rows"].tolist(), g["keys"].tolist())}
+        uniq = sorted(set(key_of.values()))
+        at = {v: i for i, v in enumerate(uniq)}
+        uf = UnionFind(len(uniq))
+        for a, b in pairs:
+            if a in key_of and b in key_of:
+                uf.union(at[key_of[a]], at[key_of[b]])
+        canon: dict[int, int] = {}
+        for v in uniq:
+            root = uf.find(at[v])
+            canon[root] = min(canon.get(root, v), v)
+        to = np.asarray([canon[uf.find(at[v])] for v in uniq], np.int64)
+        aliases = {"keys": np.asarray(uniq, np.int64), "to": to}
+    blob = run.put(aliases)
+    splits = [run.actor(s).split.options(num_returns=n_parts).remote(k, s, n_parts, blob) for s in range(n_shards)]
+    splits = [x if n_parts > 1 else [x] for x in splits]
+    near = [[f.row, f.check, f.field, f.score, f.group, f.detail, f.action] for f in findings]
+    near_blob = run.put([near, sorted(ran)])
+    return [run.actor(p).reduce.options(num_returns=1 + n_shards).remote(
+        k, run.starts, near_blob, *[splits[s][p] for s in range(n_shards)]) for p in range(n_parts)], None

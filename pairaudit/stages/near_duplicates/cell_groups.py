@@ -1,0 +1,235 @@
+"""The near-duplicate stage's work that spans shards, for an engine that spreads it over workers
+(``cells.py`` has the phases and the shards' side): the *index* (one worker: what needs every row once) and the
+*cell groups* (the search and the verification of a group of k-means cells, on the worker that holds them)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from pairaudit.stages.near_duplicates.calibrate import (
+    calibrate,
+    calibration_sample,
+    negative_pairs,
+    negative_similarities,
+    with_calibration,
+)
+from pairaudit.stages.near_duplicates.search import (
+    assign_cells,
+    cell_lists,
+    search_cells,
+    sum_vectors,
+    train_cells,
+    unique_pairs,
+)
+from pairaudit.stages.near_duplicates.verify import match_edges, same_keys
+
+VECTORS = ("P", "C", "R")
+PAIR_BUDGET = 2_000_000  # searched pairs a cell group verifies at once
+GROUP_FIELDS = ("pos", "rows", "assign", "P", "C", "R", "sk", "ln", "hresp", "phash")
+KEY_FIELDS = ("ka", "kb", "sa", "sb")  # an edge's rows' prompt digests and ``verify.same_keys`` (``Separated``)
+
+
+# -- the index (one worker) ------------------------------------------------------------------------------------
+class CellIndex:
+    """What needs every row once: prompt digests and compared response pairs (16 B a row), the cells."""
+
+    def __init__(self, plan: dict[str, Any], S: list[dict], phash: list[dict], keys: list[dict]) -> None:
+        self.plan = plan
+        self.phash = np.concatenate([p["phash"] for p in phash]) if phash else np.zeros(0, np.int64)
+        self.keys = np.unique(np.concatenate([k["keys"] for k in keys])) if keys else np.zeros(0, np.int64)
+        S = [s["S"] for s in S if len(s["S"])]
+        self.sample = np.concatenate(S) if S else np.zeros((0, 0), np.float32)
+        self.pairs: tuple[np.ndarray, ...] | None = None
+
+    def build(self) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+        plan = self.plan
+        nlist, groups = plan["nlist"], plan["groups"]
+        centroids = train_cells(self.sample, nlist) if nlist > 1 else np.zeros((1, plan["dim"]), np.float32)
+        self.sample = np.zeros(0)
+        cell_group = np.zeros(nlist, np.int64)
+        if groups > 1:  # cells close to each other in one group: a row's nprobe cells mostly share one
+            cell_group = assign_cells(centroids, train_cells(centroids, groups), 1)[:, 0]
+        _, counts = np.unique(self.phash, return_counts=True)
+        stats = {"distinct_prompts": int(len(counts)), "prompts_with_several_pairs": int((counts > 1).sum()),
+                 "pairs_sharing_a_prompt": int(counts[counts > 1].sum()), "max_pairs_per_prompt": int(counts.max())}
+        sample = (calibration_sample(self.phash, int(plan["dup"]["calibration_rows"])) if plan["mode"] == "hybrid"
+                  else np.zeros(0, np.int64))
+        return ({"stats": stats, "sample": sample}, {"centroids": centroids, "cell_group": cell_group},
+                {"keys": self.keys})
+
+    def calibration_rows(self, idx: np.ndarray | None, starts: list[int]) -> list[np.ndarray]:
+        """The local engine's negative pairs among rows ``idx`` (None: every row); per shard, the rows whose
+        vectors they need."""
+        idx = np.arange(len(self.phash)) if idx is None else np.asarray(idx, np.int64)
+        self.pairs = negative_pairs(self.phash, idx, int(self.plan["dup"]["calibration_pairs"]))
+        need = np.unique(np.concatenate([self.pairs[0], self.pairs[2]]))
+        cut = np.searchsorted(need, np.asarray([*starts[1:], np.iinfo(np.int64).max]))
+        return np.split(need, cut[:-1])
+
+    def calibrate(self, parts: list[dict[str, Any]], space: str) -> tuple[dict, dict, dict]:
+        assert self.pairs is not None
+        parts = [p for p in parts if len(p.get("pos", ()))]
+        ra, fa, rb, fb, cross = self.pairs
+        pos = np.concatenate([p["pos"] for p in parts]) if parts else np.zeros(0, np.int64)
+        cols = {k: np.concatenate([p[k] for p in parts]) if parts else None for k in ("C", "R", "sk", "ln")}
+        at = np.arange(len(pos))
+        remap = (np.searchsorted(pos, ra), fa, np.searchsorted(pos, rb), fb, cross)
+        negs = negative_similarities(cols["C"], cols["R"], cols["sk"], cols["ln"], at, remap) if parts else \
+            (np.zeros(0), np.zeros(0))
+        dup = self.plan["dup"]
+        info = calibrate(negs, dup, space)
+        return (*with_calibration(dup, self.plan["con"], info), info)
+
+
+# -- cell groups ------------------------------------------------------------------------------------------------
+class CellGroup:
+    """One group of cells on a worker: the rows of its cells (members and probing rows) from every shard."""
+
+    def __init__(self, g: int, plan: dict[str, Any], cell_group: np.ndarray, parts: list[dict[str, Any]]) -> None:
+        parts = [p for p in parts if len(p.get("pos", ()))]
+        self.g, self.plan = g, plan
+        self.cell_group = np.asarray(cell_group, np.int64)
+        self.cells = np.flatnonzero(self.cell_group == g)
+        self.d = {k: np.concatenate([p.pop(k) for p in parts]) for k in GROUP_FIELDS} if parts else None
+        self.cand: tuple[np.ndarray, np.ndarray] | None = None
+
+    def _chunks(self, members: list[np.ndarray], probes: list[np.ndarray], k: int) -> list[list[int]]:
+        """This group's cells in order, cut so that a chunk's searched pairs (at most ``k`` per probing row and
+        cell) stay under ``PAIR_BUDGET``: verification memory is bounded whatever the group's size."""
+        chunks: list[list[int]] = [[]]
+        load = 0
+        for c in self.cells.tolist():
+            cost = len(probes[c]) * min(k, len(members[c]))
+            if cost == 0:
+                continue
+            if chunks[-1] and load + cost > PAIR_BUDGET:
+                chunks.append([])
+                load = 0
+            chunks[-1].append(c)
+            load += cost
+        return [c for c in chunks if c]
+
+    def search(self, keys: np.ndarray, rule: tuple[dict, dict] | None, starts: list[int],
+               timings: dict[str, float]) -> list[dict[str, Any]]:
+        """Search this group's cells; then the loose candidate rule (``rule`` None: hybrid mode) or the whole
+        verification. Returns per shard (best similarities of its rows, candidate rows wanted), then the
+        edges and the counts."""
+        import time
+
+        plan, d = self.plan, self.d
+        n_shards = len(starts)
+        empty = [{} for _ in range(n_shards)]
+        if d is None:
+            return [*empty, {"edges": no_edges(), "n_candidates": 0, "n_candidate_pairs": 0, "pairs_across_groups": 0}]
+        members, probes = cell_lists(d["assign"], plan["nlist"])
+        best = np.full(len(d["pos"]), -np.inf, np.float32)
+        dup = plan["dup"]
+        k = int(dup["neighbors"])
+        hybrid = rule is None
+        dup_r, con_r = (dup, plan["con"]) if hybrid else rule
+        home = self.cell_group[d["assign"][:, 0]]
+        parts_s, parts_x, n_cand, across = [], [], 0, 0
+        for chunk in self._chunks(members, probes, k):
+            t0 = time.perf_counter()
+            rows = np.unique(np.concatenate([members[c] for c in chunk] + [probes[c] for c in chunk]))
+            S = sum_vectors(d["P"][rows], d["C"][rows], d["R"][rows])  # the chunk's rows only
+            sub = np.full(len(rows), -np.inf, np.float32)
+            a, b, _ = unique_pairs(*search_cells(S, [np.searchsorted(rows, members[c]) for c in chunk],
+                                                 [np.searchsorted(rows, probes[c]) for c in chunk], k,
+                                                 float(dup["min_search_cosine"]), sub), len(rows))
+            del S
+            best[rows] = np.maximum(best[rows], sub)
+            a, b = rows[a], rows[b]
+            n_cand += len(a)
+            across += int((home[a] != home[b]).sum())
+            t1 = time.perf_counter()
+            timings["near_duplicates:search_s"] = timings.get("near_duplicates:search_s", 0.0) + t1 - t0
+            es, ex = match_edges(d["P"], d["C"], d["R"], d["sk"], d["ln"], a, b, dup_r, con_r, plan["want_dups"],
+                                 plan["want_con"], candidates_only=hybrid, compared=(d["hresp"], keys))
+            parts_s.append(es)
+            parts_x.append(ex)
+            timings["near_duplicates:verify_s"] = (timings.get("near_duplicates:verify_s", 0.0)
+                                                   + time.perf_counter() - t1)
+        es, ex = (_once(p) for p in (parts_s, parts_x))
+        shard = np.searchsorted(np.asarray(starts, np.int64), d["pos"], side="right") - 1
+        out = []
+        ca = np.concatenate([es["a"], ex["a"]])
+        cb = np.concatenate([es["b"], ex["b"]])
+        if hybrid:
+            key = np.unique(ca * len(d["pos"]) + cb)
+            self.cand = (key // len(d["pos"]), key % len(d["pos"]))
+            wanted = np.unique(np.concatenate(self.cand))
+        for s in range(n_shards):
+            mine = shard == s
+            part: dict[str, Any] = {"pos": d["pos"][mine], "best": best[mine]}
+            if hybrid:
+                part["wanted"] = d["pos"][wanted[shard[wanted] == s]]
+            out.append(part)
+        edges = no_edges() if hybrid else self._global(es, ex)
+        n_pairs = len(self.cand[0]) if hybrid and self.cand is not None else len(ca)
+        meta = {"edges": edges, "n_candidates": int(n_cand), "n_candidate_pairs": int(n_pairs),
+                "pairs_across_groups": across}
+        if hybrid and self.cand is not None:  # only the candidate rows are needed again (``verify``)
+            self.d = {k: v[wanted] for k, v in d.items() if k not in VECTORS}
+            self.cand = (np.searchsorted(wanted, self.cand[0]), np.searchsorted(wanted, self.cand[1]))
+        return [*out, meta]
+
+    def verify(self, keys: np.ndarray, rule: tuple[dict, dict], parts: list[dict[str, Any]],
+               timings: dict[str, float]) -> dict[str, Any]:
+        """Hybrid mode: the candidate pairs verified with the transformer vectors (``parts``: from the shards)."""
+        import time
+
+        if self.d is None or self.cand is None or not len(self.cand[0]):
+            return {"edges": no_edges()}
+        t0 = time.perf_counter()
+        d, (a, b) = self.d, self.cand
+        parts = [p for p in parts if len(p.get("pos", ()))]
+        tpos = np.concatenate([p["pos"] for p in parts])
+        order = np.argsort(tpos, kind="stable")
+        vec = {k: np.concatenate([p[k] for p in parts])[order] for k in VECTORS}
+        rows_c = np.unique(np.concatenate([a, b]))  # local indices of the candidate rows
+        at = np.searchsorted(tpos[order], d["pos"][rows_c])
+        ia, ib = np.searchsorted(rows_c, a), np.searchsorted(rows_c, b)
+        es, ex = match_edges(vec["P"][at], vec["C"][at], vec["R"][at], d["sk"][rows_c], d["ln"][rows_c], ia, ib,
+                             rule[0], rule[1], self.plan["want_dups"], self.plan["want_con"],
+                             compared=(d["hresp"][rows_c], keys))
+        for e in (es, ex):
+            e["a"], e["b"] = rows_c[e["a"]], rows_c[e["b"]]
+        timings["near_duplicates:verify_s"] = timings.get("near_duplicates:verify_s", 0.0) + time.perf_counter() - t0
+        return {"edges": self._global(es, ex)}
+
+    def _global(self, es: dict[str, np.ndarray], ex: dict[str, np.ndarray]) -> dict[str, Any]:
+        """Edges with global positions and row numbers (local indices do not travel)."""
+        d = self.d
+        assert d is not None
+        out = {}
+        same = same_keys(d["phash"], d["hresp"])
+        for name, e in (("s", es), ("x", ex)):
+            own = d["assign"][:, 0]  # each row's own cell, and its group
+            home = self.cell_group[own]
+            out[name] = {**e, "a": d["pos"][e["a"]], "b": d["pos"][e["b"]], "ra": d["rows"][e["a"]],
+                         "rb": d["rows"][e["b"]], "across": home[e["a"]] != home[e["b"]],
+                         "across_cells": own[e["a"]] != own[e["b"]], "ka": d["phash"][e["a"]],
+                         "kb": d["phash"][e["b"]], "sa": same[e["a"]], "sb": same[e["b"]]}
+        return out
+
+
+def _once(parts: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    """The chunks' edges as one set, each pair once (a pair found in two cells of a group is verified twice,
+    alike), in pair order."""
+    if not parts:
+        return {k: v for k, v in no_edges()["s"].items() if k not in ("ra", "rb", "across", "across_cells", *KEY_FIELDS)}
+    cat = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+    _, first = np.unique(np.stack([cat["a"], cat["b"]], axis=1), axis=0, return_index=True)
+    return {k: v[first] for k, v in cat.items()}
+
+
+def no_edges() -> dict[str, Any]:
+    e = {"a": np.zeros(0, np.int64), "b": np.zeros(0, np.int64), "ra": np.zeros(0, np.int64),
+         "rb": np.zeros(0, np.int64), "sure": np.zeros(0, bool), "sim": np.zeros((0, 3), np.float32),
+         "cos": np.zeros((0, 3), np.float32), "lex": np.zeros((0, 3), np.float32), "why": np.zeros((0, 3), np.int8),
+         "thr": np.zeros(0, np.float32), "across": np.zeros(0, bool), "across_cells": np.zeros(0, bool),
+         **{k: np.zeros(0, np.int64) for k in KEY_FIELDS}}
+    return {"s": dict(e), "x": dict(e)}

@@ -1,0 +1,92 @@
+"""The near-duplicate search cut into cell groups (``stages/near_duplicates/cells.py``, what the Ray engine runs
+on its workers) finds exactly the local engine's candidate pairs and nearest-neighbour similarities, also for
+pairs whose rows live in different cells held by different groups: each row travels to every group holding
+one of its ``nprobe`` nearest cells, so a pair is compared wherever one row's cell is probed by the other."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pairaudit.stages.near_duplicates import cell_groups
+from pairaudit.stages.near_duplicates.cell_groups import CellGroup, CellIndex
+from pairaudit.stages.near_duplicates.cells import shard_assign
+from pairaudit.stages.near_duplicates.infos import NEAR_DUPLICATE_INFO
+from pairaudit.stages.near_duplicates.match import SKETCH_BYTES, compared_keys
+from pairaudit.stages.near_duplicates.search import plan_cells, sum_vectors, training_sample
+from pairaudit.stages.near_duplicates.verify import find_groups
+
+
+def _unit(x: np.ndarray) -> np.ndarray:
+    return (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float16)
+
+
+def _rows(n: int, seed: int) -> dict[str, np.ndarray]:
+    """Clustered vectors (a topic per cluster); the first 300 rows copied with noise: near-duplicate pairs."""
+    rng = np.random.default_rng(seed)
+    topics = rng.normal(size=(30, 24))
+    base = topics[rng.integers(0, 30, n)] + 0.8 * rng.normal(size=(n, 24))
+    base[n - 300:] = base[:300] + 0.25 * rng.normal(size=(300, 24))
+    P, C, R = (_unit(base + 0.35 * rng.normal(size=base.shape)) for _ in range(3))
+    sk = np.array([[f"r{i} f{f}".encode() for f in range(3)] for i in range(n)], dtype=f"S{SKETCH_BYTES + 1}")
+    return {"rows": np.arange(n, dtype=np.int64) * 2, "P": P, "C": C, "R": R, "sk": sk,
+            "ln": np.full((n, 3), 6, np.int32), "hresp": rng.integers(0, 2**62, (n, 2)), "n": n}
+
+
+@pytest.mark.parametrize(("nprobe", "groups", "shards", "budget"),
+                         [(1, 2, 2, None), (2, 3, 3, None), (3, 2, 1, None), (2, 2, 2, 5000)])
+def test_cell_groups_find_the_local_pairs(nprobe: int, groups: int, shards: int, budget: int | None,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """``budget``: a group searches and verifies its cells a few at a time (bounded memory): the same pairs."""
+    if budget is not None:
+        monkeypatch.setattr(cell_groups, "PAIR_BUDGET", budget)
+    n = 2400
+    d = _rows(n, seed=nprobe)
+    dup = {**NEAR_DUPLICATE_INFO.thresholds, "exact_max_rows": 200, "nprobe": nprobe}
+    keys = compared_keys(d["hresp"])
+    local = find_groups(d["rows"], d["P"], d["C"], d["R"], d["sk"], d["ln"], dup, dup, candidates_only=True,
+                        compared=(d["hresp"], keys))
+
+    cells = plan_cells(n, 200, nprobe)
+    plan = {**cells, "groups": groups, "dim": 24, "mode": "hybrid", "dup": dup, "con": dup, "want_dups": True,
+            "want_con": True}
+    cuts = np.linspace(0, n, shards + 1).astype(int)
+    parts = [{k: (v[a:b] if isinstance(v, np.ndarray) else b - a) for k, v in d.items()} | {"offset": int(a)}
+             for a, b in zip(cuts[:-1], cuts[1:])]
+    train = training_sample(n, cells["n_train"])
+    S = [{"S": sum_vectors(p["P"], p["C"], p["R"])[train[(train >= p["offset"]) & (train < p["offset"] + p["n"])]
+                                                   - p["offset"]]} for p in parts]
+    meta, quantizer, _ = CellIndex(plan, S, [{"phash": p["hresp"][:, 0]} for p in parts],
+                                   [{"keys": compared_keys(p["hresp"])} for p in parts]).build()
+    assigned = [shard_assign(p, plan, quantizer) for p in parts]
+    found, best = set(), np.full(n, -np.inf, np.float32)
+    for g in range(groups):
+        group = CellGroup(g, plan, quantizer["cell_group"], [dict(a[g]) for a in assigned])
+        out = group.search(keys, None, [int(a) for a in cuts[:-1]], {})
+        for part in out[:-1]:
+            np.maximum.at(best, part["pos"], part["best"])
+        if group.cand is not None:
+            found |= set(zip(group.d["pos"][group.cand[0]].tolist(), group.d["pos"][group.cand[1]].tolist()))
+    want = set(zip(local["a"].tolist(), local["b"].tolist()))
+    assert found == want and len(want) > 100
+    nearest = local["near_duplicate_pair_score"]
+    assert np.array_equal(np.where(np.isfinite(best), best, np.nan), nearest.astype(np.float32), equal_nan=True)
+
+    # with more than one probe, pairs whose rows' own cells are in different groups (planted copies among them)
+    # are found all the same
+    assert sum(int(a[-1]["cell_sizes"].sum()) for a in assigned) == n
+    home = {}
+    for a in assigned:
+        for g in range(groups):
+            blob = a[g]
+            if len(blob.get("pos", ())):
+                for pos, cell in zip(blob["pos"].tolist(), blob["assign"][:, 0].tolist()):
+                    home[pos] = cell
+    planted = [(i, n - 300 + i) for i in range(300) if (i, n - 300 + i) in want]
+    across = [(a, b) for a, b in want if home[a] != home[b]]
+    other_group = [(a, b) for a, b in across
+                   if quantizer["cell_group"][home[a]] != quantizer["cell_group"][home[b]]]
+    planted_across = [(a, b) for a, b in planted if home[a] != home[b]]
+    assert len(planted) > 200
+    assert (len(other_group) > 100 and planted_across) if nprobe > 1 else not across
+    assert meta["stats"]["distinct_prompts"] == n
