@@ -107,9 +107,9 @@ def match_pairs(P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln:
     compares with each other are different answers and never match, however close their embeddings.
     When no response is shared verbatim, a pair's copy threshold is ``max(chosen~rejected of either row) +
     local_margin``, between ``floor_response`` and ``min_response`` (the rows' own different answers are
-    the local baseline). Rows with the same prompt text: each differing response needs wording (here the larger of
-    token_sort_ratio and the character ratio) >= ``floor_response_flag`` (the embedding alone is what different answers to one prompt reach), and in the
-    unsure band its cosine as well. Returns (ok mask: passes the band's floor, sure mask: every response >= its threshold,
+    the local baseline). Rows with the same prompt text: each differing response needs wording (here the
+    larger of token_sort_ratio and the character ratio) >= ``floor_response_flag`` (the embedding alone is
+    what different answers to one prompt reach), and in the unsure band its cosine as well. Returns (ok mask: passes the band's floor, sure mask: every response >= its threshold,
     similarities (m, 3), cosines (m, 3), wording similarities (m, 3; NaN where not computed), why (m, 3),
     the copy threshold of each pair).
     Pairs are dropped field by field as soon as one field fails, so most wording similarities are never
@@ -128,9 +128,11 @@ def match_pairs(P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln:
         idx = np.flatnonzero(ok)
         if not len(idx):
             break
-        c = rowdot(A, B, a[idx], b[idx])
-        cos[idx, f] = c
         equal = (sk[a[idx], fa] == sk[b[idx], fb]) & (ln[a[idx], fa] == ln[b[idx], fb])
+        c = np.ones(len(idx), dtype=np.float32)  # equal texts are "same text": their cosine is never read
+        differ = np.flatnonzero(~equal)
+        c[differ] = rowdot(A, B, a[idx[differ]], b[idx[differ]])
+        cos[idx, f] = c
         s = np.where(equal, 1.0, c).astype(np.float32)
         w = np.where(equal, SAME, COSINE).astype(np.int8)
         for j in np.flatnonzero(~equal).tolist():
