@@ -73,6 +73,9 @@ class ScanConfig:
     decisions: str | None = None
     trust_remote_code: bool = False
     engine: str = "local"  # local | ray
+    # local engine: worker processes that read, check and observe batches (None: the CPUs this process may
+    # use; 1: everything in this process). Run-specific: not in report.json (the outputs do not depend on it)
+    workers: int | None = None
     ray_address: str | None = None  # None: start an embedded local Ray
     ray_workers: int | None = None  # actors (default: one per cluster CPU)
     ray_shards: int | None = None  # number of source shards (default: 2 per actor)
@@ -127,7 +130,7 @@ class Context:
 
 # options that must be whole numbers >= 1 when set (None = no limit / default)
 POSITIVE_INTS = ("max_length", "max_prompt_length", "max_completion_length", "batch_size", "embed_batch_size",
-                 "reference_max_rows", "ray_workers", "ray_shards")
+                 "reference_max_rows", "ray_workers", "ray_shards", "workers")
 # the options with a fixed set of values: one list each, which the modules that take them check against
 TRUNCATION_MODES = ("keep_end", "keep_start")
 PRECISIONS = ("auto", "fp32", "bf16", "fp16")

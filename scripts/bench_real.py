@@ -9,7 +9,8 @@ test transcripts recombined, ~1.6 KB a row):
 
 * per size, in a fresh process on a cold embedding cache (the one-off static-model distillation and the
   tokenizer conversion are reused from the user cache): a default ``pairaudit scan`` (every default stage on),
-  wall time, rows/s, peak RSS (``ru_maxrss``: file pages the process mapped count too) and the stage
+  wall time, rows/s, peak RSS (``ru_maxrss``: file pages the process mapped count too; and sampled every
+  0.5 s with the ``--workers`` processes added) and the stage
   timings of timings.json;
 * raw ``tokenizers`` ``encode_batch`` of the same rows' prompt / chosen / rejected with the same tokenizer
   (batches of 1,000 rows, reading excluded): rows/s, and the scan's ratio to it;
@@ -63,14 +64,20 @@ def scan_child(path: str, out: str) -> None:
 
     import pairaudit
 
-    proc, peak, stop = psutil.Process(), [0], threading.Event()
-    phase, phases = ["start"], {}  # peak RSS (MB) per progress phase
+    proc, peak, stop = psutil.Process(), [0, 0], threading.Event()
+    phase, phases = ["start"], {}  # peak RSS (MB) per progress phase, this process and its workers together
 
     def sample() -> None:
         while not stop.is_set():
             rss = proc.memory_info().rss
-            peak[0] = max(peak[0], rss)
-            phases[phase[0]] = max(phases.get(phase[0], 0), round(rss / 2**20))
+            tree = rss
+            for child in proc.children(recursive=True):  # --workers processes
+                try:
+                    tree += child.memory_info().rss
+                except psutil.Error:
+                    pass
+            peak[0], peak[1] = max(peak[0], rss), max(peak[1], tree)
+            phases[phase[0]] = max(phases.get(phase[0], 0), round(tree / 2**20))
             time.sleep(0.5)
 
     def progress(name: str, done: int, total: int | None) -> None:
@@ -78,13 +85,15 @@ def scan_child(path: str, out: str) -> None:
 
     threading.Thread(target=sample, daemon=True).start()
     t0 = time.perf_counter()
-    audit = pairaudit.scan(path, out=out, progress=progress, log=lambda m: None)
+    workers = int(os.environ["BENCH_WORKERS"]) if os.environ.get("BENCH_WORKERS") else None
+    audit = pairaudit.scan(path, out=out, progress=progress, log=lambda m: None, workers=workers)
     dt = time.perf_counter() - t0
     stop.set()
     timings = json.loads((Path(out) / "timings.json").read_text())
     print(json.dumps({"rows": audit.totals["input"], "seconds": dt, "rows_per_s": audit.totals["input"] / dt,
                       "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-                      "sampled_peak_rss_mb": peak[0] / 2**20, "phase_peak_rss_mb": phases, "timings": timings}))
+                      "sampled_peak_rss_mb": peak[0] / 2**20, "tree_peak_rss_mb": peak[1] / 2**20,
+                      "phase_peak_rss_mb": phases, "timings": timings}))
 
 
 def tokenizer_child(path: str) -> None:
@@ -126,29 +135,38 @@ def _child(args: list[str], env: dict[str, str]) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def run(sizes: list[int], work: Path | None, dedup: bool) -> None:
+def run(sizes: list[int], work: Path | None, dedup: bool, workers: list[int | None] | None = None) -> None:
+    """``workers``: one default scan per value (None: the scan's default), each on its own cold cache; the first
+    value's scan is the one compared across sizes."""
     work = work or Path(tempfile.mkdtemp(prefix="pairaudit-real-"))
     work.mkdir(parents=True, exist_ok=True)
-    print(f"cpu cores: {os.cpu_count()}  sizes: {sizes}  workdir: {work}  (other jobs may run beside)")
+    workers = workers or [None]
+    print(f"cpu cores: {os.cpu_count()}  sizes: {sizes}  workers: {workers}  workdir: {work}  (other jobs may run "
+          f"beside; load average {os.getloadavg()[0]:.1f})")
     results = {}
     for n in sizes:
         path = build_set(n, work)
         env = {**os.environ, "HF_HUB_OFFLINE": "1", "PAIRAUDIT_CACHE": str(cold_cache(work / f"cache-{n}"))}
         tok = _child(["--_tokenize", str(path)], env)
-        scan = _child(["--_scan", str(path), str(work / f"out-{n}")], env)
-        shutil.rmtree(work / f"out-{n}", ignore_errors=True)
-        results[n] = scan
-        t = scan["timings"]
-        stages = ", ".join(f"{k}={v:.1f}s" for k, v in sorted(t.items()) if k != "total" and v >= 0.5
-                           and not k.endswith(("_encoded", "_cached", "_computed")))
-        print(f"{n:>8} rows: default scan {scan['seconds']:.0f} s = {scan['rows_per_s']:.0f} rows/s; raw tokenizers "
-              f"encode_batch {tok['rows_per_s']:.0f} rows/s; ratio {scan['rows_per_s'] / tok['rows_per_s']:.2f}x; "
-              f"peak RSS {scan['peak_rss_mb']:.0f} MB\n          {stages}\n          peak RSS per phase (MB): "
-              + ", ".join(f"{k} {v}" for k, v in scan["phase_peak_rss_mb"].items()))
+        for w in workers:
+            env_w = {**env, "PAIRAUDIT_CACHE": str(cold_cache(work / f"cache-{n}-{w}")), "BENCH_WORKERS": str(w or "")}
+            scan = _child(["--_scan", str(path), str(work / f"out-{n}")], env_w)
+            shutil.rmtree(work / f"out-{n}", ignore_errors=True)
+            results.setdefault(n, scan)
+            t = scan["timings"]
+            stages = ", ".join(f"{k}={v:.1f}s" for k, v in sorted(t.items()) if k != "total" and v >= 0.5
+                               and not k.endswith(("_encoded", "_cached", "_computed", "_planned", "_unplanned")))
+            print(f"{n:>8} rows, --workers {w or 'default'}: default scan {scan['seconds']:.0f} s = "
+                  f"{scan['rows_per_s']:.0f} rows/s; raw tokenizers encode_batch {tok['rows_per_s']:.0f} rows/s; ratio "
+                  f"{scan['rows_per_s'] / tok['rows_per_s']:.2f}x; peak RSS {scan['peak_rss_mb']:.0f} MB (with the "
+                  f"worker processes {scan['tree_peak_rss_mb']:.0f} MB); load average {os.getloadavg()[0]:.1f}"
+                  f"\n          {stages}\n          peak RSS per phase, with the workers (MB): "
+                  + ", ".join(f"{k} {v}" for k, v in scan["phase_peak_rss_mb"].items()), flush=True)
     if len(results) >= 2:
         (n0, a), (n1, b) = min(results.items()), max(results.items())
-        growth = (b["peak_rss_mb"] - a["peak_rss_mb"]) * 2**20 / (n1 - n0)
-        print(f"peak RSS growth {n0} -> {n1} rows: {growth / 1024:.2f} KB per row")
+        for key, what in (("peak_rss_mb", "this process"), ("tree_peak_rss_mb", "with the worker processes")):
+            growth = (b[key] - a[key]) * 2**20 / (n1 - n0)
+            print(f"peak RSS growth {n0} -> {n1} rows ({what}): {growth / 1024:.2f} KB per row")
     if dedup:
         bench_dedup = Path(__file__).resolve().parent / "bench_dedup.py"
         proc = subprocess.run([sys.executable, str(bench_dedup), "--designs", "hybrid,semhash", "--no-flips"],

@@ -89,6 +89,8 @@ def main() -> None:
     ap.add_argument("--workdir", default=None)
     ap.add_argument("--real", action="store_true", help="default scan on real-length rows (bench_real.py)")
     ap.add_argument("--no-dedup", action="store_true", help="--real: skip the near-duplicate vs semhash part")
+    ap.add_argument("--workers", default="", help="--real: comma list of --workers values, one scan each "
+                                                  "(default: the scan's default)")
     ap.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     ap.add_argument("--_scan", nargs=2, help=argparse.SUPPRESS)
     ap.add_argument("--_tokenize", help=argparse.SUPPRESS)
@@ -106,7 +108,7 @@ def main() -> None:
         return
     if args.real:
         bench_real.run([int(x) for x in args.sizes.split(",")], Path(args.workdir) if args.workdir else None,
-                       not args.no_dedup)
+                       not args.no_dedup, [int(w) for w in args.workers.split(",")] if args.workers else None)
         return
     work = Path(args.workdir or tempfile.mkdtemp(prefix="pairaudit-scale-"))
     work.mkdir(parents=True, exist_ok=True)

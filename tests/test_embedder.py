@@ -55,7 +55,7 @@ def test_cache_hit_in_new_instance_is_exact(fresh: tuple) -> None:
     assert np.array_equal(out, vecs[::-1])
     # a different precision is a different cache
     shard_dirs = list((cache / "embeddings").iterdir())
-    assert len(shard_dirs) == 1 and shard_dirs[0].name.endswith("-fp32")
+    assert len(shard_dirs) == 1 and shard_dirs[0].name.endswith("-fp32-bylen")
 
 
 def test_partial_hits_and_shards(fresh: tuple) -> None:

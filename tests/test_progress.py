@@ -34,6 +34,8 @@ def _rows(n: int) -> list[dict[str, str]]:
     (("reference", 10, 400, 2.0, 195, None), "reference model: 10 / 400 sequences (2%), 2 sequences/s, ETA 3m 15s"),
     (("read", 2354, 2354, 24.3, 0, 97.0), "read + checks: done, 2,354 rows in 1m 37s (24 rows/s)"),
     (("finalize", 1, 4, None, None, None), "whole-dataset checks: 1 / 4 stages (25%)"),
+    # no ETA from a count of stages: a near-duplicate search and a length histogram are one stage each
+    (("finalize", 3, 5, 0.01, 580.0, None), "whole-dataset checks: 3 / 5 stages (60%)"),
     (("write", 5, 5, 3.0, 0, 2.0), "writing outputs: done, 5 steps in 2s"),
 ])
 def test_status_line(args: tuple, expected: str) -> None:

@@ -67,25 +67,31 @@ def words(text: str) -> list[str]:
     return _WORD.findall(text.casefold())
 
 
+def _grams(ws: list[str], n: int) -> list[tuple[str, ...]]:
+    return list(zip(*(ws[i:] for i in range(n))))
+
+
 def top_ngram_fraction(ws: list[str], n: int, n_chars: int) -> float:
     """Characters covered by the most frequent n-gram (length x count) over ``n_chars``."""
     if len(ws) < n or n_chars == 0:
         return 0.0
-    grams = Counter(" ".join(ws[i:i + n]) for i in range(len(ws) - n + 1))
-    gram, count = grams.most_common(1)[0]
-    return min(1.0, len(gram) * count / n_chars) if count > 1 else 0.0
+    gram, count = Counter(_grams(ws, n)).most_common(1)[0]  # first seen wins a tie, as with joined strings
+    return min(1.0, (sum(map(len, gram)) + n - 1) * count / n_chars) if count > 1 else 0.0
 
 
 def dup_ngram_fraction(ws: list[str], n: int, n_chars: int) -> float:
     """Characters in n-grams seen before (a repeat is skipped whole, as datatrove counts) over ``n_chars``."""
     if len(ws) < n or n_chars == 0:
         return 0.0
-    seen: set[str] = set()
+    grams = _grams(ws, n)
+    if len(set(grams)) == len(grams):  # no n-gram occurs twice (most answers): nothing to scan
+        return 0.0
+    seen: set[tuple[str, ...]] = set()
     dup, i = 0, 0
     while i <= len(ws) - n:
-        gram = " ".join(ws[i:i + n])
+        gram = grams[i]
         if gram in seen:
-            dup += len(gram)
+            dup += sum(map(len, gram)) + n - 1  # the n-gram's length with single spaces
             i += n
         else:
             seen.add(gram)

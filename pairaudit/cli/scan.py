@@ -90,6 +90,9 @@ def scan(
     allow_empty: Annotated[bool, typer.Option("--allow-empty", metavar="", help="Exit 0 even when no record could "
                            "be read or every record was dropped (status \"empty\", exit 5 otherwise).")] = False,
     batch_size: Annotated[int, typer.Option(metavar="N", help="Rows per streaming batch.")] = 1000,
+    workers: Annotated[int | None, typer.Option(metavar="N", help="Processes that read, check and embed the "
+                       "batches (local engine; default: one per CPU; 1: all in this process; inputs under "
+                       "10,000 rows run in this process).")] = None,
     engine: Annotated[str, typer.Option(metavar="ENGINE", help="local, or ray: the same stages spread over a Ray "
                                                            "cluster (docs/scale.md).")]
     = "local",
@@ -120,7 +123,7 @@ def scan(
             reference=reference, reward_model=reward_model,
             policy=policy, beta=beta, reference_max_rows=reference_max_rows, device=device,
             decisions=str(decisions) if decisions else None, trust_remote_code=trust_remote_code, engine=engine,
-            ray_address=ray_address, ray_workers=ray_workers)
+            ray_address=ray_address, ray_workers=ray_workers, workers=workers)
         if config:
             from pairaudit.config import load_config_file
             from pairaudit.plan import apply_config_file

@@ -18,6 +18,8 @@ if TYPE_CHECKING:
 
 REPORT_JSON = "report.json"
 TIMINGS = "timings.json"
+#: options that change how a scan runs, never what it finds: left out of report.json's config
+RUN_SPECIFIC = frozenset({"workers"})
 
 
 def build_report(scan: Scanner, source: Source, tally: Tally, flips: list[int], counts: dict[str, int],
@@ -63,7 +65,7 @@ def build_report(scan: Scanner, source: Source, tally: Tally, flips: list[int], 
                    **({"formats": dict(sorted(scan.formats.items()))} if len(scan.formats) > 1 else {})},
         "totals": totals,
         "checks": checks,
-        "config": scan.cfg.to_json(),
+        "config": {k: v for k, v in scan.cfg.to_json().items() if k not in RUN_SPECIFIC},
         "models": scan.ctx.models,
         "assumptions": assumptions,
         "versions": versions(),

@@ -79,7 +79,7 @@ def status_line(phase: str, done: int, total: int | None, rate: float | None, et
         text += f" {u}"
     if rate is not None and u not in ("stages", "steps"):
         text += f", {rate:,.0f} {u}/s"
-    if eta is not None:
+    if eta is not None and u not in ("stages", "steps"):  # stages and output steps differ too much in cost
         text += f", ETA {duration(eta)}"
     return text
 
@@ -190,7 +190,7 @@ def _status_column() -> Any:
             stale = time.monotonic() - f["updated"]
             if stale >= STALE_AFTER:
                 parts.append(f"no new count for {duration(stale)}")
-            else:
+            elif per_item:  # no ETA from a count of stages or output steps: they differ too much in cost
                 eta = rates.eta(done, total)
                 if eta is not None:
                     parts.append(f"ETA {duration(eta)}")

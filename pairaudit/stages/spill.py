@@ -25,19 +25,46 @@ DEFAULT_LIMIT = 64 << 20
 
 
 class Mapped:
-    """A read-only array in a file that is mapped only while it is read: every ``[...]`` maps the file,
-    copies the selection out and unmaps it again, so the pages read never stay in the process's resident
-    memory (a long-lived ``np.memmap`` keeps every page it touched resident until it is closed)."""
+    """A read-only array in a file, read only where it is indexed: an integer or a slice of rows is read with
+    ``os.pread`` (nothing mapped), any other selection maps the file, copies the selection out and unmaps it
+    again, so the pages read never stay in the process's resident memory (a long-lived ``np.memmap`` keeps
+    every page it touched resident until it is closed). One element costs a few microseconds, so callers
+    may index it row by row."""
 
     def __init__(self, path: Path, dtype: Any, shape: tuple[int, ...], offset: int = 0) -> None:
         self.path, self.dtype, self.shape, self.offset = path, np.dtype(dtype), shape, offset
         self.itemsize = self.dtype.itemsize
         self.ndim = len(shape)
+        self._row = self.itemsize * int(np.prod(shape[1:], dtype=np.int64))  # bytes per row
+        self._fd: int | None = None
+        self._closer: Any = None
 
     def __len__(self) -> int:
         return self.shape[0]
 
+    def _read(self, lo: int, hi: int) -> np.ndarray:
+        """Rows ``lo:hi`` (0 <= lo <= hi <= len), read with pread."""
+        if self._fd is None:
+            self._fd = os.open(self.path, os.O_RDONLY)
+            self._closer = weakref.finalize(self, os.close, self._fd)
+        want = (hi - lo) * self._row
+        buf = os.pread(self._fd, want, self.offset + lo * self._row) if want else b""
+        if len(buf) != want:
+            raise OSError(f"spill file {self.path}: read {len(buf)} of {want} bytes")
+        return np.frombuffer(bytearray(buf), dtype=self.dtype).reshape((hi - lo, *self.shape[1:]))
+
     def __getitem__(self, key: Any) -> Any:
+        first, rest = (key[0], key[1:]) if isinstance(key, tuple) and key else (key, ())
+        if isinstance(first, (int, np.integer)) and not isinstance(first, bool):
+            i = int(first) + (self.shape[0] if first < 0 else 0)
+            if not 0 <= i < self.shape[0]:
+                raise IndexError(f"index {int(first)} is out of bounds for axis 0 with size {self.shape[0]}")
+            v = self._read(i, i + 1)[0]
+            return v[rest] if rest else v
+        if isinstance(first, slice) and first.step in (None, 1):
+            lo, hi, _ = first.indices(self.shape[0])
+            v = self._read(lo, max(lo, hi))
+            return v[(slice(None), *rest)] if rest else v
         mm = np.memmap(self.path, dtype=self.dtype, mode="r", shape=self.shape, offset=self.offset)
         try:
             v = mm[key]

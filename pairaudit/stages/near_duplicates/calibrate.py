@@ -87,15 +87,19 @@ def negative_similarities(C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln: np.n
             if not len(sel):
                 continue
             A, B = (C if f1 == 1 else R), (C if f2 == 1 else R)
-            cos = rowdot(A, B, pos[ra[sel]], pos[rb[sel]])
-            for k, c in zip(sel.tolist(), cos.tolist()):
+            kept, words = [], []  # the cosine only of the pairs that count (vectors may be embedded on demand)
+            for k in sel.tolist():
                 i, j = int(ra[k]), int(rb[k])
                 if sk[i, f1] == sk[j, f2] and ln[i, f1] == ln[j, f2]:
                     continue
                 w = lexical(sk[i, f1], int(ln[i, f1]), sk[j, f2], int(ln[j, f2]))
                 if w < NEAR_SAME:
-                    sims.append(max(float(c), w))
-                    kinds.append(bool(cross[k]))
+                    kept.append(k)
+                    words.append(w)
+            cos = rowdot(A, B, pos[ra[kept]], pos[rb[kept]]) if kept else np.empty(0, np.float32)
+            for k, c, w in zip(kept, cos.tolist(), words):
+                sims.append(max(float(c), w))
+                kinds.append(bool(cross[k]))
     v, kd = np.asarray(sims, dtype=np.float64), np.asarray(kinds, dtype=bool)
     return v[~kd], v[kd]
 

@@ -131,9 +131,11 @@ def match_pairs(P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln:
         idx = np.flatnonzero(ok)
         if not len(idx):
             break
-        c = rowdot(A, B, a[idx], b[idx])
-        cos[idx, f] = c
         equal = (sk[a[idx], fa] == sk[b[idx], fb]) & (ln[a[idx], fa] == ln[b[idx], fb])
+        c = np.ones(len(idx), dtype=np.float32)  # equal texts are "same text": their cosine is never read
+        differ = np.flatnonzero(~equal)
+        c[differ] = rowdot(A, B, a[idx[differ]], b[idx[differ]])
+        cos[idx, f] = c
         s = np.where(equal, 1.0, c).astype(np.float32)
         w = np.where(equal, SAME, COSINE).astype(np.int8)
         for j in np.flatnonzero(~equal).tolist():

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -15,19 +15,28 @@ if TYPE_CHECKING:
     from pairaudit.config import Context
 
 
-def near_identical_findings(ctx: Context, rows: np.ndarray, pair_raw: np.ndarray, mode: str,
-                            transformer_vectors: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray]]
-                            ) -> list[Finding]:
-    """Rows whose chosen-vs-rejected cosine (``pair_raw``, this mode's model) is >= min_cosine. In hybrid mode
-    the static cosine (>= 0.9) only proposes rows and the transformer's cosine (``transformer_vectors`` of the
-    proposed row indices) decides."""
+def near_identical_rows(ctx: Context, pair_raw: np.ndarray, mode: str) -> np.ndarray:
+    """Rows proposed for the check (none when it is off): static cosine >= 0.9 in hybrid mode (the transformer
+    decides), else >= min_cosine."""
     cfg, info = ctx.config, NearIdenticalPair.info
     if info.name in cfg.skip or (cfg.only is not None and info.name not in cfg.only):
+        return np.empty(0, dtype=np.int64)
+    thr = float(info.params(ctx.params)["min_cosine"])
+    return np.flatnonzero(pair_raw >= (0.9 if mode == "hybrid" else thr))
+
+
+def near_identical_findings(ctx: Context, rows: np.ndarray, pair_raw: np.ndarray, mode: str,
+                            transformer_vectors: Callable[[np.ndarray], tuple[Any, Any, Any]]) -> list[Finding]:
+    """Rows whose chosen-vs-rejected cosine (``pair_raw``, this mode's model) is >= min_cosine. In hybrid mode
+    the static cosine (>= 0.9) only proposes rows (``near_identical_rows``) and the transformer's cosine
+    (``transformer_vectors`` of the proposed row indices: P, C, R) decides."""
+    info = NearIdenticalPair.info
+    cand = near_identical_rows(ctx, pair_raw, mode)
+    if not len(cand):
         return []
     thr = float(info.params(ctx.params)["min_cosine"])
-    cand = np.flatnonzero(pair_raw >= (0.9 if mode == "hybrid" else thr))
     cos = pair_raw[cand]
-    if mode == "hybrid" and len(cand):
+    if mode == "hybrid":
         _, Ct, Rt = transformer_vectors(cand)
         cos = rowdot(Ct, Rt, np.arange(len(cand)), np.arange(len(cand)))
     return [info.finding(int(rows[i]), "rejected", float(c),

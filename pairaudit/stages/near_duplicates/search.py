@@ -54,9 +54,11 @@ def _sum_vectors(P: np.ndarray, C: np.ndarray, R: np.ndarray, lo: int, hi: int) 
     return s / norms
 
 
-def sum_vectors(P: np.ndarray, C: np.ndarray, R: np.ndarray, chunk: int = 65536) -> np.ndarray:
-    """``normalise(p + c + r)`` of every row as one float32 array (4 d bytes per row)."""
-    out = np.empty(P.shape, dtype=np.float32)
+def sum_vectors(P: np.ndarray, C: np.ndarray, R: np.ndarray, chunk: int = 65536, out: np.ndarray | None = None
+                ) -> np.ndarray:
+    """``normalise(p + c + r)`` of every row as one float32 array (4 d bytes per row; ``out``: where to write
+    them, e.g. a memory-mapped file)."""
+    out = np.empty(P.shape, dtype=np.float32) if out is None else out
     for lo in range(0, len(P), chunk):
         out[lo:lo + chunk] = _sum_vectors(P, C, R, lo, min(len(P), lo + chunk))
     return out

@@ -44,9 +44,10 @@ from pairaudit.stages.near_duplicates.infos import (
     NEAR_DUPLICATE_INFO,
     check_deps,
 )
+from pairaudit.stages.near_duplicates.lazy import FieldVectors, decision_plan
 from pairaudit.stages.near_duplicates.match import SKETCH_BYTES, compared_keys, normalise, sketch
-from pairaudit.stages.near_duplicates.near_identical import near_identical_findings
-from pairaudit.stages.near_duplicates.search import center, field_mean, rowdot
+from pairaudit.stages.near_duplicates.near_identical import near_identical_findings, near_identical_rows
+from pairaudit.stages.near_duplicates.search import center, field_mean, rowdot, sum_vectors
 from pairaudit.stages.near_duplicates.texts import blob_bytes, pack, text_hash, unpack
 from pairaudit.stages.near_duplicates.verify import find_groups
 from pairaudit.stages.spill import Spill
@@ -88,6 +89,9 @@ class NearDuplicateStage(Stage):
         self.n_skipped = 0
         self._t_embed = 0.0
         self._n_texts = 0
+        self._embedded = 0  # texts the transformer embedded in finalize (progress)
+        self._compared = 0  # texts the transformer compared, outside a FieldVectors store (report.json)
+        self._cut = 0  # of them, texts cut at the transformer's maximum length
         self._spill = Spill()  # the per-row columns move to disk when large (stages/spill.py)
 
     @property
@@ -157,21 +161,40 @@ class NearDuplicateStage(Stage):
         super().absorb_state(part)
         self._spill.maybe(self._columns())
 
-    def _transformer_vectors(self, texts_blobs: np.ndarray, idx: np.ndarray, timings: dict[str, float]
-                             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Transformer embeddings of rows ``idx`` (texts from the compressed store), float16 (len(idx), d)."""
-        texts: list[str] = []
-        for i in idx.tolist():
-            texts += unpack(texts_blobs[i])
-        total = len(texts)
+    def _embed_transformer(self, texts: list[str], timings: dict[str, float]) -> np.ndarray:
+        """The transformer's unit vectors of ``texts`` (float16); progress counts every text of the stage."""
         t = time.perf_counter()
         emb = self.embedder
-        n0, c0 = emb.n_encoded, emb.n_cached
-        V = emb.encode(texts, progress=lambda d: self.ctx.progress("embed", d, total)).astype(np.float16)
+        n0, c0, base = emb.n_encoded, emb.n_cached, self._embedded
+        V = emb.encode(texts, progress=lambda d: self.ctx.progress("embed", base + d, base + len(texts)))
+        self._embedded += len(texts)
         for key, v in (("embed_transformer_s", time.perf_counter() - t),
                        ("transformer_texts_encoded", emb.n_encoded - n0), ("transformer_texts_cached", emb.n_cached - c0)):
             timings[f"near_duplicates:{key}"] = timings.get(f"near_duplicates:{key}", 0.0) + float(v)
+        return V.astype(np.float16)
+
+    def _too_long(self, texts: list[str]) -> np.ndarray:
+        """Which ``texts`` the transformer sees cut: it reads a text's first ``max_seq_length`` tokens only."""
+        cap = self.embedder.max_seq_length
+        if not cap or not texts:
+            return np.zeros(len(texts), dtype=bool)
+        return self.embedder.token_lengths(texts) >= cap
+
+    def _transformer_vectors(self, texts_blobs: Any, idx: np.ndarray, timings: dict[str, float]
+                             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Every field's transformer vectors of rows ``idx`` (texts from the compressed store), float16."""
+        texts: list[str] = []
+        for i in idx.tolist():
+            texts += unpack(texts_blobs[i])
+        V = self._embed_transformer(texts, timings)
+        self._compared += len(texts)
+        self._cut += int(self._too_long(texts).sum())
         return V[0::3].copy(), V[1::3].copy(), V[2::3].copy()
+
+    def _field_vectors(self, blobs: Any, rows: np.ndarray, timings: dict[str, float]) -> FieldVectors:
+        """Transformer vectors of ``rows``' fields, embedded when planned or read (``lazy``)."""
+        return FieldVectors(rows, lambda i: unpack(blobs[i]), lambda texts: self._embed_transformer(texts, timings),
+                            self._too_long)
 
     def finalize(self) -> StageResult:
         res = StageResult()
@@ -213,18 +236,29 @@ class NearDuplicateStage(Stage):
         every = np.arange(n)
         if mode != "hybrid":  # the deciding vectors exist for every row: calibrate on all of them
             dup, con, stats["calibration"] = calibrated_rule(dup, con, C, R, sk, ln, phash, every, every, mode)
+        sums = spill.reopen(sum_vectors(P, C, R, out=spill.scratch("sums", P.shape, np.float32)))  # on disk if spilled
         out = find_groups(rows, P, C, R, sk, ln, dup, con, want_dups=want_dups, want_contradictions=want_con,
-                          candidates_only=mode == "hybrid", timings=timings, compared=(hresp, compared))
+                          candidates_only=mode == "hybrid", timings=timings, compared=(hresp, compared), sums=sums)
+        del sums
         if mode == "hybrid":
             cand = out["candidate_rows"]
             stats["hybrid_candidate_rows"] = int(len(cand))
         if mode == "hybrid" and not len(cand):  # nothing to decide: the static space's calibration, for the report
             _, _, stats["calibration"] = calibrated_rule(dup, con, C, R, sk, ln, phash, every, every,
                                                          "static (hybrid: no candidates)")
+        near_rows = near_identical_rows(self.ctx, pair_raw, mode) if mode == "hybrid" else np.empty(0, np.int64)
+        store = None
+        if mode == "hybrid" and not len(cand) and len(near_rows):
+            store = self._field_vectors(blobs, near_rows, timings)
+            store.plan(np.repeat((np.arange(3) > 0)[:, None], len(near_rows), axis=1))  # their chosen and rejected
         elif mode == "hybrid":
             sample = calibration_sample(phash, int(dup["calibration_rows"]))
             idx = np.union1d(cand, sample)
-            Pt, Ct, Rt = self._transformer_vectors(blobs, idx, timings)  # type: ignore[arg-type]
+            store = self._field_vectors(blobs, np.union1d(idx, near_rows), timings)
+            # one planned pass: the prompts candidates do not share, both responses of the calibration's rows
+            # and of the near_identical_pair proposals; what the decision reads beyond it is embedded on reading
+            store.plan(decision_plan(store, out["a"], out["b"], sk, ln, np.union1d(idx, near_rows)))
+            Pt, Ct, Rt = store.view(idx)
             pos = np.full(n, -1, dtype=np.int64)
             pos[idx] = np.arange(len(idx))
             dup, con, stats["calibration"] = calibrated_rule(dup, con, Ct, Rt, sk, ln, phash, idx, pos,
@@ -236,8 +270,20 @@ class NearDuplicateStage(Stage):
             out["stats"].update(out2["stats"])
         res.findings = out["findings"]
         stats["mode"] = mode
-        res.findings += near_identical_findings(
-            self.ctx, rows, pair_raw, mode, lambda idx: self._transformer_vectors(blobs, idx, timings))  # type: ignore[arg-type]
+        res.findings += near_identical_findings(self.ctx, rows, pair_raw, mode,
+                                                lambda idx: store.view(idx))  # type: ignore[union-attr]
+        compared_texts = self._compared + (store.n_read if store is not None else 0)
+        cut = self._cut + (store.n_read_cut if store is not None else 0)
+        if compared_texts:  # what the transformer compared (report.json): the cap is per text, the model's own
+            cap = self.embedder.max_seq_length
+            stats["transformer"] = {"texts": compared_texts, "max_tokens": cap, "texts_cut": cut}
+            if cut:
+                self.ctx.log(f"near duplicates: {cut:,} of {compared_texts:,} texts the transformer compared are "
+                             f"longer than its {cap} tokens: it compared their first {cap} tokens "
+                             "(report.json stats.near_duplicates.transformer)")
+        if store is not None:  # fields embedded in the planned pass, and read beyond it (run-specific counters)
+            timings["near_duplicates:transformer_fields_planned"] = float(store.n_planned)
+            timings["near_duplicates:transformer_fields_unplanned"] = float(store.n_unplanned)
         res.findings.sort(key=lambda f: (f.row, f.check))
         res.rows = rows.tolist()
         res.scores = {"pair_cosine": pair_raw.astype(np.float64),

@@ -92,12 +92,13 @@ def find_groups(rows: np.ndarray, P: np.ndarray, C: np.ndarray, R: np.ndarray, s
                 want_contradictions: bool = True, force_index: str | None = None,
                 keep_neighbours: bool = False, candidates: tuple[np.ndarray, np.ndarray] | None = None,
                 candidates_only: bool = False, timings: dict[str, float] | None = None,
-                compared: tuple[np.ndarray, np.ndarray] | None = None) -> dict[str, Any]:
+                compared: tuple[np.ndarray, np.ndarray] | None = None, sums: Any = None) -> dict[str, Any]:
     """Returns ``findings``, ``near_duplicate_pair_score`` (nearest neighbour's search cosine, every row;
     None when ``candidates`` are given), ``stats`` (deterministic; seconds go to ``timings``).
 
     ``candidates``: verify these row pairs instead of searching (``compared``: see ``match_pairs``).
-    ``candidates_only``: apply the looser
+    ``sums``: the rows' ``sum_vectors`` when the caller made them (e.g. in a file: they are 4 d bytes a row),
+    else they are computed here. ``candidates_only``: apply the looser
     candidate rule and return the surviving pairs (``a``, ``b``) and their rows (``candidate_rows``)
     instead of findings."""
     n = len(rows)
@@ -106,7 +107,7 @@ def find_groups(rows: np.ndarray, P: np.ndarray, C: np.ndarray, R: np.ndarray, s
     stats: dict[str, Any] = {"n_rows": int(n)}
     nearest: np.ndarray | None = None
     if candidates is None:
-        S = sum_vectors(P, C, R)
+        S = sum_vectors(P, C, R) if sums is None else sums
         a, b, sim, best, info = neighbour_search(S, int(dup["neighbors"]), float(dup["min_search_cosine"]),
                                                  int(dup["exact_max_rows"]), int(dup["nprobe"]), force=force_index)
         del S
