@@ -117,6 +117,22 @@ def finite_or_none(value: Any) -> float | None:
     return None
 
 
+def _optional_parts(data: dict[str, Any], p: str) -> None:
+    """The parts of report.json ``apply`` reads when they are there: decisions, assumptions.trainer."""
+    for key in ("decisions", "assumptions"):
+        if data.get(key) is not None:
+            mapping(data[key], f"{p}: {key}")
+    trainer = (data.get("assumptions") or {}).get("trainer")
+    if trainer is not None:
+        mapping(trainer, f"{p}: assumptions.trainer")
+        if trainer.get("requested") is not None:
+            string(trainer["requested"], f"{p}: assumptions.trainer.requested")
+        defaults = trainer.get("from_profile_defaults")
+        if defaults is not None and (not isinstance(defaults, list) or not all(isinstance(v, str) for v in defaults)):
+            raise ConfigError(f"{p}: assumptions.trainer.from_profile_defaults = {_found(defaults)}",
+                              expected="a list of option names")
+
+
 def read_report_json(path: Any) -> dict[str, Any]:
     """``OUT/report.json`` parsed and checked to have the parts ``report``, ``show``, ``apply`` and the
     review helper read (status, source, totals, checks, config), or an ``InputError`` naming the file."""
@@ -149,6 +165,7 @@ def read_report_json(path: Any) -> dict[str, Any]:
                 string(check.get(key), f"{p}: checks.{name}.{key}")
             for key in ("findings", "rows"):
                 integer(check.get(key), f"{p}: checks.{name}.{key}", lo=0)
+        _optional_parts(data, str(p))
     except ConfigError as exc:
         raise InputError(f"{exc.what} (a damaged report.json)", expected=exc.expected, fix=fix) from exc
     return data

@@ -56,26 +56,7 @@ def planted_multipair(path: Path, uf_rows: int, seed: int = 25) -> dict:
     rows += pl.uf_rows(uf_rows)
     n = len(rows)
     rng = random.Random(seed)
-    plant: dict[str, dict[int, int]] = {"exact": {}, "para": {}, "swap": {}, "para_swap": {}}
-    src = rng.sample(range(n), 65)
-
-    def add(kind: str, row: tuple[str, str, str], o: int) -> None:
-        rows.append(row)
-        plant[kind][len(rows) - 1] = o
-
-    for o in src[:15]:
-        add("exact", rows[o], o)
-    for o in src[15:40]:
-        p, c, r = rows[o]
-        add("para", (pl.reword_prompt("Human: " + p, rng)[len("Human: "):], pl.paraphrase(c, rng),
-                     pl.paraphrase(r, rng)), o)
-    for o in src[40:55]:
-        p, c, r = rows[o]
-        add("swap", (p, r, c), o)
-    for o in src[55:65]:
-        p, c, r = rows[o]
-        add("para_swap", (pl.reword_prompt("Human: " + p, rng)[len("Human: "):], pl.paraphrase(r, rng),
-                          pl.paraphrase(c, rng)), o)
+    plant = pl.plant_copies(rows, rng, {"exact": 15, "para": 25, "swap": 15, "para_swap": 10})
     # 3-cycles over three existing responses of one prompt of the real multi-pair set
     by_prompt: dict[str, list[str]] = {}
     for p, c, r in rows[:n_real]:
@@ -216,12 +197,12 @@ def print_row(s: dict, extra: str = "") -> None:
           f"{extra}" + (f"  e.g. rows {s['examples']}" if s["examples"] else ""))
 
 
-def run_multipair(path: Path, uf_rows: int, cache: Path, tmp: Path) -> None:
-    data = planted_multipair(path, uf_rows)
+def run_multipair(path: Path, uf_rows: int, cache: Path, tmp: Path, seed: int = 25) -> None:
+    data = planted_multipair(path, uf_rows, seed)
     rows = data["rows"]
     print(f"[multipair] {data['n_real']} rows of {path.name} + {uf_rows} UltraFeedback rows = {data['n']} real rows; "
           f"planted: " + ", ".join(f"{k} {len(v)}" for k, v in data["plant"].items())
-          + f", cycles {len(data['cycles'])} (3 rows each) -> {len(rows)} rows")
+          + f", cycles {len(data['cycles'])} (3 rows each) -> {len(rows)} rows (seed {seed})")
     t = time.perf_counter()
     got, info = new_rule(rows, tmp / "mp")
     t_new = time.perf_counter() - t
@@ -285,6 +266,7 @@ def main() -> None:
                     help="a real multi-pair JSONL (prompt/chosen/rejected), e.g. the converted PandaLM test set")
     ap.add_argument("--uf-rows", type=int, default=200)
     ap.add_argument("--uf-scale", type=int, default=3000, help="rows of the recombined UltraFeedback set (0: skip)")
+    ap.add_argument("--seed", type=int, default=25, help="seed of the planting in the multi-pair set")
     ap.add_argument("--no-hh", action="store_true")
     args = ap.parse_args()
     t = time.perf_counter()
@@ -294,7 +276,7 @@ def main() -> None:
     os.environ.setdefault("PAIRAUDIT_CACHE", str(cache))
     with tempfile.TemporaryDirectory() as tmp:
         if args.multipair:
-            run_multipair(Path(args.multipair), args.uf_rows, cache, Path(tmp))
+            run_multipair(Path(args.multipair), args.uf_rows, cache, Path(tmp), args.seed)
         else:
             print("[multipair] skipped: pass --multipair PATH (or set PAIRAUDIT_MULTIPAIR)")
         if args.uf_scale:

@@ -29,8 +29,9 @@ def _rows(n: int, seed: int) -> dict[str, np.ndarray]:
     base[n - 300:] = base[:300] + 0.25 * rng.normal(size=(300, 24))
     P, C, R = (_unit(base + 0.35 * rng.normal(size=base.shape)) for _ in range(3))
     sk = np.array([[f"r{i} f{f}".encode() for f in range(3)] for i in range(n)], dtype=f"S{SKETCH_BYTES + 1}")
+    hresp = rng.integers(0, 2**62, (n, 2))
     return {"rows": np.arange(n, dtype=np.int64) * 2, "P": P, "C": C, "R": R, "sk": sk,
-            "ln": np.full((n, 3), 6, np.int32), "hresp": rng.integers(0, 2**62, (n, 2)), "n": n}
+            "ln": np.full((n, 3), 6, np.int32), "hresp": hresp, "phash": hresp[:, 0].copy(), "n": n}
 
 
 @pytest.mark.parametrize(("nprobe", "groups", "shards", "budget"),
@@ -56,7 +57,7 @@ def test_cell_groups_find_the_local_pairs(nprobe: int, groups: int, shards: int,
     train = training_sample(n, cells["n_train"])
     S = [{"S": sum_vectors(p["P"], p["C"], p["R"])[train[(train >= p["offset"]) & (train < p["offset"] + p["n"])]
                                                    - p["offset"]]} for p in parts]
-    meta, quantizer, _ = CellIndex(plan, S, [{"phash": p["hresp"][:, 0]} for p in parts],
+    meta, quantizer, _ = CellIndex(plan, S, [{"phash": p["phash"]} for p in parts],
                                    [{"keys": compared_keys(p["hresp"])} for p in parts]).build()
     assigned = [shard_assign(p, plan, quantizer) for p in parts]
     found, best = set(), np.full(n, -np.inf, np.float32)

@@ -1,6 +1,8 @@
 """Several pairs per prompt (real UltraFeedback rows): every response of a prompt compared with every other,
-same-topic answers among them; planted exact and paraphrased copies, opposite-label repeats and cycles. The
-default scan must find the planted faults and leave the normal multi-pair structure alone."""
+same-topic answers among them; planted exact and paraphrased copies, opposite-label repeats and cycles; and
+two answers to one prompt that agree in meaning but were never compared with each other, beside a paraphrased
+copy of one of their rows. The default scan must find the planted faults and leave the normal multi-pair
+structure alone."""
 
 from __future__ import annotations
 
@@ -11,16 +13,13 @@ import re
 from pathlib import Path
 
 import pytest
-from support.planting import UF, paraphrase, reword_prompt, uf_rows
+from support.planting import UF, paraphrase, plant_copies, reword_question, uf_rows
 
 import pairaudit
 
 N_PROMPTS = 24
+AGREE_FROM, AGREE_TO, N_AGREE = 400, 540, 8  # UltraFeedback rows used nowhere else in the fixture
 CHECKS = ["duplicate_pair", "near_duplicate_pair", "contradictory_pair", "preference_cycle"]
-
-
-def _reword(p: str, rng: random.Random) -> str:
-    return reword_prompt("Human: " + p, rng)[len("Human: "):]
 
 
 @pytest.fixture(scope="module")
@@ -43,30 +42,14 @@ def multipair(tmp_path_factory: pytest.TempPathFactory) -> dict:
             hi, lo = (i, j) if rank[i] < rank[j] else (j, i)
             rows.append((p, answers[hi], answers[lo]))
     n = len(rows)
-    picks = rng.sample(range(n), 21)
-    plant: dict[str, dict[int, int]] = {"exact": {}, "para": {}, "swap": {}, "para_swap": {}}
-
-    def add(kind: str, row: tuple[str, str, str], o: int) -> None:
-        rows.append(row)
-        plant[kind][len(rows) - 1] = o
-
-    for o in picks[:5]:
-        add("exact", rows[o], o)
-    for o in picks[5:13]:
-        p, c, r = rows[o]
-        add("para", (_reword(p, rng), paraphrase(c, rng), paraphrase(r, rng)), o)
-    for o in picks[13:18]:
-        p, c, r = rows[o]
-        add("swap", (p, r, c), o)
-    for o in picks[18:21]:
-        p, c, r = rows[o]
-        add("para_swap", (_reword(p, rng), paraphrase(r, rng), paraphrase(c, rng)), o)
+    plant = plant_copies(rows, rng, {"exact": 5, "para": 8, "swap": 5, "para_swap": 3})
     cycles = []
     for k in range(4):
         p, x, y = src[320 + k]
         z = src[360 + k][1]
         cycles.append([len(rows), len(rows) + 1, len(rows) + 2])
         rows += [(p, x, y), (p, y, z), (p, z, x)]
+    agree = _agreeing_rows(rows, plant, rng)
     path = tmp_path_factory.mktemp("multipair") / "multipair.jsonl"
     with open(path, "w", encoding="utf-8") as fh:
         for p, c, r in rows:
@@ -76,7 +59,40 @@ def multipair(tmp_path_factory: pytest.TempPathFactory) -> dict:
     for f in audit.findings.iter_rows(named=True):
         by_row.setdefault(f["row"], {})[f["check"]] = f
     return {"n": n, "plant": plant, "cycles": cycles, "by_row": by_row, "report": audit.report,
-            "rows": rows, "path": Path(path)}
+            "rows": rows, "path": Path(path), "agree": agree}
+
+
+def _agreeing_rows(rows: list[tuple[str, str, str]], plant: dict[str, dict[int, int]], rng: random.Random
+                   ) -> list[tuple[int, int, int, float]]:
+    """The case of PandaLM's unjustified findings, on real rows: UltraFeedback rows whose chosen x and rejected
+    x2 agree in meaning (all-MiniLM-L6-v2 cosine >= 0.88, above the 0.85 floor) but are no copy (rapidfuzz
+    ratio < 85) become S = (p, x, z) and R = (p, x2, z), z a third, weaker answer: two different answers to
+    one prompt, never compared with each other. Every S gets a planted paraphrased copy (even: straight, a
+    near duplicate; odd: swapped, a contradiction). Appends to ``rows`` / ``plant``; returns (S, R, copy,
+    cosine of x and x2) per case."""
+    from rapidfuzz import fuzz
+
+    from pairaudit.config import default_cache_dir
+    from pairaudit.models.embedder import Embedder
+
+    src = uf_rows(AGREE_TO + N_AGREE)
+    cand = [row for row in src[AGREE_FROM:AGREE_TO] if fuzz.ratio(row[1].strip(), row[2].strip()) < 85]
+    V = Embedder(cache_dir=default_cache_dir()).encode([t for _, x, x2 in cand for t in (x, x2)])
+    cos = (V[0::2] * V[1::2]).sum(axis=1)
+    picked = [(row, float(c)) for row, c in zip(cand, cos.tolist()) if c >= 0.88][:N_AGREE]
+    out = []
+    for k, ((p, x, x2), c) in enumerate(picked):
+        z = src[AGREE_TO + k][1]
+        s = len(rows)
+        rows += [(p, x, z), (p, x2, z)]
+        if k % 2 == 0:
+            rows.append((reword_question(p, rng), paraphrase(x, rng), paraphrase(z, rng)))
+            plant["para"][len(rows) - 1] = s
+        else:
+            rows.append((reword_question(p, rng), paraphrase(z, rng), paraphrase(x, rng)))
+            plant["para_swap"][len(rows) - 1] = s
+        out.append((s, s + 1, len(rows) - 1, c))
+    return out
 
 
 def test_normal_multipair_structure_is_left_alone(multipair: dict) -> None:
@@ -129,3 +145,19 @@ def test_report_holds_calibration_and_multipair_profile(multipair: dict) -> None
     assert dropped <= planted | swapped
     totals = multipair["report"]["totals"]
     assert totals["kept"] + totals["dropped"] == totals["input"] and totals["dropped"] == len(dropped)
+
+
+def test_agreeing_answers_of_one_prompt_are_no_copies(multipair: dict) -> None:
+    """R = (p, x2, z) beside S = (p, x, z), x and x2 two answers that agree in meaning: R is no copy of S nor
+    of S's paraphrased copy (a paraphrase of x is about as close to x2 as x is), and no contradiction of the
+    swapped copy: no finding at all, not even a flag. The copies themselves are found."""
+    agree, by_row = multipair["agree"], multipair["by_row"]
+    assert len(agree) >= 6, f"only {len(agree)} agreeing answer pairs in UltraFeedback rows {AGREE_FROM}-{AGREE_TO}"
+    assert min(c for *_, c in agree) >= 0.88
+    hits = {r: by_row[r] for _, r, _, _ in agree if r in by_row}
+    assert hits == {}
+    for k, (s, _, copy, _) in enumerate(agree):
+        if k % 2 == 0:
+            assert by_row.get(copy, {}).get("near_duplicate_pair", {}).get("group") == s, (s, copy)
+        else:
+            assert "contradictory_pair" in by_row.get(copy, {}) and "contradictory_pair" in by_row.get(s, {})

@@ -101,3 +101,26 @@ def test_a_damaged_report_json_is_exit_2(tmp_path: Path, src: Path, content: str
     res = CliRunner().invoke(app, [command, str(out), *(["0"] if command == "show" else [])])
     assert res.exit_code == 2, (res.output, res.exception)
     assert "report.json" in res.output and "Traceback" not in res.output
+
+
+@pytest.mark.parametrize("path,value", [(("assumptions",), 3), (("assumptions", "trainer"), [1]),
+                                        (("assumptions", "trainer", "requested"), 5),
+                                        (("assumptions", "trainer", "from_profile_defaults"), 7),
+                                        (("decisions",), 3)])
+@pytest.mark.parametrize("command", ["apply", "report"])
+def test_a_damaged_part_that_apply_reads_is_exit_2(tmp_path: Path, src: Path, path: tuple, value: object,
+                                                   command: str) -> None:
+    """Found by scripts/fuzz_inputs.py --seed 1: `apply` on a report.json whose "assumptions" was a number
+    was a traceback (AttributeError)."""
+    out = tmp_path / "out"
+    assert _scan(src, out, "--only", "identical_pair").exit_code == 0
+    target = (out / "report.json").resolve()
+    rep = json.loads(target.read_text())
+    node = rep
+    for key in path[:-1]:
+        node = node.setdefault(key, {})
+    node[path[-1]] = value
+    target.write_text(json.dumps(rep))
+    res = CliRunner().invoke(app, [command, str(out)])
+    assert res.exit_code == 2 and res.exception is None or isinstance(res.exception, SystemExit), res.exception
+    assert "report.json" in res.output and ".".join(path) in res.output and "Traceback" not in res.output, res.output

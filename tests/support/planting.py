@@ -6,6 +6,8 @@ and ``scripts/bench_dedup.py``.
 * ``light_edit(text)``: case / punctuation / whitespace / one dropped or changed word.
 * ``repeat_unit()``: an ordinary-length response that repeats one short unit 25-60 times.
 * ``one_word_change(text)``: one content word of a short response replaced.
+* ``plant_copies(rows, rng, counts)``: seeded exact copies, paraphrased copies and opposite-label repeats
+  (exact and paraphrased) of existing prompt/chosen/rejected rows, appended (data with several pairs per prompt).
 """
 
 from __future__ import annotations
@@ -100,6 +102,37 @@ def reword_prompt(prompt: str, rng: random.Random) -> str:
     if new == last:
         new = re.sub(r"(Human:\s*)", r"\1Quick question: ", last, count=1)
     return head + new
+
+
+def reword_question(prompt: str, rng: random.Random) -> str:
+    """``reword_prompt`` for a bare question (no "Human:" turn)."""
+    return reword_prompt("Human: " + prompt, rng)[len("Human: "):]
+
+
+COPY_KINDS = ("exact", "para", "swap", "para_swap")
+
+
+def plant_copies(rows: list[tuple[str, str, str]], rng: random.Random, counts: dict[str, int]
+                 ) -> dict[str, dict[int, int]]:
+    """Append to ``rows`` (prompt, chosen, rejected) copies of randomly picked distinct rows: ``exact``
+    copies, ``para`` (prompt reworded, both responses paraphrased), ``swap`` (chosen and rejected exchanged:
+    an opposite-label repeat) and ``para_swap`` (paraphrased and exchanged), ``counts[kind]`` of each.
+    Returns kind -> {planted row: its source row}."""
+    picks = rng.sample(range(len(rows)), sum(counts.get(k, 0) for k in COPY_KINDS))
+    plant: dict[str, dict[int, int]] = {k: {} for k in COPY_KINDS}
+    for kind in COPY_KINDS:
+        for o in picks[:counts.get(kind, 0)]:
+            p, c, r = rows[o]
+            if kind == "para":
+                p, c, r = reword_question(p, rng), paraphrase(c, rng), paraphrase(r, rng)
+            elif kind == "swap":
+                c, r = r, c
+            elif kind == "para_swap":
+                p, c, r = reword_question(p, rng), paraphrase(r, rng), paraphrase(c, rng)
+            rows.append((p, c, r))
+            plant[kind][len(rows) - 1] = o
+        picks = picks[counts.get(kind, 0):]
+    return plant
 
 
 def light_edit(text: str, kind: str, rng: random.Random) -> str:

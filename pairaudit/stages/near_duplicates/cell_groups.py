@@ -23,11 +23,12 @@ from pairaudit.stages.near_duplicates.search import (
     train_cells,
     unique_pairs,
 )
-from pairaudit.stages.near_duplicates.verify import match_edges
+from pairaudit.stages.near_duplicates.verify import match_edges, same_keys
 
 VECTORS = ("P", "C", "R")
 PAIR_BUDGET = 2_000_000  # searched pairs a cell group verifies at once
-GROUP_FIELDS = ("pos", "rows", "assign", "P", "C", "R", "sk", "ln", "hresp")
+GROUP_FIELDS = ("pos", "rows", "assign", "P", "C", "R", "sk", "ln", "hresp", "phash")
+KEY_FIELDS = ("ka", "kb", "sa", "sb")  # an edge's rows' prompt digests and ``verify.same_keys`` (``Separated``)
 
 
 # -- the index (one worker) ------------------------------------------------------------------------------------
@@ -204,12 +205,14 @@ class CellGroup:
         d = self.d
         assert d is not None
         out = {}
+        same = same_keys(d["phash"], d["hresp"])
         for name, e in (("s", es), ("x", ex)):
             own = d["assign"][:, 0]  # each row's own cell, and its group
             home = self.cell_group[own]
             out[name] = {**e, "a": d["pos"][e["a"]], "b": d["pos"][e["b"]], "ra": d["rows"][e["a"]],
                          "rb": d["rows"][e["b"]], "across": home[e["a"]] != home[e["b"]],
-                         "across_cells": own[e["a"]] != own[e["b"]]}
+                         "across_cells": own[e["a"]] != own[e["b"]], "ka": d["phash"][e["a"]],
+                         "kb": d["phash"][e["b"]], "sa": same[e["a"]], "sb": same[e["b"]]}
         return out
 
 
@@ -217,7 +220,7 @@ def _once(parts: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
     """The chunks' edges as one set, each pair once (a pair found in two cells of a group is verified twice,
     alike), in pair order."""
     if not parts:
-        return {k: v for k, v in no_edges()["s"].items() if k not in ("ra", "rb", "across", "across_cells")}
+        return {k: v for k, v in no_edges()["s"].items() if k not in ("ra", "rb", "across", "across_cells", *KEY_FIELDS)}
     cat = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
     _, first = np.unique(np.stack([cat["a"], cat["b"]], axis=1), axis=0, return_index=True)
     return {k: v[first] for k, v in cat.items()}
@@ -227,5 +230,6 @@ def no_edges() -> dict[str, Any]:
     e = {"a": np.zeros(0, np.int64), "b": np.zeros(0, np.int64), "ra": np.zeros(0, np.int64),
          "rb": np.zeros(0, np.int64), "sure": np.zeros(0, bool), "sim": np.zeros((0, 3), np.float32),
          "cos": np.zeros((0, 3), np.float32), "lex": np.zeros((0, 3), np.float32), "why": np.zeros((0, 3), np.int8),
-         "thr": np.zeros(0, np.float32), "across": np.zeros(0, bool), "across_cells": np.zeros(0, bool)}
+         "thr": np.zeros(0, np.float32), "across": np.zeros(0, bool), "across_cells": np.zeros(0, bool),
+         **{k: np.zeros(0, np.int64) for k in KEY_FIELDS}}
     return {"s": dict(e), "x": dict(e)}

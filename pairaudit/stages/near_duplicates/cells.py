@@ -13,7 +13,8 @@ union-find over edges), cut into phases that each run where their data is. Texts
    the loose candidate rule; the shards embed their candidate rows with the transformer and send the vectors
    to the groups that asked; the index calibrates on the local engine's negative pairs (only the rows of
    the chosen pairs travel); the groups verify;
-6. driver: union-find over the verified edges (``verify.edge_findings``: memory O(edges)).
+6. driver: union-find over the verified edges (``verify.edge_findings``: memory O(edges)); an edge carries its
+   rows' prompt digests, so rows known to be different comparisons stay apart as in the local engine.
 
 Recall across cells is the local engine's: a pair is found when one row's cell is among the other's ``nprobe``
 nearest cells, whichever worker holds those cells; a pair found in two groups is verified in both and its
@@ -99,7 +100,7 @@ def shard_assign(d: dict[str, Any], plan: dict[str, Any], quantizer: dict[str, A
     for g in range(groups):
         sel = (cell_group[assign] == g).any(axis=1) if n else np.zeros(0, bool)
         cols = {"pos": pos, "rows": d["rows"], "assign": assign, "P": d["P"], "C": d["C"], "R": d["R"],
-                "sk": d["sk"], "ln": d["ln"], "hresp": d["hresp"]}
+                "sk": d["sk"], "ln": d["ln"], "hresp": d["hresp"], "phash": d["phash"]}
         out.append({k: v[sel] for k, v in cols.items()} if n else {})
     sizes = np.bincount(assign[:, 0], minlength=nlist) if n else np.zeros(nlist, np.int64)
     return [*out, {"cell_sizes": sizes, "copies": int(sum(len(b.get("pos", ())) for b in out))}]
@@ -170,13 +171,15 @@ def edges_findings(parts: list[dict[str, Any]], want_dups: bool, want_con: bool,
         cat = {k: np.concatenate([e[k] for e in es]) for k in es[0]}
         _, first = np.unique(np.stack([cat["a"], cat["b"]], axis=1), axis=0, return_index=True)
         merged[name] = {k: v[first] for k, v in cat.items()}  # sorted by (a, b): the local pair order
-        rows_all.append(np.stack([merged[name]["a"], merged[name]["ra"]], axis=1))
-        rows_all.append(np.stack([merged[name]["b"], merged[name]["rb"]], axis=1))
+        for end in ("a", "b"):  # each edge row: position, row number, prompt digest, same_keys
+            m = merged[name]
+            rows_all.append(np.stack([m[end], m[f"r{end}"], m[f"k{end}"], m[f"s{end}"]], axis=1))
     if rows_all:
         pr = np.unique(np.concatenate(rows_all), axis=0)
-        pos, rows = pr[:, 0], pr[:, 1]
+        pos, rows, keys = pr[:, 0], pr[:, 1], (pr[:, 2], pr[:, 3])
     else:
         pos = rows = np.zeros(0, np.int64)
+        keys = (pos, pos)
     for e in merged.values():
         e["a"], e["b"] = np.searchsorted(pos, e["a"]), np.searchsorted(pos, e["b"])
         if counts is not None:
@@ -184,4 +187,4 @@ def edges_findings(parts: list[dict[str, Any]], want_dups: bool, want_con: bool,
             counts["edges_across_groups"] = counts.get("edges_across_groups", 0.0) + float(e["across"].sum())
             counts["edges_across_cells"] = counts.get("edges_across_cells", 0.0) + float(e["across_cells"].sum())
     es, ex = ({k: merged[n][k] for k in EDGE_FIELDS} for n in ("s", "x"))
-    return edge_findings(rows, es, ex, want_dups, want_con, stats)
+    return edge_findings(rows, es, ex, want_dups, want_con, stats, keys)

@@ -18,6 +18,8 @@ NEAR_DUPLICATE_INFO = CheckInfo(
     "max(embedding cosine, wording) >= min_prompt and EACH response's >= the copy threshold, calibrated on the "
     "dataset's own different answers to one prompt (no mean: a shared prompt or response never vouches for a "
     "different one); between the unsure-band floor and the copy threshold the row is flagged, not dropped. "
+    "Rows of one prompt (same text) also need the wording: two answers to one prompt that mean the same but are "
+    "worded apart are different answers; a group never joins two rows of one prompt that do not match each other. "
     "group = smallest row of the group, which is kept; score = the weakest response similarity; the detail says "
     "per field why it matched",
     "drop",
@@ -35,8 +37,9 @@ NEAR_CONTRADICTION_INFO = CheckInfo(
     "contradictory_pair",
     "another row has a close prompt and the same two responses, each a copy or paraphrase (crosswise: its "
     "chosen ~ our rejected AND its rejected ~ our chosen, the near_duplicate_pair rule and calibrated threshold), "
-    "preferred the other way; X > Y and Y > Z is no contradiction. Every row of the group gets the finding, "
-    "group = smallest row; the unsure band flags",
+    "preferred the other way; X > Y and Y > Z is no contradiction, nor is a row against the copy of another row "
+    "of its prompt that it does not match. Every row of the group gets the finding, group = smallest row; the "
+    "unsure band flags",
     "drop",
     summary="same pair, preferred both ways",
     kind="global",

@@ -1,4 +1,4 @@
-"""Field-by-field verification of candidate row pairs, and the groups that come out of it.
+"""Field-by-field verification of candidate row pairs (the groups and findings they give: ``groups``).
 
 The similarity of one field of two rows is 1 when the normalised texts are equal (casefolded,
 punctuation -> space, whitespace collapsed: "same text"), else the larger of the embedding cosine
@@ -24,19 +24,14 @@ from typing import Any
 
 import numpy as np
 
-from pairaudit.datatypes import Finding
-from pairaudit.stages.near_duplicates.infos import NEAR_CONTRADICTION_INFO, NEAR_DUPLICATE_INFO
 from pairaudit.stages.near_duplicates.search import rowdot
-from pairaudit.stages.near_duplicates.unionfind import UnionFind
 
 SKETCH_BYTES = 256
 HALF = SKETCH_BYTES // 2
-FIELDS = ("prompt", "chosen", "rejected")
 _PUNCT = re.compile(r"[^\w\s]+")
 _SPACE = re.compile(r"\s")
 LONG_PIECE = 1 << 16  # characters normalised at a time
 SAME, COSINE, WORDING = 1, 2, 3  # why a field matched (0: it did not)
-WHY = {SAME: "same text", COSINE: "cosine", WORDING: "cosine + wording"}
 
 
 def normalise(text: str) -> str:
@@ -112,7 +107,9 @@ def match_pairs(P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln:
     compares with each other are different answers and never match, however close their embeddings.
     When no response is shared verbatim, a pair's copy threshold is ``max(chosen~rejected of either row) +
     local_margin``, between ``floor_response`` and ``min_response`` (the rows' own different answers are
-    the local baseline). Returns (ok mask: passes the band's floor, sure mask: every response >= its threshold,
+    the local baseline). Rows with the same prompt text: each differing response needs wording (here the
+    larger of token_sort_ratio and the character ratio) >= ``floor_response_flag`` (the embedding alone is
+    what different answers to one prompt reach), and in the unsure band its cosine as well. Returns (ok mask: passes the band's floor, sure mask: every response >= its threshold,
     similarities (m, 3), cosines (m, 3), wording similarities (m, 3; NaN where not computed), why (m, 3),
     the copy threshold of each pair).
     Pairs are dropped field by field as soon as one field fails, so most wording similarities are never
@@ -166,109 +163,26 @@ def match_pairs(P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln:
     weakest = sim[:, 1:].min(axis=1)
     ok &= weakest >= thr_f - 1e-6
     sure = ok & (weakest >= thr - 1e-6)
+    if "floor_response_flag" in rule:  # the deciding (calibrated) rule, not the candidate generator's
+        # rows of one prompt (same text): their differing responses are the across-row negatives the copy
+        # threshold is calibrated on, different answers to that prompt, which can agree in meaning (a high
+        # cosine) but are worded apart. A copy there needs the wording too: each differing response's wording
+        # >= the band floor, and in the unsure band its cosine as well
+        # (wording here: the larger of token_sort_ratio and the plain character ratio: sorting the tokens
+        # moves a changed word of a short answer, "anything" -> "thing": 0.79 vs 0.96)
+        one = np.flatnonzero(ok & (why[:, 0] == SAME))
+        wmin, cmin = np.ones(m, dtype=np.float32), np.ones(m, dtype=np.float32)
+        for i in one.tolist():
+            for f, (fa, fb) in enumerate(((1, 1), (2, 2)) if straight else ((1, 2), (2, 1))):
+                if why[i, f + 1] != SAME:
+                    x, y = int(a[i]), int(b[i])
+                    w = max(float(lex[i, f + 1]), char_ratio(sk[x, fa], int(ln[x, fa]), sk[y, fb], int(ln[y, fb])))
+                    wmin[i], cmin[i] = min(wmin[i], w), min(cmin[i], float(cos[i, f + 1]))
+        ok &= (wmin >= flf - 1e-6) & (sure | (cmin >= flf - 1e-6))
+        sure &= ok
     return ok, sure, sim, cos, lex, why, thr
 
 
 def strength(sim: np.ndarray) -> np.ndarray:
     """A match's strength: its weakest response (the prompt is shared by design in multi-pair data)."""
     return sim[:, 1:].min(axis=1) if sim.ndim == 2 else sim[1:].min()
-
-
-def explain(sim: np.ndarray, cos: np.ndarray, lex: np.ndarray, why: np.ndarray,
-            names: tuple[str, str, str] = FIELDS) -> str:
-    parts = []
-    for f, name in enumerate(names):
-        if why[f] == SAME:
-            parts.append(f"{name}: same text")
-        elif why[f] == WORDING:
-            parts.append(f"{name}: wording {lex[f]:.2f} (cosine {cos[f]:.3f})")
-        else:
-            parts.append(f"{name}: cosine {cos[f]:.3f}")
-    return "; ".join(parts)
-
-
-def _band(sure: bool, t: float) -> str:
-    if sure:
-        return f"each response >= the copy threshold {t:.3f}"
-    return f"unsure: a response below the copy threshold {t:.3f}, flagged, not dropped"
-
-
-def duplicate_findings(rows: np.ndarray, a: np.ndarray, b: np.ndarray, sure: np.ndarray, sim: np.ndarray,
-                       cos: np.ndarray, lex: np.ndarray, why: np.ndarray, thr: np.ndarray
-                       ) -> tuple[list[Finding], int, int]:
-    """Union-find over the sure straight matches; the smallest row of a group is kept (no finding), the others
-    get ``group`` = that row and ``score`` = the weakest response similarity of their closest match. A match
-    in the unsure band gives its larger row a flag-only finding (``unsure``) unless that row is already in a
-    group; ``group`` = the other row's group representative."""
-    findings: list[Finding] = []
-    if not len(a):
-        return findings, 0, 0
-    st = strength(sim)
-    uf = UnionFind(len(rows))
-    sa, sb = a[sure], b[sure]
-    uf.union_edges(sa, sb)
-    best_edge: dict[int, int] = {}
-    for e in np.argsort(-st, kind="stable").tolist():
-        if sure[e]:
-            for x in (int(a[e]), int(b[e])):
-                best_edge.setdefault(x, e)
-    groups = uf.groups(np.concatenate([sa, sb])) if len(sa) else []
-    rep_of: dict[int, int] = {}
-    for grp in groups:
-        rep = grp[np.argmin(rows[grp])]
-        rep_row = int(rows[rep])
-        for x in grp.tolist():
-            rep_of[x] = rep_row
-            if x == rep:
-                continue
-            e = best_edge[x]
-            y = int(b[e]) if int(a[e]) == x else int(a[e])
-            findings.append(NEAR_DUPLICATE_INFO.finding(
-                int(rows[x]), None, float(round(float(st[e]), 6)), rep_row,
-                f"near duplicate of row {int(rows[y])} ({explain(sim[e], cos[e], lex[e], why[e])}; "
-                f"{_band(True, float(thr[e]))}); group of {len(grp)} kept as row {rep_row}"))
-    done = {int(rows[x]) for x in rep_of}
-    for e in np.argsort(-st, kind="stable").tolist():
-        if sure[e]:
-            continue
-        x, y = (int(a[e]), int(b[e])) if rows[a[e]] > rows[b[e]] else (int(b[e]), int(a[e]))
-        if int(rows[x]) in done:
-            continue
-        done.add(int(rows[x]))
-        g = rep_of.get(y, int(rows[y]))
-        findings.append(NEAR_DUPLICATE_INFO.finding(
-            int(rows[x]), None, float(round(float(st[e]), 6)), g,
-            f"possible near duplicate of row {int(rows[y])} ({explain(sim[e], cos[e], lex[e], why[e])}; "
-            f"{_band(False, float(thr[e]))})", unsure=True))
-    return findings, len(groups), int(sum(len(g) for g in groups))
-
-
-def contradiction_findings(rows: np.ndarray, a: np.ndarray, b: np.ndarray, sure: np.ndarray, sim: np.ndarray,
-                           cos: np.ndarray, lex: np.ndarray, why: np.ndarray, thr: np.ndarray
-                           ) -> tuple[list[Finding], int]:
-    """Every row of a group of crosswise matches gets a finding; ``group`` = smallest row of the group. A row
-    whose crosswise matches all sit in the unsure band gets a flag-only finding."""
-    findings: list[Finding] = []
-    if not len(a):
-        return findings, 0
-    st = strength(sim)
-    uf = UnionFind(len(rows))
-    uf.union_edges(a, b)
-    partners: dict[int, list[tuple[int, int]]] = {}
-    for e, (x, y) in enumerate(zip(a.tolist(), b.tolist())):
-        partners.setdefault(x, []).append((y, e))
-        partners.setdefault(y, []).append((x, e))
-    groups = uf.groups(np.concatenate([a, b]))
-    names = ("prompt", "chosen~their rejected", "rejected~their chosen")
-    for grp in groups:
-        g = int(rows[grp].min())
-        for x in grp.tolist():
-            ps = sorted(partners[x], key=lambda t: (not sure[t[1]], int(rows[t[0]])))
-            y, e = ps[0]
-            others = ", ".join(str(int(rows[p])) for p, _ in ps[:5])
-            findings.append(NEAR_CONTRADICTION_INFO.finding(
-                int(rows[x]), None, round(float(st[e]), 6), g,
-                f"{'' if sure[e] else 'possibly '}the same two responses (each a copy or paraphrase) preferred the "
-                f"other way in row(s) {others} (row {int(rows[y])}: {explain(sim[e], cos[e], lex[e], why[e], names)}; "
-                f"{_band(bool(sure[e]), float(thr[e]))})", unsure=not bool(sure[e])))
-    return findings, len(groups)

@@ -238,7 +238,8 @@ class NearDuplicateStage(Stage):
             dup, con, stats["calibration"] = calibrated_rule(dup, con, C, R, sk, ln, phash, every, every, mode)
         sums = spill.reopen(sum_vectors(P, C, R, out=spill.scratch("sums", P.shape, np.float32)))  # on disk if spilled
         out = find_groups(rows, P, C, R, sk, ln, dup, con, want_dups=want_dups, want_contradictions=want_con,
-                          candidates_only=mode == "hybrid", timings=timings, compared=(hresp, compared), sums=sums)
+                          candidates_only=mode == "hybrid", timings=timings, compared=(hresp, compared), sums=sums,
+                          prompt_keys=phash)
         del sums
         if mode == "hybrid":
             cand = out["candidate_rows"]
@@ -265,7 +266,7 @@ class NearDuplicateStage(Stage):
                                                              "transformer (candidates + sample)")
             out2 = find_groups(rows[idx], Pt, Ct, Rt, sk[idx], ln[idx], dup, con, want_dups=want_dups,
                                want_contradictions=want_con, candidates=(pos[out["a"]], pos[out["b"]]),
-                               timings=timings, compared=(hresp[idx], compared))
+                               timings=timings, compared=(hresp[idx], compared), prompt_keys=phash[idx])
             out["findings"] = out2["findings"]
             out["stats"].update(out2["stats"])
         res.findings = out["findings"]

@@ -9,14 +9,11 @@ from typing import Any
 import numpy as np
 
 from pairaudit.datatypes import Finding
+from pairaudit.stages.near_duplicates.groups import contradiction_findings, duplicate_findings
 from pairaudit.stages.near_duplicates.infos import NEAR_DUPLICATE_INFO
-from pairaudit.stages.near_duplicates.match import (
-    contradiction_findings,
-    duplicate_findings,
-    match_pairs,
-    strength,
-)
+from pairaudit.stages.near_duplicates.match import match_pairs, strength
 from pairaudit.stages.near_duplicates.search import neighbour_search, sum_vectors
+from pairaudit.stages.near_duplicates.unionfind import Separated
 
 RULE_KEYS = ("min_prompt", "min_response", "min_response_flag", "floor_response", "floor_response_flag",
              "local_margin")
@@ -69,22 +66,54 @@ def match_edges(P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln:
 
 
 def edge_findings(rows: np.ndarray, edges_s: dict[str, np.ndarray], edges_x: dict[str, np.ndarray], want_dups: bool,
-                  want_contradictions: bool, stats: dict[str, Any]) -> list[Finding]:
+                  want_contradictions: bool, stats: dict[str, Any],
+                  keys: tuple[np.ndarray, np.ndarray] | None = None) -> list[Finding]:
     """Groups (union-find over the verified edges, in pair order) and their findings; ``stats`` gets the counts.
-    Needs only the edges: memory O(edges), whatever the number of rows."""
+    Needs only the edges: memory O(edges), whatever the number of rows. ``keys``: per row (as ``rows``), the
+    prompt digest and ``same_keys``; with them rows known to be different comparisons (same prompt text, no
+    match of each other) never share a group (``unionfind.Separated``)."""
     findings: list[Finding] = []
     if want_dups and len(edges_s["a"]):
-        f, n_groups, n_rows = duplicate_findings(rows, *(edges_s[k] for k in EDGE_FIELDS))
+        sep = separated(keys, edges_s, edges_x)
+        f, n_groups, n_rows = duplicate_findings(rows, *(edges_s[k] for k in EDGE_FIELDS), separate=sep)
         findings += f
         stats.update(near_duplicate_groups=n_groups, near_duplicate_rows=n_rows)
+        if sep is not None:
+            stats["near_duplicate_matches_separated"] = sep.refused
     if want_contradictions:
         n_groups = 0
         if len(edges_x["a"]):
-            f, n_groups = contradiction_findings(rows, *(edges_x[k] for k in EDGE_FIELDS))
+            sep = separated(keys, edges_s, edges_x)
+            sides = (edges_s["a"], edges_s["b"], edges_s["sure"], strength(edges_s["sim"]))
+            f, n_groups = contradiction_findings(rows, *(edges_x[k] for k in EDGE_FIELDS), separate=sep, sides=sides)
             findings += f
+            if sep is not None:
+                stats["near_contradiction_matches_separated"] = sep.refused
         stats["near_contradiction_groups"] = n_groups
     findings.sort(key=lambda f: (f.row, f.check))
     return findings
+
+
+def same_keys(prompt_keys: np.ndarray, hresp: np.ndarray) -> np.ndarray:
+    """Per row, one digest of its prompt digest and its two response digests: equal for rows with the same
+    prompt and responses (such rows always match, ``Separated``)."""
+    k = np.asarray(prompt_keys, dtype=np.int64).astype(np.uint64)
+    h = np.asarray(hresp, dtype=np.int64).reshape(-1, 2).astype(np.uint64)
+    with np.errstate(over="ignore"):
+        return (k * np.uint64(0x9E3779B97F4A7C15) ^ h[:, 0] ^ (h[:, 1] * np.uint64(0xC2B2AE3D27D4EB4F))).astype(np.int64)
+
+
+def separated(keys: tuple[np.ndarray, np.ndarray] | None, edges_s: dict[str, np.ndarray],
+              edges_x: dict[str, np.ndarray]) -> Separated | None:
+    """The grouping constraint over the rows of ``keys`` (prompt digests, ``same_keys``): rows with the same
+    prompt text share a group only when they match each other (an edge either way: straight or crosswise) or
+    have the same responses. None without keys (no constraint)."""
+    if keys is None:
+        return None
+    a = np.concatenate([edges_s["a"], edges_x["a"]]).tolist()
+    b = np.concatenate([edges_s["b"], edges_x["b"]]).tolist()
+    return Separated(len(keys[0]), np.asarray(keys[0], dtype=np.int64), set(zip(a, b)),
+                     np.asarray(keys[1], dtype=np.int64))
 
 
 def find_groups(rows: np.ndarray, P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln: np.ndarray,
@@ -92,13 +121,16 @@ def find_groups(rows: np.ndarray, P: np.ndarray, C: np.ndarray, R: np.ndarray, s
                 want_contradictions: bool = True, force_index: str | None = None,
                 keep_neighbours: bool = False, candidates: tuple[np.ndarray, np.ndarray] | None = None,
                 candidates_only: bool = False, timings: dict[str, float] | None = None,
-                compared: tuple[np.ndarray, np.ndarray] | None = None, sums: Any = None) -> dict[str, Any]:
+                compared: tuple[np.ndarray, np.ndarray] | None = None, sums: Any = None,
+                prompt_keys: np.ndarray | None = None) -> dict[str, Any]:
     """Returns ``findings``, ``near_duplicate_pair_score`` (nearest neighbour's search cosine, every row;
     None when ``candidates`` are given), ``stats`` (deterministic; seconds go to ``timings``).
 
     ``candidates``: verify these row pairs instead of searching (``compared``: see ``match_pairs``).
     ``sums``: the rows' ``sum_vectors`` when the caller made them (e.g. in a file: they are 4 d bytes a row),
-    else they are computed here. ``candidates_only``: apply the looser
+    else they are computed here. ``prompt_keys``: per-row digests of the prompt text; with ``compared`` they
+    keep rows known to be different comparisons (same prompt, no match of each other) out of one group
+    (``edge_findings``). ``candidates_only``: apply the looser
     candidate rule and return the surviving pairs (``a``, ``b``) and their rows (``candidate_rows``)
     instead of findings."""
     n = len(rows)
@@ -128,6 +160,9 @@ def find_groups(rows: np.ndarray, P: np.ndarray, C: np.ndarray, R: np.ndarray, s
         out.update(a=a[keep], b=b[keep], candidate_rows=np.unique(np.concatenate([a[keep], b[keep]])), findings=[])
         stats["n_candidate_pairs"] = int(keep.sum())
     else:
-        out["findings"] = edge_findings(rows, edges_s, edges_x, want_dups, want_contradictions, stats)
+        keys = None
+        if prompt_keys is not None and compared is not None:
+            keys = (np.asarray(prompt_keys, dtype=np.int64), same_keys(prompt_keys, compared[0]))
+        out["findings"] = edge_findings(rows, edges_s, edges_x, want_dups, want_contradictions, stats, keys)
     timings["near_duplicates:verify_s"] = timings.get("near_duplicates:verify_s", 0.0) + time.perf_counter() - t1
     return out
