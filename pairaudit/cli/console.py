@@ -25,26 +25,23 @@ def _escape_usage_error(exc: Exception) -> None:
         exc.message = terminal.terminal_safe(exc.message)  # type: ignore[attr-defined]
 
 
-class SafeCommand(typer.core.TyperCommand):
+class _EscapedUsageErrors:
+    """Mixin for typer's command classes: a usage error raised while parsing is escaped before it is shown."""
+
+    def make_context(self, *args, **kwargs):  # noqa: ANN002, ANN003, ANN201
+        try:
+            return super().make_context(*args, **kwargs)  # type: ignore[misc]
+        except Exception as exc:
+            _escape_usage_error(exc)
+            raise
+
+
+class SafeCommand(_EscapedUsageErrors, typer.core.TyperCommand):
     """A command whose usage errors are escaped (``app.command(cls=SafeCommand)``)."""
 
-    def make_context(self, *args, **kwargs):  # noqa: ANN002, ANN003, ANN201
-        try:
-            return super().make_context(*args, **kwargs)
-        except Exception as exc:
-            _escape_usage_error(exc)
-            raise
 
-
-class SafeGroup(typer.core.TyperGroup):
+class SafeGroup(_EscapedUsageErrors, typer.core.TyperGroup):
     """The command group, with usage errors (an unknown command) escaped."""
-
-    def make_context(self, *args, **kwargs):  # noqa: ANN002, ANN003, ANN201
-        try:
-            return super().make_context(*args, **kwargs)
-        except Exception as exc:
-            _escape_usage_error(exc)
-            raise
 
     def resolve_command(self, *args, **kwargs):  # noqa: ANN002, ANN003, ANN201
         try:
