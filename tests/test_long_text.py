@@ -179,6 +179,6 @@ def test_the_flip_length_features_of_long_texts_are_unchanged(monkeypatch: pytes
 
     texts = _samples() + ["end. ", "x)\n\n", "   ", ""]
     want = features.length_features(texts, texts[::-1])
-    monkeypatch.setattr(features, "LONG", 0)
+    monkeypatch.setattr(features, "LONG_CHARS", 0)
     assert np.array_equal(features.length_features(texts, texts[::-1]), want)
     assert [features._n_words(t) for t in texts] == [len(t.split()) for t in texts]

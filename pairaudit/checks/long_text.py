@@ -21,7 +21,7 @@ import numpy as np
 
 _SPACE = re.compile(r"\s+")
 _RUN_START = re.compile(r"\S\s")
-_NON_SPACE = re.compile(r"\S+")
+NON_SPACE = re.compile(r"\S+")  #: a word as ``str.split`` sees it
 PIECE = 1 << 20  # characters read at a time (lines, bytes)
 SMALL_PIECE = 1 << 16  # characters squashed at a time (re.sub keeps an object per match)
 SHORT_SIDE = 4096  # a side shorter than this is compared with a long one here (ratio), not by rapidfuzz
@@ -68,7 +68,7 @@ def ratio(a: str, b: str) -> float:
 def same_words(a: str, b: str) -> bool:
     """``a.split() == b.split()``, word by word, without the lists."""
     return all(x is not None and y is not None and x.group() == y.group()
-               for x, y in zip_longest(_NON_SPACE.finditer(a), _NON_SPACE.finditer(b)))
+               for x, y in zip_longest(NON_SPACE.finditer(a), NON_SPACE.finditer(b)))
 
 
 def count(pattern: re.Pattern[str], text: str) -> int:

@@ -8,17 +8,15 @@ Every feature is *antisymmetric*: swapping chosen and rejected negates it. ``len
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 
-LONG = 1 << 16  # a text at least this long is measured without copies (no list of its words)
-_NON_SPACE = re.compile(r"\S+")
+from pairaudit.checks import long_text
+from pairaudit.trainer.long_text import LONG_CHARS
 
 
 def _n_words(t: str) -> int:
-    """``len(t.split())``; long texts counted without the list (``re``'s ``\\s`` is ``str.isspace``)."""
-    return len(t.split()) if len(t) < LONG else sum(1 for _ in _NON_SPACE.finditer(t))
+    """``len(t.split())``; a long text counted without the list (``re``'s ``\\s`` is ``str.isspace``)."""
+    return len(t.split()) if len(t) < LONG_CHARS else long_text.count(long_text.NON_SPACE, t)
 
 
 def _last_non_space(t: str) -> str | None:
