@@ -91,3 +91,33 @@ def test_cell_groups_find_the_local_pairs(nprobe: int, groups: int, shards: int,
     assert len(planted) > 200
     assert (len(other_group) > 100 and planted_across) if nprobe > 1 else not across
     assert meta["stats"]["distinct_prompts"] == n
+
+
+@pytest.mark.parametrize("candidates_only", [True, False])
+def test_verifying_candidates_a_chunk_at_a_time_changes_nothing(candidates_only: bool,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """``match_edges`` verifies ``MATCH_CHUNK`` candidate pairs at a time (a 1M-row scan has ~20M): cut into
+    chunks of 97 pairs, the candidates, groups and findings are those of one pass."""
+    from pairaudit.stages.near_duplicates import verify
+
+    n = 1200
+    d = _rows(n, seed=7)
+    dup = {**NEAR_DUPLICATE_INFO.thresholds, "exact_max_rows": 200, "nprobe": 2}
+    keys = compared_keys(d["hresp"])
+
+    def run() -> dict:
+        return find_groups(d["rows"], d["P"], d["C"], d["R"], d["sk"], d["ln"], dup, dup, candidates_only=candidates_only,
+                           compared=(d["hresp"], keys), prompt_keys=d["phash"])
+
+    whole = run()
+    monkeypatch.setattr(verify, "MATCH_CHUNK", 97)
+    chunked = run()
+    assert whole["stats"]["n_candidates"] > 10 * 97
+    if candidates_only:
+        assert len(whole["a"]) > 100
+        assert np.array_equal(whole["a"], chunked["a"]) and np.array_equal(whole["b"], chunked["b"])
+    else:
+        assert len(whole["findings"]) > 100
+        assert [(f.row, f.check, f.detail) for f in whole["findings"]] == \
+               [(f.row, f.check, f.detail) for f in chunked["findings"]]
+    assert whole["stats"] == chunked["stats"]

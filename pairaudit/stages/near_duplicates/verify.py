@@ -29,6 +29,7 @@ def _rules(dup: dict[str, Any], con: dict[str, Any], candidates_only: bool) -> t
 
 
 EDGE_FIELDS = ("a", "b", "sure", "sim", "cos", "lex", "why", "thr")
+MATCH_CHUNK = 1 << 18  # candidate pairs verified at a time: memory bounded whatever their number
 
 
 def match_edges(P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln: np.ndarray, a: np.ndarray,
@@ -37,7 +38,14 @@ def match_edges(P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln:
                 ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
     """Verify the candidate pairs (a[i], b[i]) field by field: the straight matches (near duplicates) and the
     crosswise ones (near contradictions), each as ``EDGE_FIELDS`` arrays. Pairs are independent of each other,
-    so any subset of them can be verified where their rows are (the Ray engine's cell groups)."""
+    so any subset of them can be verified where their rows are (the Ray engine's cell groups), and they are
+    verified ``MATCH_CHUNK`` at a time (each pair's sketches are copied while it is verified: ~1.5 KB a pair;
+    a 1M-row scan has ~20M candidate pairs), the edges concatenated in pair order."""
+    if len(a) > MATCH_CHUNK:
+        parts = [match_edges(P, C, R, sk, ln, a[lo:lo + MATCH_CHUNK], b[lo:lo + MATCH_CHUNK], dup, con, want_dups,
+                             want_contradictions, candidates_only, compared) for lo in range(0, len(a), MATCH_CHUNK)]
+        return tuple({k: np.concatenate([p[i][k] for p in parts]) for k in EDGE_FIELDS}  # type: ignore[return-value]
+                     for i in (0, 1))
     rule_s, rule_x = _rules(dup, con, candidates_only)
     ok_s = np.zeros(len(a), dtype=bool)
     if len(a) and (want_dups or want_contradictions):
