@@ -28,6 +28,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 SCALE = ROOT.parent / "shared" / "tools" / "make_scale_set.py"
@@ -39,23 +40,46 @@ CHEAP = ["empty_prompt", "empty_response", "all_padding", "out_of_vocab", "encod
 
 def drive(address: str, source: str, out: str, only: list[str] | None, report: bool) -> None:
     """One scan as a Ray driver (``report``: with report.html, as ``pairaudit.scan``); prints a JSON line."""
-    import pairaudit
+    import psutil
 
+    import pairaudit
+    import pairaudit.api
+
+    proc, stop, phase, phases = psutil.Process(), threading.Event(), ["start"], {}
+
+    def sample() -> None:  # the driver's RSS per phase (MB), sampled every 0.2 s
+        while not stop.is_set():
+            phases[phase[0]] = max(phases.get(phase[0], 0), round(proc.memory_info().rss / 2**20))
+            stop.wait(0.2)
+
+    def progress(name: str, done: int, total: int | None) -> None:
+        phase[0] = name
+
+    render = pairaudit.api.render_report
+
+    def render_report(out_dir: Any) -> Any:  # report.html as a phase of its own
+        phase[0] = "report.html"
+        return render(out_dir)
+
+    pairaudit.api.render_report = render_report
+    threading.Thread(target=sample, daemon=True).start()
     t = time.perf_counter()
     if report:
         audit = pairaudit.scan(source, out=out, only=only, engine="ray", ray_address=address, log=lambda m: None,
-                               progress=False)
+                               progress=progress)
     else:  # the scan without report.html
         from pairaudit.config import ScanConfig
         from pairaudit.engines import get_engine
         from pairaudit.pipeline import Scanner
 
         cfg = ScanConfig(only=only, engine="ray", ray_address=address)
-        audit = Scanner(cfg, lambda m: None, lambda *a: None).run(source, Path(out), engine=get_engine("ray"))
+        audit = Scanner(cfg, lambda m: None, progress).run(source, Path(out), engine=get_engine("ray"))
     seconds = time.perf_counter() - t
+    stop.set()
     timings = json.loads((Path(out) / "timings.json").read_text(encoding="utf-8"))
     print(json.dumps({"rows": audit.totals["input"], "seconds": round(seconds, 1),
                       "driver_peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+                      "driver_phase_peak_rss_mb": phases,
                       "engine": audit.report["stats"]["engine"], "findings": audit.report["totals"],
                       "near": {k: v for k, v in (audit.report["stats"].get("near_duplicates") or {}).items()
                                if k in ("mode", "index", "nlist", "nprobe", "n_candidates", "hybrid_candidate_rows",
@@ -139,6 +163,8 @@ def main() -> None:
             nodes = sorted({k.rsplit("_", 1)[0] for k in t if k.startswith("ray_node_")})
             print(f"\n{res['rows']:>9,} rows  {res['seconds']:>7.1f} s  driver peak RSS {res['driver_peak_rss_mb']:.0f} MB"
                   f"  actors peak RSS {res['actor_peak_rss_mb']} MB")
+            print("  driver peak RSS per phase (MB, sampled): "
+                  + ", ".join(f"{k} {v}" for k, v in res["driver_phase_peak_rss_mb"].items()))
             print(f"  bytes to driver {t['ray_bytes_to_driver'] / 2**20:.2f} MB"
                   f" ({t['ray_bytes_to_driver'] / res['rows']:.1f} B/row), from driver "
                   f"{t['ray_bytes_from_driver'] / 2**20:.2f} MB, shuffled worker to worker "

@@ -135,7 +135,8 @@ def _child(args: list[str], env: dict[str, str]) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def run(sizes: list[int], work: Path | None, dedup: bool, workers: list[int | None] | None = None) -> None:
+def run(sizes: list[int], work: Path | None, dedup: bool, workers: list[int | None] | None = None,
+        keep_out: bool = False) -> None:
     """``workers``: one default scan per value (None: the scan's default), each on its own cold cache; the first
     value's scan is the one compared across sizes."""
     work = work or Path(tempfile.mkdtemp(prefix="pairaudit-real-"))
@@ -151,7 +152,8 @@ def run(sizes: list[int], work: Path | None, dedup: bool, workers: list[int | No
         for w in workers:
             env_w = {**env, "PAIRAUDIT_CACHE": str(cold_cache(work / f"cache-{n}-{w}")), "BENCH_WORKERS": str(w or "")}
             scan = _child(["--_scan", str(path), str(work / f"out-{n}")], env_w)
-            shutil.rmtree(work / f"out-{n}", ignore_errors=True)
+            if not keep_out:
+                shutil.rmtree(work / f"out-{n}", ignore_errors=True)
             results.setdefault(n, scan)
             t = scan["timings"]
             stages = ", ".join(f"{k}={v:.1f}s" for k, v in sorted(t.items()) if k != "total" and v >= 0.5

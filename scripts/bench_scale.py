@@ -89,6 +89,7 @@ def main() -> None:
     ap.add_argument("--workdir", default=None)
     ap.add_argument("--real", action="store_true", help="default scan on real-length rows (bench_real.py)")
     ap.add_argument("--no-dedup", action="store_true", help="--real: skip the near-duplicate vs semhash part")
+    ap.add_argument("--keep-out", action="store_true", help="--real: keep each scan's output folder (workdir/out-N)")
     ap.add_argument("--workers", default="", help="--real: comma list of --workers values, one scan each "
                                                   "(default: the scan's default)")
     ap.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
@@ -108,7 +109,8 @@ def main() -> None:
         return
     if args.real:
         bench_real.run([int(x) for x in args.sizes.split(",")], Path(args.workdir) if args.workdir else None,
-                       not args.no_dedup, [int(w) for w in args.workers.split(",")] if args.workers else None)
+                       not args.no_dedup, [int(w) for w in args.workers.split(",")] if args.workers else None,
+                       keep_out=args.keep_out)
         return
     work = Path(args.workdir or tempfile.mkdtemp(prefix="pairaudit-scale-"))
     work.mkdir(parents=True, exist_ok=True)
