@@ -13,8 +13,11 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import itertools
 import json
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 if TYPE_CHECKING:
     from pairaudit.outputs.reader import OutputFolder
@@ -27,39 +30,34 @@ TEXT_BUDGET = 200_000  # characters of detail + pair text over all rows
 SNIPPET_MAX = 360  # characters of pair text per row
 SNIPPET_MIN = 24  # below this per row, no text at all
 ACTIONS = ("drop", "flag")
+BATCH_ROWS = 65_536  # findings read at a time
 
 
 def table_data(folder: OutputFolder, limit: int | None = None) -> dict[str, Any]:
     """The compact table: ``checks`` (names, scan order), ``details`` (interned texts), ``rows``:
     ``[row, [check index, action index, score, ...], detail index, text]`` in severity order (rows a check
-    drops first, then by check order, score descending, row). findings.parquet is read in batches and only
-    the ``limit`` (``TABLE_ROWS``) most severe rows are kept: memory and page size stay bounded however many
-    rows are flagged (``all``: how many are, when more than ``limit``)."""
-    import heapq
-
+    drops first, then by check order, score descending, row). findings.parquet is read twice in batches: the
+    ``limit`` (``TABLE_ROWS``) most severe rows are chosen on numeric columns (``_most_severe``), then only
+    their findings are read: memory and page size stay bounded however many rows are flagged (``all``: how
+    many are, when more than ``limit``)."""
     limit = TABLE_ROWS if limit is None else limit
     path = folder.path / "findings.parquet"
     found = _checks_found(path)
     checks = [c for c in folder.checks if c in found]
     checks += sorted(found - set(checks))
     cidx = {c: i for i, c in enumerate(checks)}
-    heap: list[tuple[Any, ...]] = []  # the kept rows, the least severe on top (keys negated)
-    n_rows = 0
-    for row, items in _rows_of(path):
-        n_rows += 1
+    chosen, n_rows = _most_severe(path, checks, limit)
+    kept: list[tuple[Any, ...]] = []  # (negated severity key, entry), in row order
+    for row, items in _items_of(path, chosen):
         items.sort(key=lambda t: (t[1] != "drop", cidx[t[0]], -(t[2] if t[2] is not None else float("-inf"))))
         fs: list[Any] = []
         for check, action, score, _ in items:
             fs.extend([cidx[check], 0 if action == "drop" else 1, None if score is None else float(f"{score:.3g}")])
         key = (fs[1], fs[0], -(fs[2] if fs[2] is not None else -1e300), row)
-        entry = (tuple(-x for x in key), [row, fs, items[0][3] or "", ""])
-        if len(heap) < limit:
-            heapq.heappush(heap, entry)
-        elif entry[0] > heap[0][0]:
-            heapq.heapreplace(heap, entry)
-    if not heap:
+        kept.append((tuple(-x for x in key), [row, fs, items[0][3] or "", ""]))
+    kept.sort(key=lambda e: e[1][0])  # row order: details are interned in it
+    if not kept:
         return {"checks": checks, "actions": list(ACTIONS), "details": [], "rows": [], "snippet": 0}
-    kept = sorted(heap, key=lambda e: e[1][0])  # row order: details are interned in it
     per_row = TEXT_BUDGET // len(kept)
     detail_max = max(DETAIL_MIN, min(DETAIL_MAX, per_row))
     details: dict[str, int] = {}
@@ -88,22 +86,73 @@ def _checks_found(path: Any) -> set[str]:
     return set(pl.scan_parquet(path, glob=False).select(pl.col("check").unique()).collect()["check"].drop_nulls().to_list())
 
 
-def _rows_of(path: Any) -> Any:
-    """(row, [(check, action, score, detail), ...]) per flagged row, in row order, read in batches."""
-    if not path.exists():
-        return
+def _row_keys(row: np.ndarray, aidx: np.ndarray, cidx: np.ndarray, score: np.ndarray
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per flagged row (ascending) of these findings, its severity key as ``table_data`` orders rows: the
+    action and check of its first finding (drop first, then check order, then score descending; null scores
+    last), and that score's 3-significant-digit rounding negated (1e300 when null)."""
+    order = np.lexsort((np.where(np.isnan(score), np.inf, -score), cidx, aidx, row))
+    row, aidx, cidx, score = row[order], aidx[order], cidx[order], score[order]
+    first = np.flatnonzero(np.r_[True, row[1:] != row[:-1]])
+    s = score[first]
+    neg = np.array([1e300 if x != x else -float(f"{x:.3g}") for x in s.tolist()], dtype=np.float64)
+    return aidx[first], cidx[first], neg, row[first]
+
+
+def _most_severe(path: Any, checks: list[str], limit: int) -> tuple[np.ndarray, int]:
+    """The ``limit`` most severe flagged rows (ascending) and the number of flagged rows, from findings.parquet
+    read in batches of its numeric columns: held at once are one batch and ``limit`` keys (no text)."""
+    if not path.exists() or limit <= 0:
+        return np.zeros(0, np.int64), 0
+    import pyarrow as pa
+    import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
+    names = pa.array(checks, pa.string())
+    best = [np.zeros(0, np.int64) for _ in range(4)]  # aidx, cidx, negated score, row: the kept keys
+    held: list[np.ndarray] = [np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)]
+    n_rows = 0
+    batches = pq.ParquetFile(path).iter_batches(batch_size=BATCH_ROWS, columns=["row", "check", "action", "score"])
+    for rb in itertools.chain(batches, [None]):
+        if rb is not None:
+            cols = [rb.column(i) for i in range(4)]
+            part = [cols[0].to_numpy(zero_copy_only=False).astype(np.int64),
+                    pc.fill_null(pc.not_equal(cols[2], "drop"), True).to_numpy(zero_copy_only=False).astype(np.int64),
+                    pc.index_in(cols[1], value_set=names).to_numpy(zero_copy_only=False).astype(np.int64),
+                    pc.cast(cols[3], pa.float64()).to_numpy(zero_copy_only=False).astype(np.float64)]
+            held = [np.concatenate([h, p]) for h, p in zip(held, part)]
+            if not len(held[0]):
+                continue
+            last = held[0] == held[0][-1]  # the last row may go on in the next batch
+            now, held = [h[~last] for h in held], [h[last] for h in held]
+        else:
+            now = held
+        if not len(now[0]):
+            continue
+        keys = _row_keys(*now)
+        n_rows += len(keys[3])
+        merged = [np.concatenate([b, k]) for b, k in zip(best, keys)]
+        top = np.lexsort(merged[::-1])[:limit]
+        best = [m[top] for m in merged]
+    return np.sort(best[3]), n_rows
+
+
+def _items_of(path: Any, rows: np.ndarray) -> Any:
+    """(row, [(check, action, score, detail), ...]) for these rows (ascending), in file order: only their
+    findings are read."""
+    if not len(rows):
+        return
+    import polars as pl
+
+    f = (pl.scan_parquet(path, glob=False).select("row", "check", "action", "score", "detail")
+         .filter(pl.col("row").is_in(rows.tolist())).collect())
     row, items = None, []
-    for rb in pq.ParquetFile(path).iter_batches(batch_size=65_536, columns=["row", "check", "action", "score",
-                                                                            "detail"]):
-        cols = [rb.column(i).to_pylist() for i in range(5)]
-        for r, c, a, sc, d in zip(*cols):
-            if r != row and items:
-                yield row, items
-                items = []
-            row = r
-            items.append((c, a, sc, d))
+    for r, c, a, sc, d in zip(*(f[name].to_list() for name in f.columns)):
+        if r != row and items:
+            yield row, items
+            items = []
+        row = r
+        items.append((c, a, sc, d))
     if items:
         yield row, items
 
