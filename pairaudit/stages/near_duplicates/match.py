@@ -69,6 +69,23 @@ def lexical(sa: bytes, la: int, sb: bytes, lb: int) -> float:
     return r
 
 
+def lexical_many(sa: np.ndarray, la: np.ndarray, sb: np.ndarray, lb: np.ndarray) -> np.ndarray:
+    """``lexical`` of many sketch pairs at once (float64, the same values: rapidfuzz's ``cpdist`` runs the same
+    scorer over the pairs in C++ instead of one Python call per pair)."""
+    from rapidfuzz import fuzz, process
+
+    if not len(sa):
+        return np.zeros(0, dtype=np.float64)
+    r = process.cpdist([x.decode("utf-8", "ignore") for x in sa.tolist()],
+                       [x.decode("utf-8", "ignore") for x in sb.tolist()],
+                       scorer=fuzz.token_sort_ratio, dtype=np.float64) / 100.0
+    la, lb = np.asarray(la, dtype=np.int64), np.asarray(lb, dtype=np.int64)
+    hi, lo = np.maximum(la, lb), np.minimum(la, lb)
+    long = hi > SKETCH_BYTES
+    r[long] = np.minimum(r[long], lo[long] / hi[long])
+    return r
+
+
 def char_ratio(sa: bytes, la: int, sb: bytes, lb: int) -> float:
     """rapidfuzz ratio of two sketches (0..1), capped by the length ratio for long texts."""
     from rapidfuzz import fuzz
@@ -135,12 +152,12 @@ def match_pairs(P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln:
         cos[idx, f] = c
         s = np.where(equal, 1.0, c).astype(np.float32)
         w = np.where(equal, SAME, COSINE).astype(np.int8)
-        for j in np.flatnonzero(~equal).tolist():
-            i = idx[j]
-            lx = lexical(sk[a[i], fa], int(ln[a[i], fa]), sk[b[i], fb], int(ln[b[i], fb]))
-            lex[i, f] = lx
-            if lx > s[j]:
-                s[j], w[j] = lx, WORDING
+        ia, ib = a[idx[differ]], b[idx[differ]]
+        lx = lexical_many(sk[ia, fa], ln[ia, fa], sk[ib, fb], ln[ib, fb])
+        lex[idx[differ], f] = lx
+        better = lx > s[differ].astype(np.float64)
+        s[differ[better]] = lx[better]
+        w[differ[better]] = WORDING
         if f and compared is not None and len(compared[1]):
             h, keys = compared
             k = pair_key(h[a[idx], fa - 1], h[b[idx], fb - 1])
