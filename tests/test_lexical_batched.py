@@ -1,5 +1,5 @@
 """The wording similarity of the near-duplicate verification, batched (``match.lexical_many``: rapidfuzz's
-``cpdist``), gives exactly the per-pair ``lexical`` values, on real HH texts: short and long sketches (the
+``cpdist``), gives exactly the per-pair ``lexical`` and ``char_ratio`` values, on real HH texts: short and long sketches (the
 length-ratio cap), multi-byte characters cut inside the 128-byte halves, empty texts and near copies."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from support.planting import hh_rows
 
-from pairaudit.stages.near_duplicates.match import SKETCH_BYTES, lexical, lexical_many, sketch
+from pairaudit.stages.near_duplicates.match import SKETCH_BYTES, char_ratio, lexical, lexical_many, sketch
 
 
 @pytest.mark.parametrize("seed", [0, 1])
@@ -26,3 +26,6 @@ def test_batched_wording_similarity_equals_the_per_pair_one(seed: int) -> None:
     want = np.array([lexical(sk[i], int(ln[i]), sk[j], int(ln[j])) for i, j in zip(a.tolist(), b.tolist())])
     assert got.dtype == np.float64 and np.array_equal(got, want)
     assert (ln > SKETCH_BYTES).sum() > 100 and len(np.unique(got)) > 500  # long texts capped, varied values
+    got = lexical_many(sk[a], ln[a], sk[b], ln[b], scorer="ratio")  # the character ratio (rows of one prompt)
+    want = np.array([char_ratio(sk[i], int(ln[i]), sk[j], int(ln[j])) for i, j in zip(a.tolist(), b.tolist())])
+    assert np.array_equal(got, want)

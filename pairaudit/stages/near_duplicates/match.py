@@ -69,16 +69,17 @@ def lexical(sa: bytes, la: int, sb: bytes, lb: int) -> float:
     return r
 
 
-def lexical_many(sa: np.ndarray, la: np.ndarray, sb: np.ndarray, lb: np.ndarray) -> np.ndarray:
-    """``lexical`` of many sketch pairs at once (float64, the same values: rapidfuzz's ``cpdist`` runs the same
-    scorer over the pairs in C++ instead of one Python call per pair)."""
+def lexical_many(sa: np.ndarray, la: np.ndarray, sb: np.ndarray, lb: np.ndarray, scorer: str = "token_sort_ratio"
+                 ) -> np.ndarray:
+    """``lexical`` (``scorer="ratio"``: ``char_ratio``) of many sketch pairs at once (float64, the same values:
+    rapidfuzz's ``cpdist`` runs the same scorer over the pairs in C++ instead of one Python call per pair)."""
     from rapidfuzz import fuzz, process
 
     if not len(sa):
         return np.zeros(0, dtype=np.float64)
     r = process.cpdist([x.decode("utf-8", "ignore") for x in sa.tolist()],
                        [x.decode("utf-8", "ignore") for x in sb.tolist()],
-                       scorer=fuzz.token_sort_ratio, dtype=np.float64) / 100.0
+                       scorer=getattr(fuzz, scorer), dtype=np.float64) / 100.0
     la, lb = np.asarray(la, dtype=np.int64), np.asarray(lb, dtype=np.int64)
     hi, lo = np.maximum(la, lb), np.minimum(la, lb)
     long = hi > SKETCH_BYTES
@@ -189,12 +190,15 @@ def match_pairs(P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln:
         # moves a changed word of a short answer, "anything" -> "thing": 0.79 vs 0.96)
         one = np.flatnonzero(ok & (why[:, 0] == SAME))
         wmin, cmin = np.ones(m, dtype=np.float32), np.ones(m, dtype=np.float32)
-        for i in one.tolist():
-            for f, (fa, fb) in enumerate(((1, 1), (2, 2)) if straight else ((1, 2), (2, 1))):
-                if why[i, f + 1] != SAME:
-                    x, y = int(a[i]), int(b[i])
-                    w = max(float(lex[i, f + 1]), char_ratio(sk[x, fa], int(ln[x, fa]), sk[y, fb], int(ln[y, fb])))
-                    wmin[i], cmin[i] = min(wmin[i], w), min(cmin[i], float(cos[i, f + 1]))
+        for f, (fa, fb) in enumerate(((1, 1), (2, 2)) if straight else ((1, 2), (2, 1))):
+            i = one[why[one, f + 1] != SAME]
+            x, y = a[i], b[i]
+            lx = lex[i, f + 1].astype(np.float64)
+            cr = lexical_many(sk[x, fa], ln[x, fa], sk[y, fb], ln[y, fb], scorer="ratio")
+            w = np.where(cr > lx, cr, lx)  # max(lex, char ratio), NaN kept as max() keeps it
+            c = cos[i, f + 1].astype(np.float64)
+            wmin[i] = np.where(w < wmin[i], w, wmin[i])
+            cmin[i] = np.where(c < cmin[i], c, cmin[i])
         ok &= (wmin >= flf - 1e-6) & (sure | (cmin >= flf - 1e-6))
         sure &= ok
     return ok, sure, sim, cos, lex, why, thr
