@@ -64,20 +64,33 @@ def scan_child(path: str, out: str) -> None:
 
     import pairaudit
 
-    proc, peak, stop = psutil.Process(), [0, 0], threading.Event()
+    proc, peak, stop = psutil.Process(), [0, 0, 0], threading.Event()
     phase, phases = ["start"], {}  # peak RSS (MB) per progress phase, this process and its workers together
+    anon_phases: dict[str, int] = {}  # the same for anonymous memory only (RssAnon: no mapped file pages)
+
+    def anon(pid: int) -> int:
+        try:
+            with open(f"/proc/{pid}/status", encoding="ascii") as fh:
+                for line in fh:
+                    if line.startswith("RssAnon:"):
+                        return int(line.split()[1]) * 1024
+        except OSError:
+            pass
+        return 0
 
     def sample() -> None:
         while not stop.is_set():
             rss = proc.memory_info().rss
-            tree = rss
+            tree, tree_anon = rss, anon(proc.pid)
             for child in proc.children(recursive=True):  # --workers processes
                 try:
                     tree += child.memory_info().rss
+                    tree_anon += anon(child.pid)
                 except psutil.Error:
                     pass
-            peak[0], peak[1] = max(peak[0], rss), max(peak[1], tree)
+            peak[0], peak[1], peak[2] = max(peak[0], rss), max(peak[1], tree), max(peak[2], tree_anon)
             phases[phase[0]] = max(phases.get(phase[0], 0), round(tree / 2**20))
+            anon_phases[phase[0]] = max(anon_phases.get(phase[0], 0), round(tree_anon / 2**20))
             time.sleep(0.5)
 
     def progress(name: str, done: int, total: int | None) -> None:
@@ -93,7 +106,8 @@ def scan_child(path: str, out: str) -> None:
     print(json.dumps({"rows": audit.totals["input"], "seconds": dt, "rows_per_s": audit.totals["input"] / dt,
                       "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                       "sampled_peak_rss_mb": peak[0] / 2**20, "tree_peak_rss_mb": peak[1] / 2**20,
-                      "phase_peak_rss_mb": phases, "timings": timings}))
+                      "phase_peak_rss_mb": phases, "anon_peak_mb": peak[2] / 2**20,
+                      "phase_peak_anon_mb": anon_phases, "timings": timings}))
 
 
 def tokenizer_child(path: str) -> None:
@@ -163,7 +177,9 @@ def run(sizes: list[int], work: Path | None, dedup: bool, workers: list[int | No
                   f"{scan['rows_per_s'] / tok['rows_per_s']:.2f}x; peak RSS {scan['peak_rss_mb']:.0f} MB (with the "
                   f"worker processes {scan['tree_peak_rss_mb']:.0f} MB); load average {os.getloadavg()[0]:.1f}"
                   f"\n          {stages}\n          peak RSS per phase, with the workers (MB): "
-                  + ", ".join(f"{k} {v}" for k, v in scan["phase_peak_rss_mb"].items()), flush=True)
+                  + ", ".join(f"{k} {v}" for k, v in scan["phase_peak_rss_mb"].items())
+                  + f"\n          of it anonymous memory (RssAnon: no mapped file pages), peak {scan['anon_peak_mb']:.0f} MB: "
+                  + ", ".join(f"{k} {v}" for k, v in scan["phase_peak_anon_mb"].items()), flush=True)
     if len(results) >= 2:
         (n0, a), (n1, b) = min(results.items()), max(results.items())
         for key, what in (("peak_rss_mb", "this process"), ("tree_peak_rss_mb", "with the worker processes")):
