@@ -99,21 +99,14 @@ def _reference_rows(path: Path, cidx: dict, limit: int) -> tuple[list, int]:
     """The table's rows as the previous implementation chose them (every finding as Python objects, a heap of
     the most severe): the oracle ``table._most_severe`` + ``table._items_of`` must agree with."""
     import heapq
+    import itertools
 
     import pyarrow.parquet as pq
 
     def rows_of():
-        row, items = None, []
-        for rb in pq.ParquetFile(path).iter_batches(batch_size=65_536,
-                                                    columns=["row", "check", "action", "score", "detail"]):
-            for r, c, a, sc, d in zip(*(rb.column(i).to_pylist() for i in range(5))):
-                if r != row and items:
-                    yield row, items
-                    items = []
-                row = r
-                items.append((c, a, sc, d))
-        if items:
-            yield row, items
+        t = pq.read_table(path, columns=["row", "check", "action", "score", "detail"]).to_pylist()
+        for row, group in itertools.groupby(t, key=lambda f: f["row"]):  # findings are in row order
+            yield row, [(f["check"], f["action"], f["score"], f["detail"]) for f in group]
 
     heap, n = [], 0
     for row, items in rows_of():
