@@ -109,8 +109,9 @@ def _most_severe(path: Any, checks: list[str], limit: int) -> tuple[np.ndarray, 
     import pyarrow.parquet as pq
 
     names = pa.array(checks, pa.string())
-    best = [np.zeros(0, np.int64) for _ in range(4)]  # aidx, cidx, negated score, row: the kept keys
-    held: list[np.ndarray] = [np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)]
+    # the kept keys: aidx, cidx, negated rounded score, row
+    best = [np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float64), np.zeros(0, np.int64)]
+    held = [np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float64)]
     n_rows = 0
     batches = pq.ParquetFile(path).iter_batches(batch_size=BATCH_ROWS, columns=["row", "check", "action", "score"])
     for rb in itertools.chain(batches, [None]):
@@ -146,15 +147,8 @@ def _items_of(path: Any, rows: np.ndarray) -> Any:
 
     f = (pl.scan_parquet(path, glob=False).select("row", "check", "action", "score", "detail")
          .filter(pl.col("row").is_in(rows.tolist())).collect())
-    row, items = None, []
-    for r, c, a, sc, d in zip(*(f[name].to_list() for name in f.columns)):
-        if r != row and items:
-            yield row, items
-            items = []
-        row = r
-        items.append((c, a, sc, d))
-    if items:
-        yield row, items
+    for row, group in itertools.groupby(zip(*(f[name].to_list() for name in f.columns)), key=lambda t: t[0]):
+        yield row, [t[1:] for t in group]
 
 
 def _short(text: str, limit: int) -> str:

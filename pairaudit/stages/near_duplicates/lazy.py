@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from pairaudit.stages.near_duplicates.match import MATCH_CHUNK
+
 FIELDS = 3  # prompt, chosen, rejected
 ENABLED = True  # False: every field of every row is embedded (the previous behaviour; tests compare both)
 
@@ -120,8 +122,8 @@ def decision_plan(store: FieldVectors, a: np.ndarray, b: np.ndarray, sk: Any, ln
     compared). ``sk``/``ln``: the stage's sketches and lengths (every row)."""
     need = np.full((FIELDS, len(store.rows)), not ENABLED, dtype=bool)
     need[1:, store.positions(np.asarray(responses, dtype=np.int64))] = True
-    for lo in range(0, len(a), 1 << 18):  # a slice of pairs at a time: their sketches are copied to compare
-        x, y = a[lo:lo + (1 << 18)], b[lo:lo + (1 << 18)]
+    for lo in range(0, len(a), MATCH_CHUNK):  # a slice of pairs at a time: their sketches are copied to compare
+        x, y = a[lo:lo + MATCH_CHUNK], b[lo:lo + MATCH_CHUNK]
         differ = ~((sk[x, 0] == sk[y, 0]) & (ln[x, 0] == ln[y, 0]))
         need[0, store.positions(np.unique(np.concatenate([x[differ], y[differ]])))] = True
     return need

@@ -32,6 +32,7 @@ _PUNCT = re.compile(r"[^\w\s]+")
 _SPACE = re.compile(r"\s")
 LONG_PIECE = 1 << 16  # characters normalised at a time
 SAME, COSINE, WORDING = 1, 2, 3  # why a field matched (0: it did not)
+MATCH_CHUNK = 1 << 18  # candidate pairs compared at a time (their sketches are copied): memory bounded
 
 
 def normalise(text: str) -> str:
@@ -149,11 +150,11 @@ def match_pairs(P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln:
         equal = (sk[a[idx], fa] == sk[b[idx], fb]) & (ln[a[idx], fa] == ln[b[idx], fb])
         c = np.ones(len(idx), dtype=np.float32)  # equal texts are "same text": their cosine is never read
         differ = np.flatnonzero(~equal)
-        c[differ] = rowdot(A, B, a[idx[differ]], b[idx[differ]])
+        ia, ib = a[idx[differ]], b[idx[differ]]
+        c[differ] = rowdot(A, B, ia, ib)
         cos[idx, f] = c
         s = np.where(equal, 1.0, c).astype(np.float32)
         w = np.where(equal, SAME, COSINE).astype(np.int8)
-        ia, ib = a[idx[differ]], b[idx[differ]]
         lx = lexical_many(sk[ia, fa], ln[ia, fa], sk[ib, fb], ln[ib, fb])
         lex[idx[differ], f] = lx
         better = lx > s[differ].astype(np.float64)

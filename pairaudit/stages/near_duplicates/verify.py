@@ -11,7 +11,7 @@ import numpy as np
 from pairaudit.datatypes import Finding
 from pairaudit.stages.near_duplicates.groups import contradiction_findings, duplicate_findings
 from pairaudit.stages.near_duplicates.infos import NEAR_DUPLICATE_INFO
-from pairaudit.stages.near_duplicates.match import match_pairs, strength
+from pairaudit.stages.near_duplicates.match import MATCH_CHUNK, match_pairs, strength
 from pairaudit.stages.near_duplicates.search import neighbour_search, sum_vectors
 from pairaudit.stages.near_duplicates.unionfind import Separated
 
@@ -29,7 +29,6 @@ def _rules(dup: dict[str, Any], con: dict[str, Any], candidates_only: bool) -> t
 
 
 EDGE_FIELDS = ("a", "b", "sure", "sim", "cos", "lex", "why", "thr")
-MATCH_CHUNK = 1 << 18  # candidate pairs verified at a time: memory bounded whatever their number
 
 
 def match_edges(P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln: np.ndarray, a: np.ndarray,
