@@ -77,6 +77,38 @@ class Mapped:
         return out if dtype is None else out.astype(dtype)
 
 
+class Written:
+    """A write-only array in a file, assigned a slice of rows at a time with ``os.pwrite`` (``out[lo:hi] = x``, as
+    ``search.center`` and ``search.sum_vectors`` write): a ``np.memmap`` written in full keeps every page it
+    wrote in the process's resident memory until it is closed (1 GB for the float32 sums of 1M rows)."""
+
+    def __init__(self, path: Path, dtype: Any, shape: tuple[int, ...]) -> None:
+        self.path, self.dtype, self.shape = path, np.dtype(dtype), shape
+        self._row = self.dtype.itemsize * int(np.prod(shape[1:], dtype=np.int64))
+        self._fd: int | None = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        self._closer = weakref.finalize(self, os.close, self._fd)
+        os.ftruncate(self._fd, self._row * shape[0])
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __setitem__(self, key: slice, value: Any) -> None:
+        if not isinstance(key, slice) or key.step not in (None, 1):
+            raise TypeError("Written arrays are assigned a slice of rows at a time")
+        lo, hi, _ = key.indices(self.shape[0])
+        arr = np.ascontiguousarray(np.broadcast_to(np.asarray(value, dtype=self.dtype), (max(0, hi - lo),
+                                                                                        *self.shape[1:])))
+        view, pos = memoryview(arr).cast("B"), self._row * lo
+        assert self._fd is not None, "written after close"
+        while len(view):
+            n = os.pwrite(self._fd, view, pos)
+            view, pos = view[n:], pos + n
+
+    def close(self) -> None:
+        self._closer()
+        self._fd = None
+
+
 class Blobs:
     """Read-only sequence of byte strings: ``data`` (uint8) cut at ``ends`` (int64)."""
 
@@ -173,21 +205,20 @@ class Spill:
             return np.empty((0, *shape), dtype)
         return Mapped(self._file(name), dtype, (rows, *shape))
 
-    def scratch(self, name: str, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
-        """A writable array for a derived column: on disk when this stage spilled, else in memory; once
-        written, :meth:`reopen` hands it back as a :class:`Mapped`."""
+    def scratch(self, name: str, shape: tuple[int, ...], dtype: Any) -> Any:
+        """A writable array for a derived column, written a slice of rows at a time (``out[lo:hi] = x``): in
+        memory when this stage never spilled, else a :class:`Written` file (nothing mapped, so the rows written
+        never count in the process's resident memory); :meth:`reopen` hands it back as a :class:`Mapped`."""
         if not self.spilled:
             return np.empty(shape, dtype)
-        return np.memmap(self._file(name), dtype=dtype, mode="w+", shape=shape)
+        return Written(self._file(name), dtype, shape)
 
     def reopen(self, arr: Any) -> Any:
-        """A :class:`Mapped` for a written :meth:`scratch` memmap (its pages leave resident memory)."""
-        if not isinstance(arr, np.memmap) or arr.filename is None:
+        """A :class:`Mapped` for a written :meth:`scratch` file (an in-memory array as it is)."""
+        if not isinstance(arr, Written):
             return arr
-        arr.flush()
-        out = Mapped(Path(arr.filename), arr.dtype, arr.shape)
-        arr._mmap.close()  # type: ignore[attr-defined]
-        return out
+        arr.close()
+        return Mapped(arr.path, arr.dtype, arr.shape)
 
     def restore(self, columns: dict[str, list[Any]]) -> None:
         """Put every spilled column back in front of its list (in memory) and forget the files: what an

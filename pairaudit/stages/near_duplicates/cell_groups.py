@@ -21,7 +21,6 @@ from pairaudit.stages.near_duplicates.search import (
     search_cells,
     sum_vectors,
     train_cells,
-    unique_pairs,
 )
 from pairaudit.stages.near_duplicates.verify import match_edges, same_keys
 
@@ -136,9 +135,9 @@ class CellGroup:
             rows = np.unique(np.concatenate([members[c] for c in chunk] + [probes[c] for c in chunk]))
             S = sum_vectors(d["P"][rows], d["C"][rows], d["R"][rows])  # the chunk's rows only
             sub = np.full(len(rows), -np.inf, np.float32)
-            a, b, _ = unique_pairs(*search_cells(S, [np.searchsorted(rows, members[c]) for c in chunk],
-                                                 [np.searchsorted(rows, probes[c]) for c in chunk], k,
-                                                 float(dup["min_search_cosine"]), sub), len(rows))
+            a, b, _ = search_cells(S, [np.searchsorted(rows, members[c]) for c in chunk],
+                                   [np.searchsorted(rows, probes[c]) for c in chunk], k,
+                                   float(dup["min_search_cosine"]), sub)
             del S
             best[rows] = np.maximum(best[rows], sub)
             a, b = rows[a], rows[b]

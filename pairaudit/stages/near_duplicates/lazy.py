@@ -21,11 +21,13 @@ from pairaudit.stages.near_duplicates.match import MATCH_CHUNK
 
 FIELDS = 3  # prompt, chosen, rejected
 ENABLED = True  # False: every field of every row is embedded (the previous behaviour; tests compare both)
+EMBED_CHUNK = 1 << 15  # texts embedded per call (a text's vector does not depend on the others of its call)
 
 
 class FieldVectors:
     """Vectors of fields (0 prompt, 1 chosen, 2 rejected) of ``rows`` (row indices of the stage's arrays).
-    ``texts(i)`` gives row i's three texts; ``embed(texts)`` their unit vectors (float32 or float16);
+    ``texts(i)`` gives row i's three texts; ``embed(texts, remaining)`` their unit vectors (float32 or float16;
+    ``remaining``: the texts left to embed in this pass, these included, for progress);
     ``too_long(texts)``: which of them the model sees cut (longer than its maximum length).
 
     ``n_read`` / ``n_read_cut`` count the fields some decision read (and of them, the cut ones): what the
@@ -82,22 +84,27 @@ class FieldVectors:
         return self._vec[f, pos]
 
     def _fill(self, need: np.ndarray) -> None:
+        """Embed the fields marked in ``need``, ``EMBED_CHUNK`` texts at a time (row by row, so each row's texts
+        are unpacked once): the texts and their float32 vectors are held for one chunk, not for every field
+        (331,901 texts at 1M rows). ``embed(texts, remaining)`` gets the texts left in this fill, for progress."""
         fs, ps = np.nonzero(need)
         if not len(ps):
             return
-        order = np.lexsort((fs, ps))  # row by row, so that each row's texts are unpacked once
+        order = np.lexsort((fs, ps))
         fs, ps = fs[order], ps[order]
-        texts, last, row_texts = [], -1, []
-        for f, i in zip(fs.tolist(), self.rows[ps].tolist()):
-            if i != last:
-                row_texts, last = self._texts(i), i
-            texts.append(row_texts[f])
-        V = np.asarray(self._embed(texts), dtype=np.float16)
-        if self._vec is None:
-            self._vec = np.zeros((FIELDS, len(self.rows), V.shape[1]), dtype=np.float16)
-        self._vec[fs, ps] = V
-        if self._too_long is not None:
-            self._cut[fs, ps] = np.asarray(self._too_long(texts), dtype=bool)
+        for lo in range(0, len(ps), EMBED_CHUNK):
+            f_, p_ = fs[lo:lo + EMBED_CHUNK], ps[lo:lo + EMBED_CHUNK]
+            texts, last, row_texts = [], -1, []
+            for f, i in zip(f_.tolist(), self.rows[p_].tolist()):
+                if i != last:
+                    row_texts, last = self._texts(i), i
+                texts.append(row_texts[f])
+            V = np.asarray(self._embed(texts, len(ps) - lo), dtype=np.float16)
+            if self._vec is None:
+                self._vec = np.zeros((FIELDS, len(self.rows), V.shape[1]), dtype=np.float16)
+            self._vec[f_, p_] = V
+            if self._too_long is not None:
+                self._cut[f_, p_] = np.asarray(self._too_long(texts), dtype=bool)
         self._have |= need
 
 

@@ -116,14 +116,57 @@ def cell_lists(assign: np.ndarray, nlist: int) -> tuple[list[np.ndarray], list[n
     return members, probes
 
 
+class PairSet:
+    """Distinct row pairs ``a < b``, each with the similarity it was first added with, deduplicated as they come:
+    a pending batch is merged into the sorted keys (``a * n + b``) every ``flush`` pairs, so memory is ~12 B per
+    distinct pair plus one batch (a neighbour search at 1M rows adds ~20M distinct pairs, found several times each
+    through the probed cells; concatenating them all before one ``np.unique`` took ~65 B per pair found)."""
+
+    def __init__(self, n: int, flush: int = 1 << 22) -> None:
+        self.n, self.flush = n, flush
+        self.keys = np.empty(0, dtype=np.int64)
+        self.sims = np.empty(0, dtype=np.float32)
+        self._keys: list[np.ndarray] = []
+        self._sims: list[np.ndarray] = []
+        self._pending = 0
+
+    def add(self, a: np.ndarray, b: np.ndarray, sim: np.ndarray) -> None:
+        self._keys.append(a.astype(np.int64) * self.n + b)
+        self._sims.append(np.asarray(sim, dtype=np.float32))
+        self._pending += len(a)
+        if self._pending >= self.flush:
+            self._merge()
+
+    def _merge(self) -> None:
+        if not self._keys:
+            return
+        k, first = np.unique(np.concatenate(self._keys), return_index=True)  # first occurrence (stable sort)
+        s = np.concatenate(self._sims)[first]
+        self._keys.clear()
+        self._sims.clear()
+        self._pending = 0
+        pos = np.searchsorted(self.keys, k)
+        new = pos >= len(self.keys)
+        new[~new] = self.keys[pos[~new]] != k[~new]  # a pair seen in an earlier batch keeps its similarity
+        self.keys = np.insert(self.keys, pos[new], k[new])
+        self.sims = np.insert(self.sims, pos[new], s[new])
+
+    def result(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(a, b, sim)`` ascending by ``a * n + b``."""
+        self._merge()
+        keys, self.keys = self.keys, np.empty(0, dtype=np.int64)
+        return keys // self.n, keys % self.n, self.sims
+
+
 def search_cells(S: np.ndarray, cell_members: list[np.ndarray], probe_rows: list[np.ndarray], k: int,
-                 min_sim: float, best: np.ndarray, block_bytes: int = 1 << 26
-                 ) -> tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]]:
+                 min_sim: float, best: np.ndarray, block_bytes: int = 1 << 26, flush: int = 1 << 22
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Each cell's members against the rows that probe it (one matrix product per block of queries): the
-    pairs ``a < b`` with similarity >= ``min_sim`` (each query keeps its ``k`` best per cell), as per-block
-    lists, in cell order; ``best`` (per row) is raised to the largest similarity seen. Cells are independent,
-    so any subset of them can be searched where their rows are (the Ray engine: docs/scale.md)."""
-    out_a, out_b, out_s = [], [], []
+    distinct pairs ``a < b`` with similarity >= ``min_sim`` (each query keeps its ``k`` best per cell), ascending
+    by ``a * len(S) + b``, each with the similarity first found (in cell order); ``best`` (per row) is raised to
+    the largest similarity seen (``flush``: see ``PairSet``). Cells are independent, so any subset of them can be
+    searched where their rows are (the Ray engine: docs/scale.md)."""
+    found = PairSet(len(S), flush)
     for members, queries in zip(cell_members, probe_rows):
         if len(members) == 0 or len(queries) == 0:
             continue
@@ -149,20 +192,8 @@ def search_cells(S: np.ndarray, cell_members: list[np.ndarray], probe_rows: list
                     ok = vals >= min_sim
                     r, c = r[ok], c[ok]
             qa, qb = q[r], members[c]
-            out_a.append(np.minimum(qa, qb))
-            out_b.append(np.maximum(qa, qb))
-            out_s.append(block[r, c])
-    return out_a, out_b, out_s
-
-
-def unique_pairs(out_a: list[np.ndarray], out_b: list[np.ndarray], out_s: list[np.ndarray], n: int
-                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The distinct pairs (``a < b``, ascending by ``a * n + b``), each with its first similarity."""
-    if not out_a:
-        return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
-    a, b, sim = np.concatenate(out_a), np.concatenate(out_b), np.concatenate(out_s)
-    key, first = np.unique(a * n + b, return_index=True)
-    return key // n, key % n, sim[first]
+            found.add(np.minimum(qa, qb), np.maximum(qa, qb), block[r, c])
+    return found.result()
 
 
 def neighbour_search(S: np.ndarray, k: int, min_sim: float, exact_max_rows: int, nprobe: int,
@@ -196,5 +227,5 @@ def neighbour_search(S: np.ndarray, k: int, min_sim: float, exact_max_rows: int,
         info.update(index="ivf (FAISS k-means cells, BLAS blocks)", nlist=nlist, nprobe=nprobe, n_train=n_train,
                     largest_cell=int(sizes.max()), empty_cells=int((sizes == 0).sum()))
     best = np.full(n, -np.inf, dtype=np.float32)
-    a, b, sim = unique_pairs(*search_cells(S, cell_members, probe_rows, k, min_sim, best, block_bytes), n)
+    a, b, sim = search_cells(S, cell_members, probe_rows, k, min_sim, best, block_bytes)
     return a, b, sim, best, info

@@ -161,12 +161,15 @@ class NearDuplicateStage(Stage):
         super().absorb_state(part)
         self._spill.maybe(self._columns())
 
-    def _embed_transformer(self, texts: list[str], timings: dict[str, float]) -> np.ndarray:
-        """The transformer's unit vectors of ``texts`` (float16); progress counts every text of the stage."""
+    def _embed_transformer(self, texts: list[str], timings: dict[str, float], remaining: int | None = None
+                           ) -> np.ndarray:
+        """The transformer's unit vectors of ``texts`` (float16); progress counts every text of the stage
+        (``remaining``: the texts of this pass still to embed, these included, when it is cut in calls)."""
         t = time.perf_counter()
         emb = self.embedder
         n0, c0, base = emb.n_encoded, emb.n_cached, self._embedded
-        V = emb.encode(texts, progress=lambda d: self.ctx.progress("embed", base + d, base + len(texts)))
+        total = base + max(len(texts), remaining or 0)
+        V = emb.encode(texts, progress=lambda d: self.ctx.progress("embed", base + d, total))
         self._embedded += len(texts)
         for key, v in (("embed_transformer_s", time.perf_counter() - t),
                        ("transformer_texts_encoded", emb.n_encoded - n0), ("transformer_texts_cached", emb.n_cached - c0)):
@@ -193,7 +196,8 @@ class NearDuplicateStage(Stage):
 
     def _field_vectors(self, blobs: Any, rows: np.ndarray, timings: dict[str, float]) -> FieldVectors:
         """Transformer vectors of ``rows``' fields, embedded when planned or read (``lazy``)."""
-        return FieldVectors(rows, lambda i: unpack(blobs[i]), lambda texts: self._embed_transformer(texts, timings),
+        return FieldVectors(rows, lambda i: unpack(blobs[i]),
+                            lambda texts, remaining: self._embed_transformer(texts, timings, remaining),
                             self._too_long)
 
     def finalize(self) -> StageResult:

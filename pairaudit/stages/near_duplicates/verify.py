@@ -123,6 +123,21 @@ def separated(keys: tuple[np.ndarray, np.ndarray] | None, edges_s: dict[str, np.
                      np.asarray(keys[1], dtype=np.int64))
 
 
+def pair_member(a: np.ndarray, b: np.ndarray, ea: np.ndarray, eb: np.ndarray, n: int,
+                chunk: int = MATCH_CHUNK) -> np.ndarray:
+    """Which pairs ``(a[i], b[i])`` are among the pairs ``(ea, eb)`` (few): ``np.isin`` of the keys ``a * n + b``,
+    ``chunk`` pairs at a time against the sorted edge keys (``np.isin`` sorts a copy of all the pairs: ~20M at
+    1M rows)."""
+    ek = np.sort(np.asarray(ea, dtype=np.int64) * n + np.asarray(eb, dtype=np.int64))
+    keep = np.zeros(len(a), dtype=bool)
+    if not len(ek):
+        return keep
+    for lo in range(0, len(a), chunk):
+        k = a[lo:lo + chunk].astype(np.int64) * n + b[lo:lo + chunk]
+        keep[lo:lo + chunk] = ek[np.minimum(np.searchsorted(ek, k), len(ek) - 1)] == k
+    return keep
+
+
 def find_groups(rows: np.ndarray, P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln: np.ndarray,
                 dup: dict[str, Any], con: dict[str, Any], want_dups: bool = True,
                 want_contradictions: bool = True, force_index: str | None = None,
@@ -163,7 +178,8 @@ def find_groups(rows: np.ndarray, P: np.ndarray, C: np.ndarray, R: np.ndarray, s
     edges_s, edges_x = match_edges(P, C, R, sk, ln, a, b, dup, con, want_dups, want_contradictions,
                                    candidates_only, compared)
     if candidates_only:
-        keep = np.isin(a * n + b, np.concatenate([edges_s["a"] * n + edges_s["b"], edges_x["a"] * n + edges_x["b"]]))
+        keep = pair_member(a, b, np.concatenate([edges_s["a"], edges_x["a"]]),
+                           np.concatenate([edges_s["b"], edges_x["b"]]), n)
         out.update(a=a[keep], b=b[keep], candidate_rows=np.unique(np.concatenate([a[keep], b[keep]])), findings=[])
         stats["n_candidate_pairs"] = int(keep.sum())
     else:
