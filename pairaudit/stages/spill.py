@@ -98,7 +98,7 @@ class Written:
         lo, hi, _ = key.indices(self.shape[0])
         arr = np.ascontiguousarray(np.broadcast_to(np.asarray(value, dtype=self.dtype), (max(0, hi - lo),
                                                                                         *self.shape[1:])))
-        view, pos = memoryview(arr).cast("B"), self._row * lo
+        view, pos = memoryview(arr.reshape(-1).view(np.uint8)), self._row * lo
         assert self._fd is not None, "written after close"
         while len(view):
             n = os.pwrite(self._fd, view, pos)

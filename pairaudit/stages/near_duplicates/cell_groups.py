@@ -15,6 +15,7 @@ from pairaudit.stages.near_duplicates.calibrate import (
     negative_similarities,
     with_calibration,
 )
+from pairaudit.stages.near_duplicates.match import token_sorted
 from pairaudit.stages.near_duplicates.search import (
     assign_cells,
     cell_lists,
@@ -130,6 +131,7 @@ class CellGroup:
         dup_r, con_r = (dup, plan["con"]) if hybrid else rule
         home = self.cell_group[d["assign"][:, 0]]
         parts_s, parts_x, n_cand, across = [], [], 0, 0
+        ts = token_sorted(d["sk"])  # each row's words sorted once (match_pairs)
         for chunk in self._chunks(members, probes, k):
             t0 = time.perf_counter()
             rows = np.unique(np.concatenate([members[c] for c in chunk] + [probes[c] for c in chunk]))
@@ -146,7 +148,7 @@ class CellGroup:
             t1 = time.perf_counter()
             timings["near_duplicates:search_s"] = timings.get("near_duplicates:search_s", 0.0) + t1 - t0
             es, ex = match_edges(d["P"], d["C"], d["R"], d["sk"], d["ln"], a, b, dup_r, con_r, plan["want_dups"],
-                                 plan["want_con"], candidates_only=hybrid, compared=(d["hresp"], keys))
+                                 plan["want_con"], candidates_only=hybrid, compared=(d["hresp"], keys), ts=ts)
             parts_s.append(es)
             parts_x.append(ex)
             timings["near_duplicates:verify_s"] = (timings.get("near_duplicates:verify_s", 0.0)

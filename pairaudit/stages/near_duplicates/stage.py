@@ -45,7 +45,13 @@ from pairaudit.stages.near_duplicates.infos import (
     check_deps,
 )
 from pairaudit.stages.near_duplicates.lazy import FieldVectors, decision_plan
-from pairaudit.stages.near_duplicates.match import SKETCH_BYTES, compared_keys, normalise, sketch
+from pairaudit.stages.near_duplicates.match import (
+    SKETCH_BYTES,
+    compared_keys,
+    normalise,
+    sketch,
+    token_sorted,
+)
 from pairaudit.stages.near_duplicates.near_identical import near_identical_findings, near_identical_rows
 from pairaudit.stages.near_duplicates.search import center, field_mean, rowdot, sum_vectors
 from pairaudit.stages.near_duplicates.texts import blob_bytes, pack, text_hash, unpack
@@ -241,9 +247,12 @@ class NearDuplicateStage(Stage):
         if mode != "hybrid":  # the deciding vectors exist for every row: calibrate on all of them
             dup, con, stats["calibration"] = calibrated_rule(dup, con, C, R, sk, ln, phash, every, every, mode)
         sums = spill.reopen(sum_vectors(P, C, R, out=spill.scratch("sums", P.shape, np.float32)))  # on disk if spilled
+        t = time.perf_counter()
+        ts = spill.reopen(token_sorted(sk, out=spill.scratch("ts", sk.shape, sk.dtype)))  # words sorted, once a row
+        timings["near_duplicates:token_sort_s"] = time.perf_counter() - t
         out = find_groups(rows, P, C, R, sk, ln, dup, con, want_dups=want_dups, want_contradictions=want_con,
                           candidates_only=mode == "hybrid", timings=timings, compared=(hresp, compared), sums=sums,
-                          prompt_keys=phash)
+                          prompt_keys=phash, ts=ts)
         del sums
         if mode == "hybrid":
             cand = out["candidate_rows"]
@@ -270,7 +279,7 @@ class NearDuplicateStage(Stage):
                                                              "transformer (candidates + sample)")
             out2 = find_groups(rows[idx], Pt, Ct, Rt, sk[idx], ln[idx], dup, con, want_dups=want_dups,
                                want_contradictions=want_con, candidates=(pos[out["a"]], pos[out["b"]]),
-                               timings=timings, compared=(hresp[idx], compared), prompt_keys=phash[idx])
+                               timings=timings, compared=(hresp[idx], compared), prompt_keys=phash[idx], ts=ts[idx])
             out["findings"] = out2["findings"]
             out["stats"].update(out2["stats"])
         res.findings = out["findings"]

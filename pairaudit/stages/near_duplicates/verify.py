@@ -33,8 +33,8 @@ EDGE_FIELDS = ("a", "b", "sure", "sim", "cos", "lex", "why", "thr")
 
 def match_edges(P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln: np.ndarray, a: np.ndarray,
                 b: np.ndarray, dup: dict[str, Any], con: dict[str, Any], want_dups: bool, want_contradictions: bool,
-                candidates_only: bool = False, compared: tuple[np.ndarray, np.ndarray] | None = None
-                ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+                candidates_only: bool = False, compared: tuple[np.ndarray, np.ndarray] | None = None,
+                ts: Any = None) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
     """Verify the candidate pairs (a[i], b[i]) field by field: the straight matches (near duplicates) and the
     crosswise ones (near contradictions), each as ``EDGE_FIELDS`` arrays. Pairs are independent of each other,
     so any subset of them can be verified where their rows are (the Ray engine's cell groups), and they are
@@ -42,20 +42,21 @@ def match_edges(P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln:
     a 1M-row scan has ~20M candidate pairs), the edges concatenated in pair order."""
     if len(a) > MATCH_CHUNK:
         parts = [match_edges(P, C, R, sk, ln, a[lo:lo + MATCH_CHUNK], b[lo:lo + MATCH_CHUNK], dup, con, want_dups,
-                             want_contradictions, candidates_only, compared) for lo in range(0, len(a), MATCH_CHUNK)]
+                             want_contradictions, candidates_only, compared, ts)
+                 for lo in range(0, len(a), MATCH_CHUNK)]
         return tuple({k: np.concatenate([p[i][k] for p in parts]) for k in EDGE_FIELDS}  # type: ignore[return-value]
                      for i in (0, 1))
     rule_s, rule_x = _rules(dup, con, candidates_only)
     ok_s = np.zeros(len(a), dtype=bool)
     if len(a) and (want_dups or want_contradictions):
         ok_s, sure_s, sim_s, cos_s, lex_s, why_s, thr_s = match_pairs(P, C, R, sk, ln, a, b, rule_s, straight=True,
-                                                               compared=compared)
+                                                               compared=compared, ts=ts)
     ok_x = np.zeros(len(a), dtype=bool)
     if len(a) and want_contradictions:
         # both orientations are checked: when chosen and rejected of a row are close to each other, a swapped
         # copy can pass the straight rule too; the orientation whose weakest response is closer wins
         ok_x, sure_x, sim_x, cos_x, lex_x, why_x, thr_x = match_pairs(P, C, R, sk, ln, a, b, rule_x, straight=False,
-                                                               compared=compared)
+                                                               compared=compared, ts=ts)
         better_x = ok_x & (~ok_s | (strength(sim_x) > strength(sim_s)))
         ok_s &= ~better_x
         ok_x = better_x
@@ -144,11 +145,11 @@ def find_groups(rows: np.ndarray, P: np.ndarray, C: np.ndarray, R: np.ndarray, s
                 keep_neighbours: bool = False, candidates: tuple[np.ndarray, np.ndarray] | None = None,
                 candidates_only: bool = False, timings: dict[str, float] | None = None,
                 compared: tuple[np.ndarray, np.ndarray] | None = None, sums: Any = None,
-                prompt_keys: np.ndarray | None = None) -> dict[str, Any]:
+                prompt_keys: np.ndarray | None = None, ts: Any = None) -> dict[str, Any]:
     """Returns ``findings``, ``near_duplicate_pair_score`` (nearest neighbour's search cosine, every row;
     None when ``candidates`` are given), ``stats`` (deterministic; seconds go to ``timings``).
 
-    ``candidates``: verify these row pairs instead of searching (``compared``: see ``match_pairs``).
+    ``candidates``: verify these row pairs instead of searching (``compared``, ``ts``: see ``match_pairs``).
     ``sums``: the rows' ``sum_vectors`` when the caller made them (e.g. in a file: they are 4 d bytes a row),
     else they are computed here. ``prompt_keys``: per-row digests of the prompt text; with ``compared`` they
     keep rows known to be different comparisons (same prompt, no match of each other) out of one group
@@ -176,7 +177,7 @@ def find_groups(rows: np.ndarray, P: np.ndarray, C: np.ndarray, R: np.ndarray, s
     if keep_neighbours:
         out["neighbours"] = (a, b, sim)
     edges_s, edges_x = match_edges(P, C, R, sk, ln, a, b, dup, con, want_dups, want_contradictions,
-                                   candidates_only, compared)
+                                   candidates_only, compared, ts)
     if candidates_only:
         keep = pair_member(a, b, np.concatenate([edges_s["a"], edges_x["a"]]),
                            np.concatenate([edges_s["b"], edges_x["b"]]), n)
