@@ -167,3 +167,28 @@ def test_written_scratch_equals_in_memory(tmp_path, monkeypatch: pytest.MonkeyPa
         spill.scratch("w", (4, 2), np.float32)[np.array([1])] = 0
     spill.close()
     assert not list(tmp_path.iterdir())  # the spill folder and its files are gone
+
+
+@pytest.mark.parametrize("n", [7, 1000, 40_000])
+def test_flip_scale_is_standard_scaler(n: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The flip model's scaler, fitted a slice of rows at a time, gives sklearn's scale bit for bit (a constant
+    column, an all-zero one, float32 and float64), and the same standardised rows; NaN goes to sklearn."""
+    from sklearn.preprocessing import StandardScaler
+
+    from pairaudit.stages.flips.model import Scale
+
+    monkeypatch.setattr(Scale, "CHUNK", 333)
+    rng = np.random.default_rng(n)
+    for dtype in (np.float32, np.float64):
+        x = (rng.normal(size=(n, 12)) * rng.random(12) * 50).astype(dtype)
+        x[:, 3] = 0.0
+        x[:, 5] = 2.5
+        both = np.concatenate([x, -x])
+        want = StandardScaler(with_mean=False).fit(both)
+        got = Scale.fit(both)
+        assert got is not None
+        np.testing.assert_array_equal(got.scale_, want.scale_)
+        np.testing.assert_array_equal(got.transform(x), want.transform(x))
+        np.testing.assert_array_equal(got.transform(both.copy(), copy=False), want.transform(both.copy(), copy=False))
+    x[0, 0] = np.nan
+    assert Scale.fit(x) is None

@@ -187,7 +187,9 @@ class NearDuplicateStage(Stage):
         cap = self.embedder.max_seq_length
         if not cap or not texts:
             return np.zeros(len(texts), dtype=bool)
-        return self.embedder.token_lengths(texts) >= cap
+        first: dict[str, int] = {}  # a text repeated (rows of one prompt, a response in several pairs): once
+        where = np.array([first.setdefault(t, len(first)) for t in texts], dtype=np.int64)
+        return (self.embedder.token_lengths(list(first)) >= cap)[where]
 
     def _transformer_vectors(self, texts_blobs: Any, idx: np.ndarray, timings: dict[str, float]
                              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
