@@ -192,3 +192,27 @@ def test_flip_scale_is_standard_scaler(n: int, monkeypatch: pytest.MonkeyPatch) 
         np.testing.assert_array_equal(got.transform(both.copy(), copy=False), want.transform(both.copy(), copy=False))
     x[0, 0] = np.nan
     assert Scale.fit(x) is None
+
+
+@pytest.mark.parametrize("map_rows", [1, 5, 8192])
+def test_mapped_long_selection_in_parts(map_rows: int, tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A long list of rows of a spilled column is copied a part at a time (bounded mapped pages): the same
+    values as the array in memory, for unsorted and repeated rows, with a column index, a list or a mask."""
+    from pairaudit.stages import spill as spill_mod
+
+    monkeypatch.setattr(spill_mod, "MAP_ROWS", map_rows)
+    monkeypatch.setenv("PAIRAUDIT_SPILL_DIR", str(tmp_path))
+    rng = np.random.default_rng(map_rows)
+    sk = np.array([[f"text {i} {j}".encode() for j in range(3)] for i in range(200)], dtype="S257")
+    sp = spill_mod.Spill(limit=0)
+    sp.maybe({"sk": [sk[:70], sk[70:]]})
+    col = sp.column("sk", [])
+    assert isinstance(col, spill_mod.Mapped)
+    idx = rng.integers(0, 200, 57)
+    np.testing.assert_array_equal(col[idx], sk[idx])
+    np.testing.assert_array_equal(col[idx, 1], sk[idx, 1])
+    np.testing.assert_array_equal(col[idx.tolist()], sk[idx])
+    mask = rng.random(200) < 0.3
+    np.testing.assert_array_equal(col[mask], sk[mask])
+    assert col[idx[:0]].shape == (0, 3)
+    sp.close()
