@@ -196,8 +196,11 @@ class Embedder:
     # -- encoding -----------------------------------------------------------------------------
 
     def token_lengths(self, texts: list[str]) -> np.ndarray:
-        """Tokens per text as the model sees it: special tokens in, cut at ``max_seq_length`` (loads the model)."""
-        return self._token_lengths(self._load(), texts)
+        """Tokens per text as the model sees it: special tokens in, cut at ``max_seq_length`` (loads the model).
+        A repeated text (rows of one prompt, a response in several pairs) is tokenized once."""
+        first: dict[str, int] = {}
+        where = np.array([first.setdefault(t, len(first)) for t in texts], dtype=np.int64)
+        return self._token_lengths(self._load(), list(first))[where]
 
     def _token_lengths(self, model: Any, texts: list[str]) -> np.ndarray:
         out = np.empty(len(texts), dtype=np.int64)

@@ -187,9 +187,7 @@ class NearDuplicateStage(Stage):
         cap = self.embedder.max_seq_length
         if not cap or not texts:
             return np.zeros(len(texts), dtype=bool)
-        first: dict[str, int] = {}  # a text repeated (rows of one prompt, a response in several pairs): once
-        where = np.array([first.setdefault(t, len(first)) for t in texts], dtype=np.int64)
-        return (self.embedder.token_lengths(list(first)) >= cap)[where]
+        return self.embedder.token_lengths(texts) >= cap
 
     def _transformer_vectors(self, texts_blobs: Any, idx: np.ndarray, timings: dict[str, float]
                              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
