@@ -99,7 +99,9 @@ def scan_child(path: str, out: str) -> None:
     threading.Thread(target=sample, daemon=True).start()
     t0 = time.perf_counter()
     workers = int(os.environ["BENCH_WORKERS"]) if os.environ.get("BENCH_WORKERS") else None
-    audit = pairaudit.scan(path, out=out, progress=progress, log=lambda m: None, workers=workers)
+    tok = {"tokenizer": os.environ["BENCH_TOKENIZER"]} if os.environ.get("BENCH_TOKENIZER") else {}
+    tok |= json.loads(os.environ.get("BENCH_SCAN_OPTIONS") or "{}")
+    audit = pairaudit.scan(path, out=out, progress=progress, log=lambda m: None, workers=workers, **tok)
     dt = time.perf_counter() - t0
     stop.set()
     timings = json.loads((Path(out) / "timings.json").read_text())
@@ -114,7 +116,7 @@ def tokenizer_child(path: str) -> None:
     from pairaudit.config import default_cache_dir
     from pairaudit.models.tokenizer import load_tokenizer
 
-    tok, _ = load_tokenizer(None, default_cache_dir())
+    tok, _ = load_tokenizer(os.environ.get("BENCH_TOKENIZER") or None, default_cache_dir())
     backend = tok.backend_tokenizer
     rows = 0
     seconds = 0.0

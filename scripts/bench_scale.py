@@ -92,6 +92,10 @@ def main() -> None:
     ap.add_argument("--keep-out", action="store_true", help="--real: keep each scan's output folder (workdir/out-N)")
     ap.add_argument("--workers", default="", help="--real: comma list of --workers values, one scan each "
                                                   "(default: the scan's default)")
+    ap.add_argument("--tokenizer", default=None, help="--real: training tokenizer of both the scan and raw "
+                    "encode_batch (default: the bundled SmolLM2 GGUF; a saved tokenizer folder where it is not installed)")
+    ap.add_argument("--scan-options", default=None, help="--real: JSON object of more scan options, e.g. "
+                    "'{\"reference\": \"PATH\", \"reference_max_rows\": 1000}'")
     ap.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     ap.add_argument("--_scan", nargs=2, help=argparse.SUPPRESS)
     ap.add_argument("--_tokenize", help=argparse.SUPPRESS)
@@ -108,6 +112,10 @@ def main() -> None:
         bench_real.tokenizer_child(args._tokenize)
         return
     if args.real:
+        if args.tokenizer:
+            os.environ["BENCH_TOKENIZER"] = str(Path(args.tokenizer).resolve())
+        if args.scan_options:
+            os.environ["BENCH_SCAN_OPTIONS"] = json.dumps(json.loads(args.scan_options))
         bench_real.run([int(x) for x in args.sizes.split(",")], Path(args.workdir) if args.workdir else None,
                        not args.no_dedup, [int(w) for w in args.workers.split(",")] if args.workers else None,
                        keep_out=args.keep_out)

@@ -24,7 +24,7 @@ def scan(
     = None,
     columns: Annotated[str | None, typer.Option("--columns", metavar="NAME=COL,...", help="Map source columns to "
                        "canonical names: comma-separated NAME=COLUMN pairs, e.g. chosen=a,rejected=b.")] = None,
-    split: Annotated[str | None, typer.Option(metavar="SPLIT", help="Split(s) of a dataset dict / "
+    split: Annotated[str | None, typer.Option("--split", metavar="SPLIT", help="Split(s) of a dataset dict / "
                      "hub dataset: a name, 'all', or a list 'train,test' (or 'train+test') scanned into one output "
                      "with split/split_row columns and the split_leakage check. Default: train if present.")]
     = None,
@@ -70,8 +70,8 @@ def scan(
     embed_mode: Annotated[str, typer.Option(metavar="MODE", help="Near duplicates: auto (= hybrid: a static model "
                           "distilled from the embedder finds candidates, the embedder decides), static, or "
                           "transformer (the embedder embeds every text).")] = "auto",
-    precision: Annotated[str, typer.Option(metavar="PRECISION", help="auto, fp32, bf16 or fp16 (auto: bf16 on "
-                         "CUDA and bf16-capable CPUs).")] = "auto",
+    precision: Annotated[str, typer.Option("--precision", metavar="PRECISION", help="auto, fp32, bf16 or fp16 (auto: models "
+                         "bf16 on CUDA and bf16-capable CPUs; the embedder fp32 on CUDA).")] = "auto",
     reference: Annotated[str | None, typer.Option(metavar="PATH|ID", help="Reference causal LM (folder, id or "
                          ".gguf) whose log-probs and hidden states join likely_flipped (on CPU only when given; on "
                          "CUDA the bundled SmolLM2 joins by default). 'default' = the bundled SmolLM2.")] = None,
@@ -82,7 +82,7 @@ def scan(
     beta: Annotated[float, typer.Option(metavar="FLOAT", help="DPO beta.")] = 0.1,
     reference_max_rows: Annotated[int | None, typer.Option(metavar="N", help="Score only the first N rows (in "
                                   "input order) with the reference model; later rows get no flip score.")] = None,
-    device: Annotated[str, typer.Option(metavar="DEVICE", help="auto, cpu, cuda or cuda:N.")] = "auto",
+    device: Annotated[str, typer.Option("--device", metavar="DEVICE", help="auto, cpu, cuda or cuda:N.")] = "auto",
     decisions: Annotated[Path | None, typer.Option(metavar="FILE", help="Review decisions file to apply "
                          "(OUT/decisions.jsonl is always applied).")] = None,
     fail_on: Annotated[list[str] | None, typer.Option(metavar="CHECK>RATE", help="Exit 3 when a check's row rate "
@@ -93,7 +93,7 @@ def scan(
     workers: Annotated[int | None, typer.Option(metavar="N", help="Processes that read, check and embed the "
                        "batches (local engine; default: one per CPU; 1: all in this process; inputs under "
                        "10,000 rows run in this process).")] = None,
-    engine: Annotated[str, typer.Option(metavar="ENGINE", help="local, or ray: the same stages spread over a Ray "
+    engine: Annotated[str, typer.Option("--engine", metavar="ENGINE", help="local, or ray: the same stages spread over a Ray "
                                                            "cluster (docs/scale.md).")]
     = "local",
     ray_address: Annotated[str | None, typer.Option(metavar="ADDRESS", help="Ray cluster address (default: "

