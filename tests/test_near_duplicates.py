@@ -189,10 +189,30 @@ def test_closest_real_hh_neighbours_stay_apart(runs: dict) -> None:
     assert len(closest) == 30 and not any(i in flagged or j in flagged for i, j in closest)
 
 
+@pytest.mark.parametrize("floor, found_it", [(None, True), (0.85, False)], ids=["static_min_prompt", "at_0.85"])
+def test_static_mode_decides_prompts_with_its_own_floor(runs: dict, floor: float | None, found_it: bool) -> None:
+    """--fast decides prompts with ``static_min_prompt`` (0.80): a copy whose short prompt got two words in
+    front (static similarity ~0.82: a bag of token vectors moves far when a short text changes) is found; with
+    the transformer's floor 0.85 it is not. The two rows are a planted copy that bench_dedup.py (seed 12) missed
+    in static mode before; nothing else is merged."""
+    rows = hh_rows(200)
+    chosen = (" I have a name, but I\u2019d rather you called me \u201cyou\u201d, since it is a good human practice to "
+              "refer to other humans by their name.")
+    rows.append(("\n\nHuman: Do you have a name?\n\nAssistant:", chosen, " Yes I do, it\u2019s Angelica"))
+    rows.append(("\n\nHuman: Quick question: Do you have a name?\n\nAssistant:", " Well," + chosen,
+                 " Yes I do, it\u2019s Angelica"))
+    res, _ = run_stage(to_pairs(rows), runs["cache"], mode="static", batch=1000, enabled={"near_duplicate_pair"},
+                       skip=["near_identical_pair"], dup=None if floor is None else {"static_min_prompt": floor})
+    got = {(f.row, f.group) for f in res.findings if f.check == "near_duplicate_pair"}
+    assert ((201, 200) in got) is found_it, got
+    assert got <= {(201, 200)}
+    assert res.stats["near_duplicates"]["mode"] == "static"
+
+
 def test_ultrafeedback_paraphrases_found_and_templated_tasks_kept_apart(runs: dict) -> None:
     """UltraFeedback holds templated tasks (the same instructions, another input, answers of the same shape):
-    the default (hybrid) mode keeps them apart; the static model alone merges some of them (the documented
-    price of --fast on long templated answers), so for it only the recall is asserted."""
+    both modes find the paraphrased copies and keep the templated tasks apart (the static model brings such
+    tasks closer than the transformer; the calibrated response threshold keeps them apart)."""
     rows = uf_rows(250)
     rng = random.Random(11)
     src = rng.sample(range(len(rows)), 25)
@@ -205,8 +225,7 @@ def test_ultrafeedback_paraphrases_found_and_templated_tasks_kept_apart(runs: di
         res, _ = run_stage(to_pairs(rows), runs["cache"], mode=mode, skip=["near_identical_pair"])
         got = found(res, planted)
         assert len(got) >= 0.95 * len(planted), (mode, sorted(set(planted) - set(got)))
-        if mode == "hybrid":
-            assert not [f for f in res.findings if f.row < 250 and f.row not in src]
+        assert not [f for f in res.findings if f.row < 250 and f.row not in src], mode
 
 
 # -- the search and verification on synthetic vectors (no model) -------------------------------

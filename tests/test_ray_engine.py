@@ -100,12 +100,15 @@ def test_wire_format_round_trips_stage_state_and_refuses_objects() -> None:
         dumps({"x": np.array([{"a": 1}], dtype=object)})
 
 
-def test_ray_matches_local_with_the_near_duplicate_stage(local_ray: None, fixture_file: Path, tmp_path: Path) -> None:
-    """The near-duplicate stage is still finalized on the driver: its compact state (float16 vectors,
-    compressed texts: object arrays of bytes) travels back from the actors."""
+@pytest.mark.parametrize("mode", ["auto", "static"])
+def test_ray_matches_local_with_the_near_duplicate_stage(local_ray: None, fixture_file: Path, tmp_path: Path,
+                                                         mode: str) -> None:
+    """The near-duplicate stage's decision on the Ray engine is the local one's, in the default (hybrid) mode and
+    with the static model alone (``--fast``: its own prompt floor, ``static_min_prompt``)."""
     only = ["near_duplicate_pair", "contradictory_pair", "identical_pair"]
-    pairaudit.scan(fixture_file, out=tmp_path / "local", only=only, log=lambda m: None)
-    pairaudit.scan(fixture_file, out=tmp_path / "ray", only=only, engine="ray", ray_shards=2, log=lambda m: None)
+    pairaudit.scan(fixture_file, out=tmp_path / "local", only=only, embed_mode=mode, log=lambda m: None)
+    pairaudit.scan(fixture_file, out=tmp_path / "ray", only=only, engine="ray", ray_shards=2, embed_mode=mode,
+                   log=lambda m: None)
     want, got = _outputs(tmp_path / "local"), _outputs(tmp_path / "ray")
     assert "near_duplicate_pair" in set(want[0]["check"])
     assert got[0].equals(want[0]) and got[1].equals(want[1]) and got[2:] == want[2:]

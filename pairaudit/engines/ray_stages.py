@@ -82,7 +82,6 @@ def run_cells(run: RayRun, stage: Any) -> Outcome:
     from pairaudit.engines.partition import route
     from pairaudit.pipeline import stage_findings
     from pairaudit.stages.near_duplicates.cells import edges_findings
-    from pairaudit.stages.near_duplicates.infos import NEAR_CONTRADICTION_INFO, NEAR_DUPLICATE_INFO
     from pairaudit.stages.near_duplicates.search import plan_cells, training_sample
 
     k, summ = run.order.index(stage), run.summaries[type(stage).__name__]
@@ -93,10 +92,9 @@ def run_cells(run: RayRun, stage: Any) -> Outcome:
     timings = {"near_duplicates:embed_s": sum(float(x["t_embed"]) for x in summ)}
     if n == 0:
         return Outcome([[] for _ in range(n_shards)], {"near_duplicates": stats}, timings)
-    dup = stage.params(NEAR_DUPLICATE_INFO)
-    con = {**dup, **stage.params(NEAR_CONTRADICTION_INFO)}
-    below = stage.mode != "transformer" and n < int(dup["min_rows_static"])
-    mode = "transformer (input below min_rows_static)" if below else stage.mode
+    mode = stage.deciding_mode(n)
+    below = mode != stage.mode
+    dup, con = stage.rules(mode)
     sums = sum(np.asarray(x["sums"], np.float64) for x in summ if x["n"])
     means = [(sums[f] / n).astype(np.float32) for f in range(3)] if mode in ("static", "hybrid") else None
     cells = plan_cells(n, int(dup["exact_max_rows"]), int(dup["nprobe"]))

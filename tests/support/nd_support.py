@@ -28,9 +28,11 @@ def fresh_cache(path: Path) -> Path:
 
 
 def run_stage(pairs: list[Pair], cache: Path, mode: str = "auto", batch: int = 128, progress: list | None = None,
-              enabled: set[str] | None = None, **cfg: object) -> tuple[StageResult, NearDuplicateStage]:
+              enabled: set[str] | None = None, dup: dict | None = None, **cfg: object
+              ) -> tuple[StageResult, NearDuplicateStage]:
+    """``dup``: near_duplicate_pair thresholds that replace the declared ones (``--set near_duplicate_pair.K=V``)."""
     ctx = Context(config=ScanConfig(embed_mode=mode, **cfg), cache_dir=cache,  # type: ignore[arg-type]
-                  params={"near_duplicate_pair": dict(NEAR_DUPLICATE_INFO.thresholds),
+                  params={"near_duplicate_pair": {**NEAR_DUPLICATE_INFO.thresholds, **(dup or {})},
                           "contradictory_pair": dict(NEAR_CONTRADICTION_INFO.thresholds),
                           "near_identical_pair": {"min_cosine": 0.98}})
     if progress is not None:

@@ -15,7 +15,8 @@ DEFAULT_MODE = "hybrid"
 NEAR_DUPLICATE_INFO = CheckInfo(
     "near_duplicate_pair",
     "prompt, chosen and rejected are each a copy or paraphrase of another row's: the prompts' similarity "
-    "max(embedding cosine, wording) >= min_prompt and EACH response's >= the copy threshold, calibrated on the "
+    "max(embedding cosine, wording) >= min_prompt (static_min_prompt when the static model decides alone, "
+    "--fast) and EACH response's >= the copy threshold, calibrated on the "
     "dataset's own different answers to one prompt (no mean: a shared prompt or response never vouches for a "
     "different one); between the unsure-band floor and the copy threshold the row is flagged, not dropped. "
     "Rows of one prompt (same text) also need the wording: two answers to one prompt that mean the same but are "
@@ -24,7 +25,7 @@ NEAR_DUPLICATE_INFO = CheckInfo(
     "per field why it matched",
     "drop",
     summary="semantic near-duplicate pair",
-    thresholds={"min_prompt": 0.85, "min_response": 0.85, "min_response_flag": 0.80, "max_response": 0.98,
+    thresholds={"min_prompt": 0.85, "static_min_prompt": 0.80, "min_response": 0.85, "min_response_flag": 0.80, "max_response": 0.98,
                 "calibration_quantile": 0.975, "calibration_margin": 0.03, "local_margin": 0.15, "calibration_rows": 256,
                 "calibration_pairs": 50000, "candidate_min_prompt": 0.50, "candidate_min_response": 0.55,
                 "neighbors": 16, "min_search_cosine": 0.55, "exact_max_rows": 20000, "nprobe": 8,

@@ -206,6 +206,22 @@ class NearDuplicateStage(Stage):
                             lambda texts, remaining: self._embed_transformer(texts, timings, remaining),
                             self._too_long)
 
+    def deciding_mode(self, n: int) -> str:
+        """The mode that decides ``n`` rows: below ``min_rows_static`` the transformer, in every mode."""
+        if self.mode != "transformer" and n < int(self.params(NEAR_DUPLICATE_INFO)["min_rows_static"]):
+            return "transformer (input below min_rows_static)"
+        return self.mode
+
+    def rules(self, mode: str) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The duplicate and contradiction rules' parameters when ``mode`` decides. The static model alone
+        (``--fast``) has its own prompt floor, ``static_min_prompt``: a bag of token vectors moves further than
+        the transformer when a short prompt's words are swapped for others of the same meaning (measured:
+        scripts/bench_dedup.py, docs/near_duplicates.md); the responses' calibrated threshold still guards."""
+        dup = self.params(NEAR_DUPLICATE_INFO)
+        if mode == "static":
+            dup = {**dup, "min_prompt": dup["static_min_prompt"]}
+        return dup, {**dup, **self.params(NEAR_CONTRADICTION_INFO)}
+
     def finalize(self) -> StageResult:
         res = StageResult()
         stats: dict[str, Any] = {"n_skipped_pretokenized": self.n_skipped}
@@ -226,17 +242,15 @@ class NearDuplicateStage(Stage):
         compared = compared_keys(hresp)
         blobs = blobs if has_texts else None
         n = len(rows)
-        dup = self.params(NEAR_DUPLICATE_INFO)
-        con = {**dup, **self.params(NEAR_CONTRADICTION_INFO)}
         timings: dict[str, float] = {"near_duplicates:embed_s": self._t_embed}
         if self.mode == "transformer":
             timings["near_duplicates:transformer_texts_encoded"] = float(self.embedder.n_encoded)
             timings["near_duplicates:transformer_texts_cached"] = float(self.embedder.n_cached)
-        mode = self.mode
-        if mode != "transformer" and n < int(dup["min_rows_static"]):
+        mode = self.deciding_mode(n)
+        dup, con = self.rules(mode)
+        if mode != self.mode:
             assert blobs is not None
             P, C, R = self._transformer_vectors(blobs, np.arange(n), timings)
-            mode = "transformer (input below min_rows_static)"
         want_dups = "near_duplicate_pair" in self.enabled
         want_con = "contradictory_pair" in self.enabled
         pair_raw = rowdot(C, R, np.arange(n), np.arange(n))  # chosen-vs-rejected, this mode's model
