@@ -51,3 +51,26 @@ def quiet_libraries(errors_only: bool = False) -> Iterator[None]:
     finally:
         for fn in reversed(undo):
             fn()
+
+
+@contextmanager
+def tqdm_off(module_name: str) -> Iterator[None]:
+    """The progress bar of a library module that imported ``tqdm`` as a name of its own (which the libraries'
+    progress-bar switches do not reach: transformers' GGUF conversion, model2vec's distillation) off for the
+    duration; a module that is not there, or has no ``tqdm``, is left alone."""
+    import functools
+    import importlib
+
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError:
+        module = None
+    bar = getattr(module, "tqdm", None)
+    if bar is not None:
+        module.tqdm = functools.partial(bar, disable=True)  # type: ignore[union-attr]
+    try:
+        yield
+    finally:
+        if bar is not None:
+            module.tqdm = bar  # type: ignore[union-attr]
+

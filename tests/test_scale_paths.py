@@ -159,3 +159,42 @@ def test_embedding_does_not_depend_on_the_other_texts_of_a_call() -> None:
         alone = emb.encode([texts[i] for i in part])
         cos = np.sum(alone * whole[part], axis=1)
         assert cos.min() >= 1 - 1e-6, (emb.precision, cos.min())
+
+
+@pytest.mark.parametrize("cap", [None, 150])
+def test_worker_pool_with_reference_and_policy_models_changes_no_output(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch,
+                                                                         cap: int | None) -> None:
+    """With a reference and a policy model the pool still runs: the workers tokenize the pairs as the models see
+    them and the main process scores them as it absorbs the batches in row order. The outputs are one process's,
+    with --reference-max-rows cutting inside a batch (150 of 37-row batches) or not set; each run has its own
+    cache, so both score every sequence."""
+    pytest.importorskip("torch")
+    from support.tiny_lm import build_model, build_tokenizer
+
+    import pairaudit
+    from pairaudit.engines import local
+
+    src = _planted(tmp_path / "planted.jsonl")
+    models = {}
+    for name, seed in (("ref", 0), ("policy", 1)):
+        models[name] = tmp_path / name
+        build_model(models[name], seed, len(build_tokenizer(models[name])))
+    monkeypatch.setattr(local, "POOL_MIN_ROWS", 0)
+    outs, logs = {}, {}
+    for workers in (1, 2):
+        monkeypatch.setenv("PAIRAUDIT_CACHE", _cold_cache(tmp_path / f"cache{workers}"))
+        out = tmp_path / f"w{workers}"
+        logs[workers] = []
+        pairaudit.scan(src, out=out, progress=False, log=logs[workers].append, workers=workers, batch_size=37,
+                       only=["likely_flipped", "dpo_overflow_risk"], reference=str(models["ref"]),
+                       policy=str(models["policy"]), reference_max_rows=cap)
+        outs[workers] = {f: (out / f).read_bytes() for f in ("findings.parquet", "scores.parquet", "report.json",
+                                                             "clean.jsonl", "dropped.jsonl")}
+    assert not [m for m in logs[2] if "every batch runs in this process" in m], logs[2]
+    scores = pl.read_parquet(tmp_path / "w2" / "scores.parquet").sort("row")
+    scored = scores["ref_logp_chosen"].is_not_nan() & scores["ref_logp_chosen"].is_not_null()
+    assert int(scored.sum()) == (cap or len(scores)) and scored[: cap or len(scores)].all()
+    assert int(scores["policy_logit"].is_not_nan().sum()) == int(scored.sum())
+    for name in outs[1]:
+        assert outs[2][name] == outs[1][name], name

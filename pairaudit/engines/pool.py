@@ -13,10 +13,13 @@ re-run, unlike multiprocessing's ``spawn``) with one thread each for BLAS and to
 parallelism. Messages travel over anonymous pipes between the scan's own processes
 (``multiprocessing.connection``, which pickles them); nothing is written to or read from disk in between.
 
-The pool is not used (the scan runs in this process) for sources that cannot be reopened elsewhere (in-memory
-objects, ``Source.shardable``) and when a stage scores rows with a model of its own (reference, policy or
-reward model: a copy per worker would cost its memory N times, and ``--reference-max-rows`` counts rows in
-input order).
+A stage that scores rows with a model of its own keeps the model in the main process (a copy per worker would
+cost its memory N times): the flip stage's workers tokenize the pairs for the reference (and policy) model and
+the main process scores them as it absorbs the batches in row order (``FlipStage.can_defer_scoring``), so
+``--reference-max-rows`` counts rows in input order as in one process, and on a GPU machine the model works
+while the workers read and check the next batches. The pool is not used (the scan runs in this process) for
+sources that cannot be reopened elsewhere (in-memory objects, ``Source.shardable``) and when a stage's model
+reads the texts (a reward model), which stay in the workers.
 """
 
 from __future__ import annotations
@@ -52,8 +55,9 @@ def pool_blocker(scanner: Scanner, source: Source) -> str | None:
     if not getattr(source, "shardable", True):
         return "the source is an in-memory object that other processes cannot read"
     for stage in scanner.stages:
-        if any(getattr(stage, a, None) is not None for a in MODEL_ATTRS):
-            return "a stage scores rows with a model of its own (reference, policy or reward model)"
+        defer = getattr(stage, "can_defer_scoring", None)
+        if any(getattr(stage, a, None) is not None for a in MODEL_ATTRS) and not (defer and defer()):
+            return "a stage scores rows with a model that reads the texts (a reward model)"
     return None
 
 
@@ -77,7 +81,10 @@ class _Worker:
         for path, enabled in stage_specs:
             cls = load_stage(path)
             assert cls is not None, path
-            self.stages.append(cls(self.ctx, set(enabled)))
+            stage = cls(self.ctx, set(enabled))
+            if hasattr(stage, "scoring_deferred"):  # the main process scores with the stage's model
+                stage.scoring_deferred = True
+            self.stages.append(stage)
 
     def _progress(self, phase: str, done: int, total: int | None) -> None:
         self.done[phase] = max(self.done.get(phase, 0), done)  # counts within one batch (stages reset per export)

@@ -28,7 +28,7 @@ def _cat(parts: list[np.ndarray]) -> np.ndarray | None:
 def take_state(state: dict[str, Any], idx: np.ndarray | None) -> dict[str, Any]:
     """A shard's exported state (lists of row-aligned arrays, counters) restricted to the rows ``idx`` (local
     indices; None: every row), with each column as one array."""
-    from pairaudit.stages.flips.stage import _stack_hidden
+    from pairaudit.stages.flips.deferred import stack_hidden
 
     out: dict[str, Any] = {}
     for k, v in state.items():
@@ -36,7 +36,7 @@ def take_state(state: dict[str, Any], idx: np.ndarray | None) -> dict[str, Any]:
             out[k] = {c: [x[idx] if idx is not None else x] for c, x in
                       ((c, _cat(p)) for c, p in v.items()) if x is not None}
         elif isinstance(v, list) and v and isinstance(v[0], np.ndarray):
-            x = _stack_hidden(v) if k == "_hid" else _cat(v)
+            x = stack_hidden(v) if k == "_hid" else _cat(v)
             out[k] = [] if x is None else [x[idx] if idx is not None else x]
         else:
             out[k] = v

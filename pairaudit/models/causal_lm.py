@@ -43,7 +43,13 @@ def load_causal_lm(spec: ModelSpec, *, cache_dir: Path | None = None, device: st
                 kwargs["trust_remote_code"] = trust_remote_code
             if log and spec.gguf_file:
                 log(f"dequantizing GGUF {spec.display} (once; cached under {saved})")
-            model = AutoModelForCausalLM.from_pretrained(spec.path, **kwargs)
+            from contextlib import nullcontext
+
+            from pairaudit.quiet import tqdm_off
+
+            # transformers' "Converting and de-quantizing GGUF tensors" bar is a tqdm of its own
+            with tqdm_off("transformers.modeling_gguf_pytorch_utils") if spec.gguf_file else nullcontext():
+                model = AutoModelForCausalLM.from_pretrained(spec.path, **kwargs)
             if saved is not None:
                 _save_dequantized(model, saved)
             model = model.to(dtype)

@@ -273,8 +273,13 @@ class LogpScorer:
             seqs, skipped = self.sequences(pairs, encoded, pretokenized_ok=pretokenized_ok)
         else:
             skipped = {}
-        res = PairLogps.empty(len(pairs))
+        res = self.score_sequence_pairs(seqs)
         res.skipped = skipped
+        return res
+
+    def score_sequence_pairs(self, seqs: list[tuple[Seq, Seq] | None]) -> PairLogps:
+        """Per pair, the chosen and the rejected sequence (``sequences``' output; None: not scored)."""
+        res = PairLogps.empty(len(seqs))
         idx = [i for i, s in enumerate(seqs) if s is not None]
         flat: list[Seq] = []
         for i in idx:
@@ -285,7 +290,7 @@ class LogpScorer:
             res.logp_chosen[i], res.tokens_chosen[i], res.min_chosen[i] = c
             res.logp_rejected[i], res.tokens_rejected[i], res.min_rejected[i] = r
         if hid is not None and idx:
-            res.hidden_chosen = np.full((len(pairs), hid.shape[1]), np.nan, np.float16)
+            res.hidden_chosen = np.full((len(seqs), hid.shape[1]), np.nan, np.float16)
             res.hidden_rejected = res.hidden_chosen.copy()
             res.hidden_chosen[idx] = hid[0::2]
             res.hidden_rejected[idx] = hid[1::2]

@@ -15,11 +15,9 @@ with the same source model get the same vectors. Without a cache dir it is disti
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import os
 import shutil
-import sys
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -73,21 +71,15 @@ class StaticEmbedder:
         require("skeletoken", "embed", "distilling the static embedding model (model2vec)")
         require("transformers", "embed", "distilling the static embedding model (model2vec)")
         distill = require("model2vec.distill", "embed", "distilling the static embedding model (model2vec)")
-        # model2vec's per-token progress bar ("Encoding tokens") off: tqdm reads TQDM_DISABLE when it is first
-        # imported, long before this, so the bar is disabled where model2vec creates it
-        inference = sys.modules.get("model2vec.distill.inference")
-        bar = getattr(inference, "tqdm", None)
-        if bar is not None:
-            inference.tqdm = functools.partial(bar, disable=True)  # type: ignore[union-attr]
+        from pairaudit.quiet import tqdm_off
+
         try:
-            return distill.distill(str(self.source_dir), pca_dims=PCA_DIMS, device="cpu")
+            with tqdm_off("model2vec.distill.inference"):  # its per-token bar, "Encoding tokens"
+                return distill.distill(str(self.source_dir), pca_dims=PCA_DIMS, device="cpu")
         except Exception as exc:  # noqa: BLE001 - transformers / model2vec errors vary
             raise ModelError(f"could not distil a static model from {self.source_dir}: {type(exc).__name__}: {exc}",
                              expected="a local sentence-transformers folder with a fast (tokenizer.json) tokenizer",
                              fix="use the default embedder, or --embed-mode transformer") from exc
-        finally:
-            if bar is not None:
-                inference.tqdm = bar  # type: ignore[union-attr]
 
     def _load(self) -> Any:
         if self._model is not None:

@@ -27,6 +27,7 @@ import numpy as np
 from pairaudit.datatypes import Pair, StageResult
 from pairaudit.errors import ConfigError, MissingDependency, require
 from pairaudit.stages.base import Stage
+from pairaudit.stages.flips.deferred import pack, stack_hidden, unpack
 from pairaudit.stages.flips.infos import LABELS, REF_COLS, wants_reference
 from pairaudit.stages.flips.overflow import DPO_OVERFLOW_INFO, margin_center, overflow_risk
 from pairaudit.stages.flips.verdict import LIKELY_FLIPPED_INFO, apply_flip_model, flip_result
@@ -36,7 +37,7 @@ from pairaudit.stages.spill import Spill
 class FlipStage(Stage):
     infos = (LIKELY_FLIPPED_INFO, DPO_OVERFLOW_INFO)
     # under --engine ray every actor applies reference_max_rows to the shards it sees
-    state_attrs = ("_rows", "_cols", "_emb", "_lenf", "_hid", "_n_ref", "_ref_rows", "_skipped", "_notes")
+    state_attrs = ("_rows", "_cols", "_emb", "_lenf", "_hid", "_n_ref", "_ref_rows", "_skipped", "_notes", "_ref_todo")
     distribute = "sample"  # the Ray engine: fitted on a bounded seeded sample, applied where the rows are
 
     def __init__(self, ctx, enabled):  # noqa: ANN001
@@ -55,6 +56,8 @@ class FlipStage(Stage):
         self._ref_rows: list[int] = []
         self._skipped: dict[str, int] = {}
         self._notes: list[str] = []
+        self._ref_todo: list[dict[str, Any]] = []  # a pool worker's batches of sequences for the main process
+        self.scoring_deferred = False  # a pool worker: prepare the reference sequences, the main process scores
         self._spill = Spill()  # the embedding differences move to disk when large
         self.ref = self.policy = self.reward = self.static = None
         self._same_tok = False
@@ -112,14 +115,20 @@ class FlipStage(Stage):
         self._rows.append(np.fromiter((p.row for p in pairs), np.int64, n))
         cols = {k: np.full(n, np.nan) for k in REF_COLS}
         hid = None
-        if self.ref is not None:
-            hid = self._observe_reference(pairs, encoded, cols)
+        if self.ref is not None and self.scoring_deferred:
+            enc = encoded if (encoded is not None and self._same_tok) else None
+            self._ref_todo.append(pack(*self.ref.sequences(pairs, enc, pretokenized_ok=self._same_tok)))
+        elif self.ref is not None:
+            take = self._take(n)
+            enc = encoded[:take] if (encoded is not None and self._same_tok) else None
+            seqs, skipped = self.ref.sequences(pairs[:take], enc, pretokenized_ok=self._same_tok) if take else ([], {})
+            hid = self._score_reference(self._rows[-1], seqs, skipped, cols)
         if self.reward is not None:
             cols["reward_margin"] = self.reward.margins(pairs)
         for k, v in cols.items():
             self._cols.setdefault(k, []).append(np.asarray(v, dtype=np.float64))
-        if self.ref is not None:
-            self._hid.append(hid if hid is not None else np.full((n, 0), np.nan, np.float16))
+        if self.ref is not None and not self.scoring_deferred:
+            self._hid.append(hid)
         if "likely_flipped" in self.enabled:
             self._observe_text(pairs)
         self._spill.maybe({"emb": self._emb})
@@ -129,36 +138,51 @@ class FlipStage(Stage):
         return super().export_state()
 
     def absorb_state(self, part: dict[str, Any]) -> None:
+        todo = part.pop("_ref_todo", [])
+        if todo and self.ref is not None:  # a pool worker's batches: scored here, in row order
+            cols = part["_cols"]
+            part["_hid"] = [self._score_reference(rows, *unpack(packed), {k: cols[k][j] for k in REF_COLS})
+                            for j, (rows, packed) in enumerate(zip(part["_rows"], todo))]
         super().absorb_state(part)
         self._spill.maybe({"emb": self._emb})
 
-    def _observe_reference(self, pairs: list[Pair], encoded: list[Any] | None, cols: dict) -> np.ndarray | None:
+    def can_defer_scoring(self) -> bool:
+        """Pool workers can leave the scoring to the main process, except a reward model's (it reads the texts)."""
+        return self.reward is None
+
+    def _take(self, n: int) -> int:
+        """How many of the next ``n`` rows (in input order) the reference model scores (``--reference-max-rows``)."""
+        return n if self.cap is None else max(0, min(n, self.cap - self._n_ref))
+
+    def _score_reference(self, rows: np.ndarray, seqs: list[Any], skipped: dict[int, str], cols: dict
+                         ) -> np.ndarray:
+        """Score the first ``_take`` of a batch's pairs (``seqs``: their reference sequences, from
+        ``LogpScorer.sequences``) into ``cols``; the hidden-state differences (n, d), d = 0 when none."""
         assert self.ref is not None
-        n = len(pairs)
-        take = n if self.cap is None else max(0, min(n, self.cap - self._n_ref))
+        n = len(rows)
+        take = self._take(n)
         if not take:
-            return None
-        sub = pairs[:take]
-        enc = encoded[:take] if (encoded is not None and self._same_tok) else None
-        seqs, skipped = self.ref.sequences(sub, enc, pretokenized_ok=self._same_tok)
-        for reason in skipped.values():
-            key = reason.split(":")[0]
-            self._skipped[key] = self._skipped.get(key, 0) + 1
+            return np.full((n, 0), np.nan, np.float16)
+        seqs = seqs[:take]
+        for i, reason in skipped.items():
+            if i < take:
+                key = reason.split(":")[0]
+                self._skipped[key] = self._skipped.get(key, 0) + 1
         flat = [x for pair_seqs in seqs if pair_seqs for x in pair_seqs]
         n_seq, ntok = self.ref.pending(flat)
         if n_seq or (self.policy is not None and self.policy.pending(flat)[0]):
             self._log_estimate(take, len(flat), n_seq, ntok)
-        r = self.ref.score_pairs(sub, seqs=seqs)
+        r = self.ref.score_sequence_pairs(seqs)
         cols["ref_logp_chosen"][:take], cols["ref_logp_rejected"][:take] = r.logp_chosen, r.logp_rejected
         cols["ref_tokens_chosen"][:take], cols["ref_tokens_rejected"][:take] = r.tokens_chosen, r.tokens_rejected
         cols["ref_min_logp_chosen"][:take], cols["ref_min_logp_rejected"][:take] = r.min_chosen, r.min_rejected
         if self.policy is not None:
-            pr = self.policy.score_pairs(sub, seqs=seqs)
+            pr = self.policy.score_sequence_pairs(seqs)
             cols["policy_logp_chosen"][:take], cols["policy_logp_rejected"][:take] = pr.logp_chosen, pr.logp_rejected
-        self._ref_rows.extend(p.row for p in sub)
+        self._ref_rows.extend(rows[:take].tolist())
         self._n_ref += take
         if r.hidden_chosen is None:
-            return None
+            return np.full((n, 0), np.nan, np.float16)
         hid = np.full((n, r.hidden_chosen.shape[1]), np.nan, np.float16)
         hid[:take] = r.hidden_chosen.astype(np.float32) - r.hidden_rejected.astype(np.float32)
         return hid
@@ -228,7 +252,7 @@ class FlipStage(Stage):
             for j, name in enumerate(("chars", "words", "lines", "ends_punct")):
                 raw[name] = lenf[:, j].astype(np.float64)
             out.update(raw=raw, emb=self._spill.column("emb", self._emb) if self._emb or self._spill.spilled else None,
-                       hid=_stack_hidden(self._hid) if self._hid else None)
+                       hid=stack_hidden(self._hid) if self._hid else None)
         return out
 
     def _finalize(self, model: dict[str, Any] | None = None) -> StageResult:
@@ -324,9 +348,3 @@ class FlipStage(Stage):
                         "flips.reward.seconds": round(self.reward.seconds, 2)})
         return out
 
-
-def _stack_hidden(parts: list[np.ndarray]) -> np.ndarray | None:
-    d = max((p.shape[1] for p in parts), default=0)
-    if d == 0:
-        return None
-    return np.concatenate([p if p.shape[1] == d else np.full((len(p), d), np.nan, np.float16) for p in parts])
