@@ -73,4 +73,3 @@ def tqdm_off(module_name: str) -> Iterator[None]:
     finally:
         if bar is not None:
             module.tqdm = bar  # type: ignore[union-attr]
-

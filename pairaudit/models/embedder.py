@@ -72,7 +72,8 @@ class Embedder:
     sentence-transformers folder or hub id. ``device``: "auto" (CUDA when present), "cpu", "cuda",
     "cuda:N". ``precision``: "auto" = fp32 on CUDA (measured on an H200: as fast as fp16 once warm, while each
     new batch shape costs fp16/bf16 a kernel warm-up that made one pass over real texts 4-5x slower; and
-    exactly the CPU's vectors), bf16 on CPUs with native bf16 kernels, else fp32; "fp32" forces fp32. ``cache_dir``: root of the pairaudit cache (None = no cache).
+    exactly the CPU's vectors), bf16 on CPUs with native bf16 kernels, else fp32; "fp32" forces fp32.
+    ``cache_dir``: root of the pairaudit cache (None = no cache).
     """
 
     def __init__(self, model: str | None = None, device: str = "auto", precision: str = "auto",

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-Seq = tuple[list[int], list[int]]
+from pairaudit.models.logp_kernel import Seq
 
 
 def pack(seqs: list[tuple[Seq, Seq] | None], skipped: dict[int, str]) -> dict[str, Any]:
@@ -25,12 +25,14 @@ def pack(seqs: list[tuple[Seq, Seq] | None], skipped: dict[int, str]) -> dict[st
     return {"ok": ok, "lens": lens, "ids": ids, "skipped": dict(skipped)}
 
 
-def unpack(packed: dict[str, Any]) -> tuple[list[tuple[Seq, Seq] | None], dict[int, str]]:
-    """The inverse of ``pack``."""
-    ids = packed["ids"].tolist()
+def unpack(packed: dict[str, Any], limit: int) -> tuple[list[tuple[Seq, Seq] | None], dict[int, str]]:
+    """The inverse of ``pack`` for the first ``limit`` pairs (those the model will score)."""
+    ok_all = packed["ok"][:limit]
+    n_ids = int(packed["lens"][: int(ok_all.sum())].sum())
+    ids = packed["ids"][:n_ids].tolist()
     out: list[tuple[Seq, Seq] | None] = []
     k = pos = 0
-    for ok in packed["ok"].tolist():
+    for ok in ok_all.tolist():
         if not ok:
             out.append(None)
             continue
@@ -41,7 +43,7 @@ def unpack(packed: dict[str, Any]) -> tuple[list[tuple[Seq, Seq] | None], dict[i
             pos += n
         out.append(((parts[0], parts[1]), (parts[2], parts[3])))
         k += 1
-    return out, dict(packed["skipped"])
+    return out, {i: why for i, why in packed["skipped"].items() if i < limit}
 
 
 def stack_hidden(parts: list[np.ndarray]) -> np.ndarray | None:

@@ -37,7 +37,8 @@ from pairaudit.stages.spill import Spill
 class FlipStage(Stage):
     infos = (LIKELY_FLIPPED_INFO, DPO_OVERFLOW_INFO)
     # under --engine ray every actor applies reference_max_rows to the shards it sees
-    state_attrs = ("_rows", "_cols", "_emb", "_lenf", "_hid", "_n_ref", "_ref_rows", "_skipped", "_notes", "_ref_todo")
+    state_attrs = ("_rows", "_cols", "_emb", "_lenf", "_hid", "_n_ref", "_ref_rows", "_skipped", "_notes",
+                   "_ref_todo")
     distribute = "sample"  # the Ray engine: fitted on a bounded seeded sample, applied where the rows are
 
     def __init__(self, ctx, enabled):  # noqa: ANN001
@@ -141,7 +142,8 @@ class FlipStage(Stage):
         todo = part.pop("_ref_todo", [])
         if todo and self.ref is not None:  # a pool worker's batches: scored here, in row order
             cols = part["_cols"]
-            part["_hid"] = [self._score_reference(rows, *unpack(packed), {k: cols[k][j] for k in REF_COLS})
+            part["_hid"] = [self._score_reference(rows, *unpack(packed, self._take(len(rows))),
+                                                  {k: cols[k][j] for k in REF_COLS})
                             for j, (rows, packed) in enumerate(zip(part["_rows"], todo))]
         super().absorb_state(part)
         self._spill.maybe({"emb": self._emb})
