@@ -125,13 +125,14 @@ class Scanner:
                 try:
                     stage.observe(res.pairs, res.encoded)
                 except Exception as exc:  # noqa: BLE001
-                    self._stage_failed(stage, exc)
+                    self.stage_failed(stage, exc)
                 self.timings[f"stage:{type(stage).__name__}"] += time.perf_counter() - ts
         if res.metrics:
             write_part(res.metrics, self.out.tmp, parts)
         self.n_input += res.n_records
 
-    def _stage_failed(self, stage: Stage, exc: BaseException) -> None:
+    def stage_failed(self, stage: Stage, exc: BaseException) -> None:
+        """Record that ``stage`` failed (its checks' status, a log line) and stop running it."""
         msg = f"{type(exc).__name__}: {exc}".replace("\n  ", "; ")
         for info in stage.infos:
             if info.name in stage.enabled:
@@ -176,7 +177,7 @@ class Scanner:
                 audit = self.commit(source, out_dir, *self.written, t_start=t_start, finish=finish)
             else:
                 self.doing = "running the whole-dataset checks"
-                stage_scores = self._finalize_stages()
+                stage_scores = self.finalize_stages()
                 audit = self._write(source, out_dir, parts, stage_scores, t_start, finish)
         except BaseException as exc:
             self.out.abort()
@@ -188,7 +189,8 @@ class Scanner:
             raise
         return audit
 
-    def _first_batch_sanity(self, records: list[Record]) -> None:
+    def first_batch_sanity(self, records: list[Record]) -> None:
+        """Fail early when the first batch cannot be what the options say (a mapped column missing, no format)."""
         parsed = [r for r in records if r.data is not None]
         for canonical, column in self.columns.items():
             if parsed and not any(column in r.data for r in parsed):
@@ -204,29 +206,45 @@ class Scanner:
                 expected="chosen/rejected (+prompt) columns, chosen_input_ids, or response_a/response_b/label",
                 fix="map your columns, e.g. --columns prompt=question,chosen=good,rejected=bad, or --format")
 
-    def _finalize_stages(self) -> list[tuple[list[int], dict[str, Any]]]:
+    def checks_ran(self) -> set[str]:
+        """The enabled checks whose stage is still running (not failed, off or skipped)."""
+        return {n for n in self.plan.enabled if self.status.get(n, {}).get("status", "ran") == "ran"
+                and any(n in s.enabled for s in self.stages)}
+
+    def finalize_stage(self, stage: Stage) -> tuple[list[Finding], list[tuple[np.ndarray, dict[str, Any]]],
+                                                     dict[str, Any]] | None:
+        """Finalize one stage on what it observed: its findings (with the plan's actions), its score columns and
+        its report.json stats; None when it failed (recorded with ``stage_failed``). Nothing is added to the
+        scanner's findings or stats: ``finalize_stages`` does that, in stage order."""
+        ts = time.perf_counter()
+        if stage.reads_findings:  # stages that read earlier stages' findings (split_leakage)
+            stage.set_findings(self.findings, self.checks_ran())
+        try:
+            res = stage.finalize()
+        except Exception as exc:  # noqa: BLE001
+            self.stage_failed(stage, exc)
+            return None
+        finally:
+            self.timings[f"stage:{type(stage).__name__}"] += time.perf_counter() - ts
+        scores = [(np.asarray(res.rows, dtype=np.int64), res.scores)] if res.rows is not None and res.scores else []
+        for k, v in res.timings.items():  # run-specific figures: timings.json, never report.json
+            self.timings[k] += v
+        return stage_findings(stage, res, self.plan), scores, res.stats
+
+    def finalize_stages(self) -> list[tuple[np.ndarray, dict[str, Any]]]:
+        """Finalize every running stage in order; their findings and stats join the scanner's; returns the score
+        columns of every stage."""
         out = []
         stages = list(self.stages)
         for k, stage in enumerate(stages):
-            ts = time.perf_counter()
             self.ctx.progress("finalize", k, len(stages))
-            if stage.reads_findings:  # stages that read earlier stages' findings (split_leakage)
-                ran = {n for n in self.plan.enabled if self.status.get(n, {}).get("status", "ran") == "ran"
-                       and any(n in s.enabled for s in self.stages)}
-                stage.set_findings(self.findings, ran)
-            try:
-                res = stage.finalize()
-            except Exception as exc:  # noqa: BLE001
-                self._stage_failed(stage, exc)
+            done = self.finalize_stage(stage)
+            if done is None:
                 continue
-            finally:
-                self.timings[f"stage:{type(stage).__name__}"] += time.perf_counter() - ts
-            self.findings.extend(stage_findings(stage, res, self.plan))
-            if res.rows is not None and res.scores:
-                out.append((np.asarray(res.rows, dtype=np.int64), res.scores))
-            self.stats.update(res.stats)
-            for k, v in res.timings.items():  # run-specific figures: timings.json, never report.json
-                self.timings[k] += v
+            findings, scores, stats = done
+            self.findings.extend(findings)
+            out += scores
+            self.stats.update(stats)
         self.ctx.progress("finalize", len(stages), len(stages))
         return out
 

@@ -54,7 +54,10 @@ def _nodes(*resources: dict) -> list[dict]:
     (_nodes({"CPU": 4.0, "GPU": 1.0}, {"CPU": 2.0, "GPU": 1.0}), {"FlipStage"}, 6, 0.25),
 ])
 def test_actor_plan(nodes: list, stages: set, workers: int, gpus: float | None) -> None:
-    n, opts = actor_plan(nodes, None, stages)
+    from pairaudit.stages.registry import stage_classes
+
+    models = any(c.uses_models for c in stage_classes() if c.__name__ in stages)  # what each stage declares
+    n, opts = actor_plan(nodes, None, models)
     assert n == workers and opts["num_cpus"] == 1 and opts["scheduling_strategy"] == "SPREAD"
     assert opts.get("num_gpus") == gpus
-    assert actor_plan(nodes, 1, stages)[0] == 1  # --ray-workers caps it
+    assert actor_plan(nodes, 1, models)[0] == 1  # --ray-workers caps it

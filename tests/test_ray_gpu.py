@@ -28,13 +28,13 @@ def test_model_stage_actors_share_the_gpu_node() -> None:
     c.wait_for_nodes()
     ray.init(address=c.address, log_to_driver=False, configure_logging=False)
     try:
-        n, opts = actor_plan(ray.nodes(), None, {"NearDuplicateStage", "ExactStage"})
+        n, opts = actor_plan(ray.nodes(), None, True)  # a model stage (near duplicates) runs
         assert n == 2 and opts["num_gpus"] == 0.5
         actors = [ray.remote(Probe).options(**opts).remote() for _ in range(n)]
         seen = ray.get([a.where.remote() for a in actors], timeout=60)
         assert {node for node, _, _ in seen} == {gpu_node.node_id}
         assert all(ids == ["0"] and cuda == "0" for _, ids, cuda in seen)
-        n_cpu, cpu_opts = actor_plan(ray.nodes(), None, {"ExactStage"})  # no model stage: every CPU, no GPU
+        n_cpu, cpu_opts = actor_plan(ray.nodes(), None, False)  # no model stage: every CPU, no GPU
         assert n_cpu == 3 and "num_gpus" not in cpu_opts
     finally:
         ray.shutdown()

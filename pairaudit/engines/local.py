@@ -61,7 +61,7 @@ def _in_process(scanner: Scanner, source: Source, batches: Iterator[list[Record]
         scanner.absorb(scanner.processor.process(records, on_rows=report), parts)
         batch_rows = 0
         if k == 0:
-            scanner._first_batch_sanity(records)
+            scanner.first_batch_sanity(records)
         report(0)
 
 

@@ -15,11 +15,11 @@ parallelism. Messages travel over anonymous pipes between the scan's own process
 
 A stage that scores rows with a model of its own keeps the model in the main process (a copy per worker would
 cost its memory N times): the flip stage's workers tokenize the pairs for the reference (and policy) model and
-the main process scores them as it absorbs the batches in row order (``FlipStage.can_defer_scoring``), so
+the main process scores them as it absorbs the batches in row order (``Stage.in_worker``), so
 ``--reference-max-rows`` counts rows in input order as in one process, and on a GPU machine the model works
 while the workers read and check the next batches. The pool is not used (the scan runs in this process) for
 sources that cannot be reopened elsewhere (in-memory objects, ``Source.shardable``) and when a stage's model
-reads the texts (a reward model), which stay in the workers.
+reads the texts (a reward model: ``Stage.one_process_reason``), which stay in the workers.
 """
 
 from __future__ import annotations
@@ -37,7 +37,6 @@ if TYPE_CHECKING:
     from pairaudit.io.readers import Source
     from pairaudit.pipeline import Scanner
 
-MODEL_ATTRS = ("ref", "policy", "reward")  # stage attributes holding a scoring model of its own
 WORKER_ENV = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "RAYON_NUM_THREADS": "1",
               "TOKENIZERS_PARALLELISM": "false"}
 
@@ -55,9 +54,9 @@ def pool_blocker(scanner: Scanner, source: Source) -> str | None:
     if not getattr(source, "shardable", True):
         return "the source is an in-memory object that other processes cannot read"
     for stage in scanner.stages:
-        defer = getattr(stage, "can_defer_scoring", None)
-        if any(getattr(stage, a, None) is not None for a in MODEL_ATTRS) and not (defer and defer()):
-            return "a stage scores rows with a model that reads the texts (a reward model)"
+        why = stage.one_process_reason()
+        if why:
+            return why
     return None
 
 
@@ -82,8 +81,7 @@ class _Worker:
             cls = load_stage(path)
             assert cls is not None, path
             stage = cls(self.ctx, set(enabled))
-            if hasattr(stage, "scoring_deferred"):  # the main process scores with the stage's model
-                stage.scoring_deferred = True
+            stage.in_worker()  # e.g. the main process scores with the stage's model
             self.stages.append(stage)
 
     def _progress(self, phase: str, done: int, total: int | None) -> None:
@@ -197,7 +195,7 @@ def run_pool(scanner: Scanner, first: list[Any], batches: Iterator[list[Any]], p
     specs = [(f"{type(s).__module__}:{type(s).__name__}", sorted(s.enabled)) for s in scanner.stages]
     if scanner.processor.to_pairs(first, []):  # the format, fixed from the first batch as in-process, and a
         scanner.processor.load_tokenizer()  # tokenizer that cannot load fails here
-    scanner._first_batch_sanity(first)
+    scanner.first_batch_sanity(first)
     init = (scanner.cfg, scanner.trainer, scanner.processor.fmt, specs, str(scanner.ctx.cache_dir), scanner.ctx.splits)
     procs = [_Proc(init) for _ in range(workers)]
     ok = False
@@ -261,7 +259,7 @@ def _absorb(scanner: Scanner, out: dict[str, Any], parts: list[Path], done: dict
         if stage is None:  # failed earlier
             continue
         if name in out["errors"]:
-            scanner._stage_failed(stage, RuntimeError(out["errors"][name]))
+            scanner.stage_failed(stage, RuntimeError(out["errors"][name]))
             continue
         stage.absorb_state(state)
     for phase, n in out["progress"].items():

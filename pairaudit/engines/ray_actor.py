@@ -116,10 +116,8 @@ class ShardActor(StageOps):
                 kept[name] = shard_columns(state)
                 summaries[name] = shard_summary(kept[name])
             elif stage.distribute == "sample":
-                from pairaudit.engines.ray_stages import sample_summary
-
                 kept[name] = state
-                summaries[name] = sample_summary(state)
+                summaries[name] = stage.sample_summary(state)
             elif stage.distribute == "hash":  # cut once earlier stages' findings are known (``split``)
                 kept[name] = state
             else:
@@ -141,8 +139,7 @@ class ShardActor(StageOps):
         t0 = time.perf_counter()
         stage = self.stages[k]
         fresh = type(stage)(self.ctx, stage.enabled)
-        if hasattr(fresh, "partitioned"):  # its statistics are merged over the partitions (merge_partition_stats)
-            fresh.partitioned = True
+        fresh.on_partition()  # e.g. its statistics are merged over the partitions (merge_partition_stats)
         for b in buckets:
             fresh.absorb_state(loads(b))
         if fresh.reads_findings:

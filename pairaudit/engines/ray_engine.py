@@ -38,18 +38,17 @@ if TYPE_CHECKING:
     from pairaudit.io.readers import Source
     from pairaudit.pipeline import Scanner
 
-GPU_STAGES = ("NearDuplicateStage", "FlipStage")  # stages that run models (embedder, reference)
 
-
-def actor_plan(nodes: list[dict[str, Any]], workers: int | None, stage_names: set[str]) -> tuple[int, dict[str, Any]]:
+def actor_plan(nodes: list[dict[str, Any]], workers: int | None, models: bool) -> tuple[int, dict[str, Any]]:
     """How many actors, and the Ray resources of each: one CPU, spread over the nodes. When the cluster
-    has GPUs and a model stage runs (embedder, reference model), actors go where the GPUs are: each asks
+    has GPUs and ``models`` (a stage that runs models, ``Stage.uses_models``: embedder, reference model) runs,
+    actors go where the GPUs are: each asks
     for an equal fraction of a GPU (a GPU node's GPUs shared by its CPUs), so several actors share one GPU
     and every actor's models run on a GPU; CPU-only nodes then get no actor."""
     alive = [n["Resources"] for n in nodes if n.get("Alive", True)]
     opts: dict[str, Any] = {"num_cpus": 1, "scheduling_strategy": "SPREAD"}
     gpu_nodes = [r for r in alive if r.get("GPU", 0) > 0 and r.get("CPU", 0) >= 1]
-    if not gpu_nodes or not stage_names & set(GPU_STAGES):
+    if not gpu_nodes or not models:
         return workers or max(1, sum(int(r.get("CPU", 0)) for r in alive)), opts
     share = math.floor(min(1.0, *(r["GPU"] / int(r["CPU"]) for r in gpu_nodes)) * 10_000) / 10_000
     fit = sum(min(int(r["CPU"]), int(r["GPU"] / share + 1e-9)) for r in gpu_nodes)
@@ -60,7 +59,7 @@ def _detect_format(scanner: Scanner, source: Source) -> None:
     """Fix the format on the driver from the first batch, as the local engine would."""
     for records in source.batches(scanner.cfg.batch_size):
         scanner.processor.to_pairs(records, [])
-        scanner._first_batch_sanity(records)
+        scanner.first_batch_sanity(records)
         break
 
 
@@ -92,20 +91,16 @@ def _run(ray: Any, scanner: Scanner, source: Source) -> dict[str, Any]:
     from pairaudit.engines.wire import dumps, loads
     from pairaudit.io.readers import JsonlSource
     from pairaudit.io.shards import first_row, plan_shards
-    from pairaudit.stages.registry import STAGE_PATHS
+    from pairaudit.stages.registry import stage_paths
 
     cfg = scanner.cfg
     resources = ray.cluster_resources()
     cpus = int(resources.get("CPU", 1))
-    workers, opts = actor_plan(ray.nodes(), cfg.ray_workers, {type(s).__name__ for s in scanner.stages})
+    workers, opts = actor_plan(ray.nodes(), cfg.ray_workers, any(s.uses_models for s in scanner.stages))
     shards = plan_shards(source, cfg.ray_shards or max(workers * 2, 1))
     starts = [first_row(spec) for spec in shards]
     by_cls = {type(s).__name__: s for s in scanner.stages}
-    for name, stage in by_cls.items():
-        if not stage.state_attrs:  # its observe state could not leave the worker
-            raise ConfigError(f"stage {name} ({', '.join(sorted(stage.enabled))}) does not support --engine ray",
-                              fix=f"use --engine local, or --skip {' --skip '.join(sorted(stage.enabled))}")
-    specs = [(p, sorted(by_cls[p.rsplit(":", 1)[1]].enabled)) for p in STAGE_PATHS if p.rsplit(":", 1)[1] in by_cls]
+    specs = [(p, sorted(by_cls[p.rsplit(":", 1)[1]].enabled)) for p in stage_paths() if p.rsplit(":", 1)[1] in by_cls]
     order = [by_cls[p.rsplit(":", 1)[1]] for p, _ in specs]  # the actors' stage list, same order
     actor_cls = ray.remote(ShardActor)
     actors = [actor_cls.options(**opts).remote(cfg.to_json(), scanner.fmt, specs, str(scanner.ctx.cache_dir))
@@ -161,7 +156,7 @@ def _run(ray: Any, scanner: Scanner, source: Source) -> dict[str, Any]:
         try:
             later += _finalize_stage(run, stage, later, reduced, parts, stage_stats)
         except Exception as exc:  # noqa: BLE001 - reported like a failed stage of the local engine
-            scanner._stage_failed(stage, exc)
+            scanner.stage_failed(stage, exc)
             reduced.pop(name, None)
             parts.pop(name, None)
     for name, refs in reduced.items():
@@ -171,7 +166,7 @@ def _run(ray: Any, scanner: Scanner, source: Source) -> dict[str, Any]:
         shuffled += sum(st.get("shuffle_bytes", 0) for st in statuses)
         errors = [st["error"] for st in statuses if st["error"]]
         if errors and by_cls[name] in scanner.stages:
-            scanner._stage_failed(by_cls[name], RuntimeError(errors[0]))
+            scanner.stage_failed(by_cls[name], RuntimeError(errors[0]))
         merge = getattr(type(by_cls[name]), "merge_partition_stats", None) or merge_stats
         stage_stats[name] = merge([st["stats"] for st in statuses])
         for st in statuses:
@@ -247,23 +242,13 @@ def _finalize_stage(run: Any, stage: Any, later: list[Any], reduced: dict[str, A
             scanner.timings[k] += v
         return out.findings
     if stage.distribute == "hash":
-        ran = {n for n in scanner.plan.enabled if scanner.status.get(n, {}).get("status", "ran") == "ran"
-               and any(n in st.enabled for st in scanner.stages)}
-        reduced[name], _ = run_late_hash(run, stage, later, ran)
+        reduced[name], _ = run_late_hash(run, stage, later, scanner.checks_ran())
         return []
     # a stage without a distributed finalize: its state came to the driver, which finalizes it here
-    before = len(scanner.findings)
-    stats_before = set(scanner.stats)
-    all_stages, scanner.stages = scanner.stages, [stage]
-    try:
-        scores = scanner._finalize_stages()
-    finally:
-        scanner.stages = [st for st in all_stages if st is not stage or stage in scanner.stages]
-    stage_stats[name] = {k: v for k, v in scanner.stats.items() if k not in stats_before}
-    for k in stage_stats[name]:
-        scanner.stats.pop(k)
-    found = scanner.findings[before:]
-    del scanner.findings[before:]
+    done = scanner.finalize_stage(stage)
+    if done is None:  # failed: recorded by the scanner
+        return []
+    found, scores, stage_stats[name] = done
     routed = _route_driver(found, scores, run.starts)
     parts[name] = [[run.ray.put(run.put(r))] for r in routed]
     return [f for f in found if f.check == "near_duplicate_pair" and f.group is not None]
@@ -283,7 +268,7 @@ def _absorb_meta(scanner: Scanner, m: dict[str, Any], by_cls: dict[str, Any], su
             summaries[name].append(m["summaries"][name])
     for stage_name, msg in m["errors"]:
         if stage_name in by_cls and by_cls[stage_name] in scanner.stages:
-            scanner._stage_failed(by_cls[stage_name], RuntimeError(msg))
+            scanner.stage_failed(by_cls[stage_name], RuntimeError(msg))
     for key, value in m["models"].items():
         scanner.ctx.models.setdefault(key, value)
     node["rows"] += m["rows"]
@@ -321,7 +306,7 @@ def _collect(scanner: Scanner, outs: list[dict[str, Any]], by_cls: dict[str, Any
         drops.update({int(r): v for r, v in out.get("drops", {}).items()})
         for name, msg in out["errors"]:
             if by_cls[name] in scanner.stages:
-                scanner._stage_failed(by_cls[name], RuntimeError(msg))
+                scanner.stage_failed(by_cls[name], RuntimeError(msg))
         for name, stats in out["stats"].items():
             stage_stats.setdefault(name, stats)
     return {"tally": tally, "flips": sorted(flips), "counts": counts, "applied": applied,

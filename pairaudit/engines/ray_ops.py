@@ -25,24 +25,6 @@ def _cat(parts: list[np.ndarray]) -> np.ndarray | None:
     return np.concatenate(parts) if parts else None
 
 
-def take_state(state: dict[str, Any], idx: np.ndarray | None) -> dict[str, Any]:
-    """A shard's exported state (lists of row-aligned arrays, counters) restricted to the rows ``idx`` (local
-    indices; None: every row), with each column as one array."""
-    from pairaudit.stages.flips.deferred import stack_hidden
-
-    out: dict[str, Any] = {}
-    for k, v in state.items():
-        if isinstance(v, dict) and all(isinstance(p, list) for p in v.values()):  # columns by name
-            out[k] = {c: [x[idx] if idx is not None else x] for c, x in
-                      ((c, _cat(p)) for c, p in v.items()) if x is not None}
-        elif isinstance(v, list) and v and isinstance(v[0], np.ndarray):
-            x = stack_hidden(v) if k == "_hid" else _cat(v)
-            out[k] = [] if x is None else [x[idx] if idx is not None else x]
-        else:
-            out[k] = v
-    return out
-
-
 class StageOps:
     """Mixed into ``ShardActor``: ``self.stages``, ``self.shards``, ``self.ctx``, ``self.plan``."""
 
@@ -149,20 +131,16 @@ class StageOps:
         name = type(stage).__name__
         if op == "take":
             state = self._kept(key, name)
-            out = [take_state(state, np.asarray(a["take"], np.int64))]
+            out = [stage.take_rows(state, np.asarray(a["take"], np.int64))]
         elif op == "fit":
             model: dict[str, Any] = {}
             for b in blobs:
                 stage.absorb_state(loads(b))
-            if a.get("totals"):
-                t = a["totals"]
-                stage._n_ref, stage._ref_rows, stage._skipped = t["n_ref"], t["ref_rows"], t["skipped"]
-            stage._notes = list(dict.fromkeys(stage._notes))
             try:
-                res = stage._finalize(model)
+                res = stage.fit(model, a.get("totals"))
             finally:
                 stage.export_state()
-                stage._spill.close()
+                stage.release()
             ref = (res.stats.get("likely_flipped") or res.stats.get("dpo_overflow_risk") or {}).get("reference")
             if ref and "rows_seen" in ref:
                 ref["rows_seen"] = int(a["n"])
@@ -171,14 +149,9 @@ class StageOps:
             out = [*parts, model, meta]
         elif op == "apply":
             state = self.shards[key]["states"].pop(name)  # type: ignore[attr-defined]
-            n = sum(len(r) for r in state["_rows"])
+            n = len(stage.row_numbers(state))
             rest = np.setdiff1d(np.arange(n), np.asarray(a["taken"], np.int64))
-            fresh = type(stage).__new__(type(stage))
-            fresh.__dict__.update(stage.__dict__)
-            fresh._spill = type(stage._spill)()
-            for attr, value in take_state(state, rest).items():
-                setattr(fresh, attr, value)
-            res = fresh.apply(loads(blobs[0]))
+            res = stage.with_state(stage.take_rows(state, rest)).apply(loads(blobs[0]))
             out = [route(res, stage_findings(stage, res, self.plan), [a["start"]])[0]]  # type: ignore[attr-defined]
         else:
             raise ValueError(f"unknown sample op {op!r}")
@@ -191,9 +164,9 @@ class StageOps:
         stage = self._stage_at(k)
         state = self._kept(s, type(stage).__name__)
         want = np.asarray(loads(rows), np.int64)
-        all_rows = _cat(state["_rows"])
+        all_rows = stage.row_numbers(state)
         keys = _cat(state[stage.partition_key])
-        if all_rows is None or keys is None:
+        if not len(all_rows) or keys is None:
             return dumps({"rows": np.zeros(0, np.int64), "keys": np.zeros(0, np.int64)})
         keys = keys[:, 0] if keys.ndim == 2 else keys
         hit = np.isin(all_rows, want)

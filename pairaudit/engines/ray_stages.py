@@ -216,16 +216,7 @@ def run_sample(run: RayRun, stage: Any) -> Outcome:
     sample = np.arange(n) if n <= limit else np.sort(np.random.default_rng(0).choice(n, limit, replace=False))
     taken = _local(sample, offsets, counts)
     takes = [run.actor(s).sample.remote("take", k, s, run.put({"take": taken[s]})) for s in range(n_shards)]
-    totals = None
-    if n > limit:  # the reference-model figures of every row, not only the sample's
-        lo = [x["ref_min"] for x in summ if x["ref_min"] is not None]
-        hi = [x["ref_max"] for x in summ if x["ref_max"] is not None]
-        skipped: dict[str, int] = {}
-        for x in summ:
-            for key, v in x["skipped"].items():
-                skipped[key] = skipped.get(key, 0) + int(v)
-        totals = {"n_ref": sum(int(x["n_ref"]) for x in summ), "ref_rows": [min(lo), max(hi)] if lo else [],
-                  "skipped": skipped}
+    totals = stage.sample_totals(summ) if n > limit else None  # every row's figures, not only the sample's
     fitter = run.actors[-1]
     fit = fitter.sample.options(num_returns=n_shards + 2).remote(
         "fit", k, 0, run.put({"n": n, "totals": totals, "starts": run.starts}), *takes)
@@ -243,14 +234,6 @@ def run_sample(run: RayRun, stage: Any) -> Outcome:
                                                 "likely_flipped.fit_sample_rows); the other rows are scored by the "
                                                 "mean of its fold models")
     return Outcome(parts, stats, meta["timings"])
-
-
-def sample_summary(state: dict[str, Any]) -> dict[str, Any]:
-    """What the driver needs of a shard's flip-stage state: its rows and reference-model figures."""
-    ref_rows = state.get("_ref_rows") or []
-    return {"n": int(sum(len(r) for r in state["_rows"])), "n_ref": int(state.get("_n_ref", 0)),
-            "ref_min": int(min(ref_rows)) if ref_rows else None, "ref_max": int(max(ref_rows)) if ref_rows else None,
-            "skipped": dict(state.get("_skipped") or {})}
 
 
 # -- hash partitions after earlier findings --------------------------------------------------------------------

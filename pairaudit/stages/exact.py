@@ -13,6 +13,7 @@ from pairaudit.checks.base import CheckInfo
 from pairaudit.datatypes import Pair, StageResult
 from pairaudit.hashing import ordered_key, side_digests, unordered_key
 from pairaudit.stages.base import Stage
+from pairaudit.stages.state import Column
 from pairaudit.trainer.tokenizer import EncodedPair
 
 DUPLICATE_INFO = CheckInfo(
@@ -38,16 +39,10 @@ CONTRADICTION_INFO = CheckInfo(
 class ExactStage(Stage):
     infos = (DUPLICATE_INFO, CONTRADICTION_INFO)
 
-    state_attrs = ("_rows", "_ordered", "_unordered", "_flip")
+    state = {"_rows": Column(np.int64), "_ordered": Column(np.uint64), "_unordered": Column(np.uint64),
+             "_flip": Column(np.bool_)}
     # equal ordered hashes imply equal unordered ones: one partition holds every group of both checks
     distribute, partition_key = "hash", "_unordered"
-
-    def __init__(self, ctx, enabled):  # noqa: ANN001
-        super().__init__(ctx, enabled)
-        self._rows: list[np.ndarray] = []
-        self._ordered: list[np.ndarray] = []
-        self._unordered: list[np.ndarray] = []
-        self._flip: list[np.ndarray] = []
 
     def observe(self, pairs: list[Pair], encoded: list[EncodedPair] | None) -> None:
         n = len(pairs)

@@ -27,6 +27,7 @@ from pairaudit.checks.base import CheckInfo
 from pairaudit.datatypes import Finding, Pair, StageResult
 from pairaudit.hashing import side_digests, unordered_key
 from pairaudit.stages.base import Stage
+from pairaudit.stages.state import Column
 
 if TYPE_CHECKING:
     from pairaudit.config import Context
@@ -48,16 +49,13 @@ SPLIT_LEAKAGE_INFO = CheckInfo(
 
 class SplitLeakageStage(Stage):
     infos = (SPLIT_LEAKAGE_INFO,)
-    state_attrs = ("_rows", "_hash", "_flip")
+    state = {"_rows": Column(np.int64), "_hash": Column(np.uint64), "_flip": Column(np.bool_)}
     reads_findings = True
     distribute, partition_key = "hash", "_hash"  # near matches come as findings, with every member's row
 
     def __init__(self, ctx: Context, enabled: set[str]) -> None:
         super().__init__(ctx, enabled)
         self.train_split = str(self.params(SPLIT_LEAKAGE_INFO)["train_split"])
-        self._rows: list[np.ndarray] = []
-        self._hash: list[np.ndarray] = []
-        self._flip: list[np.ndarray] = []
         self._near: list[tuple[int, int, float | None]] = []
         self._near_ran = False
 

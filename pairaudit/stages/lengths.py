@@ -18,6 +18,7 @@ import numpy as np
 from pairaudit.checks.base import CheckInfo
 from pairaudit.datatypes import Pair, StageResult
 from pairaudit.stages.base import Stage
+from pairaudit.stages.state import Column
 from pairaudit.trainer.split import implicit_split
 from pairaudit.trainer.tokenizer import EncodedPair
 
@@ -38,14 +39,12 @@ MIN_SCALE = 0.25  # in log-length units
 class LengthStage(Stage):
     infos = (LENGTH_OUTLIER_INFO,)
 
-    state_attrs = ("_rows", "_lens", "_shared")
+    # _shared: the trainer's prompt took response text (prefix_pair)
+    state = {"_rows": Column(np.int64), "_lens": Column(np.int32), "_shared": Column(np.bool_)}
     distribute = "summary"
 
     def __init__(self, ctx, enabled):  # noqa: ANN001
         super().__init__(ctx, enabled)
-        self._rows: list[np.ndarray] = []
-        self._lens: list[np.ndarray] = []
-        self._shared: list[np.ndarray] = []  # the trainer's prompt took response text (prefix_pair)
         self._eos = 0
 
     def observe(self, pairs: list[Pair], encoded: list[EncodedPair] | None) -> None:

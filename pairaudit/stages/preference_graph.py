@@ -29,6 +29,7 @@ from pairaudit.datatypes import Finding, Pair, StageResult
 from pairaudit.hashing import side_digests
 from pairaudit.stages.base import Stage
 from pairaudit.stages.near_duplicates.unionfind import UnionFind
+from pairaudit.stages.state import Column
 
 CYCLE_INFO = CheckInfo(
     "preference_cycle",
@@ -123,15 +124,16 @@ def _shortest_back(start: int, goal: int, adj: dict[int, list[tuple[int, int]]],
 class PreferenceGraphStage(Stage):
     infos = (CYCLE_INFO,)
     reads_findings = True  # near_duplicate_pair groups join nodes
-    state_attrs = ("_rows", "_keys")
+    state = {"_rows": Column(np.int64), "_keys": Column(np.int64)}  # _keys (n, 3): prompt, chosen, rejected digests
     distribute, partition_key = "hash", "_keys"  # by the prompt digest (the key's first column)
     partitioned = False  # set on a hash partition: the profile keeps its histograms for the merge
 
     def __init__(self, ctx, enabled):  # noqa: ANN001
         super().__init__(ctx, enabled)
-        self._rows: list[np.ndarray] = []
-        self._keys: list[np.ndarray] = []  # (n, 3) int64: prompt, chosen, rejected digests
         self._near: list[tuple[int, int]] = []
+
+    def on_partition(self) -> None:
+        self.partitioned = True
 
     def observe(self, pairs: list[Pair], encoded: object) -> None:
         n = len(pairs)

@@ -2,13 +2,22 @@
 
 Stages from optional extras are named by import path and imported only when they run, so listing
 checks (``pairaudit checks``) needs no torch. Their modules must not import heavy packages at top level.
+
+A stage of your own package runs without editing pairaudit: name it in the environment variable
+``PAIRAUDIT_STAGES`` (``"my_pkg.stages:MyStage"``, several separated by commas); it runs after the built-in
+stages, in every engine (worker processes and Ray workers started from this environment inherit it).
 """
 
 from __future__ import annotations
 
 import importlib
+import os
 
+from pairaudit.errors import ConfigError
 from pairaudit.stages.base import Stage
+
+#: extra stages by import path, comma separated (your own package's stages)
+ENV_VAR = "PAIRAUDIT_STAGES"
 
 # whole-dataset stages, run in this order
 STAGE_PATHS: tuple[str, ...] = (
@@ -21,15 +30,36 @@ STAGE_PATHS: tuple[str, ...] = (
 )
 
 
+def stage_paths() -> tuple[str, ...]:
+    """The built-in stages, then those named in ``PAIRAUDIT_STAGES``, in run order."""
+    extra = [p.strip() for p in os.environ.get(ENV_VAR, "").split(",") if p.strip()]
+    for p in extra:
+        if p.count(":") != 1:
+            raise ConfigError(f"{ENV_VAR} names {p!r}, not a stage's import path",
+                              expected="module:Class, e.g. my_pkg.stages:MyStage (several: comma separated)",
+                              fix=f"set {ENV_VAR} to module:Class paths, or unset it")
+    return tuple(dict.fromkeys((*STAGE_PATHS, *extra)))
+
+
 def load_stage(path: str) -> type[Stage] | None:
+    """The stage class at ``path`` (``module:Class``); None when a built-in stage is not part of this build."""
     mod, _, cls = path.partition(":")
     try:
-        return getattr(importlib.import_module(mod), cls)
+        module = importlib.import_module(mod)
     except ModuleNotFoundError as exc:
+        if path not in STAGE_PATHS:
+            raise ConfigError(f"stage {path!r} ({ENV_VAR}) cannot be imported: {exc}",
+                              fix=f"install the package that holds it, or remove it from {ENV_VAR}") from exc
         if exc.name and exc.name.startswith("pairaudit"):
             return None  # stage not part of this build
         raise
+    loaded = getattr(module, cls, None)
+    if not (isinstance(loaded, type) and issubclass(loaded, Stage)):
+        raise ConfigError(f"{path!r} is not a Stage subclass (found {loaded!r})",
+                          fix=f"name a subclass of pairaudit.stages.base.Stage in {ENV_VAR}")
+    return loaded
 
 
 def stage_classes() -> list[type[Stage]]:
-    return [c for c in (load_stage(p) for p in STAGE_PATHS) if c is not None]
+    """Every registered stage class of this build, in run order."""
+    return [c for c in (load_stage(p) for p in stage_paths()) if c is not None]

@@ -32,13 +32,18 @@ from pairaudit.stages.flips.infos import LABELS, REF_COLS, wants_reference
 from pairaudit.stages.flips.overflow import DPO_OVERFLOW_INFO, margin_center, overflow_risk
 from pairaudit.stages.flips.verdict import LIKELY_FLIPPED_INFO, apply_flip_model, flip_result
 from pairaudit.stages.spill import Spill
+from pairaudit.stages.state import Column, Columns, Count, Items, Tally
 
 
 class FlipStage(Stage):
     infos = (LIKELY_FLIPPED_INFO, DPO_OVERFLOW_INFO)
-    # under --engine ray every actor applies reference_max_rows to the shards it sees
-    state_attrs = ("_rows", "_cols", "_emb", "_lenf", "_hid", "_n_ref", "_ref_rows", "_skipped", "_notes",
-                   "_ref_todo")
+    # _hid: hidden-state differences (batches scored without the model: width 0); _ref_todo: a pool worker's
+    # batches of reference sequences for the main process, which scores them (absorb_state)
+    state = {"_rows": Column(np.int64), "_cols": Columns(np.float64), "_emb": Column(np.float16),
+             "_lenf": Column(np.float32), "_hid": Column(np.float16, join=stack_hidden), "_n_ref": Count(),
+             "_ref_rows": Items(), "_skipped": Tally(), "_notes": Items(), "_ref_todo": Items()}
+    local = ("_spill",)  # the embedding differences move to disk when large, per process
+    uses_models = True
     distribute = "sample"  # the Ray engine: fitted on a bounded seeded sample, applied where the rows are
 
     def __init__(self, ctx, enabled):  # noqa: ANN001
@@ -48,16 +53,6 @@ class FlipStage(Stage):
         self.p_over = self.params(DPO_OVERFLOW_INFO)
         self.cap = cfg.reference_max_rows
         self.beta = float(cfg.beta)
-        self._rows: list[np.ndarray] = []
-        self._cols: dict[str, list[np.ndarray]] = {}
-        self._emb: list[np.ndarray] = []
-        self._lenf: list[np.ndarray] = []
-        self._hid: list[np.ndarray] = []
-        self._n_ref = 0
-        self._ref_rows: list[int] = []
-        self._skipped: dict[str, int] = {}
-        self._notes: list[str] = []
-        self._ref_todo: list[dict[str, Any]] = []  # a pool worker's batches of sequences for the main process
         self.scoring_deferred = False  # a pool worker: prepare the reference sequences, the main process scores
         self._spill = Spill()  # the embedding differences move to disk when large
         self.ref = self.policy = self.reward = self.static = None
@@ -148,9 +143,48 @@ class FlipStage(Stage):
         super().absorb_state(part)
         self._spill.maybe({"emb": self._emb})
 
-    def can_defer_scoring(self) -> bool:
-        """Pool workers can leave the scoring to the main process, except a reward model's (it reads the texts)."""
-        return self.reward is None
+    def one_process_reason(self) -> str | None:
+        """Pool workers leave the reference model's scoring to the main process, but a reward model reads the
+        texts, which stay in the workers."""
+        return "a stage scores rows with a model that reads the texts (a reward model)" if self.reward else None
+
+    def in_worker(self) -> None:
+        """A pool worker's instance: it prepares the reference sequences; the main process scores them."""
+        self.scoring_deferred = True
+
+    def fresh_local(self) -> None:
+        self._spill = Spill()
+
+    def release(self) -> None:
+        self._spill.close()
+
+    def fit(self, model: dict[str, Any], totals: dict[str, Any] | None = None) -> StageResult:
+        """Fit and score the rows held (a distributed engine's seeded sample); ``model`` receives what ``apply``
+        needs to score the rows the fit did not see (docs/scale.md). ``totals`` (``sample_totals``): the
+        reference-model figures of every row, reported instead of the sample's."""
+        if totals:
+            self._n_ref, self._ref_rows, self._skipped = totals["n_ref"], totals["ref_rows"], totals["skipped"]
+        return self._finalize(model)
+
+    @classmethod
+    def sample_summary(cls, state: dict[str, Any]) -> dict[str, Any]:
+        """What a distributed engine's driver needs of one shard's state: its rows and reference-model figures."""
+        ref_rows = state.get("_ref_rows") or []
+        return {"n": int(sum(len(r) for r in state["_rows"])), "n_ref": int(state.get("_n_ref", 0)),
+                "ref_min": int(min(ref_rows)) if ref_rows else None,
+                "ref_max": int(max(ref_rows)) if ref_rows else None, "skipped": dict(state.get("_skipped") or {})}
+
+    @staticmethod
+    def sample_totals(summaries: list[dict[str, Any]]) -> dict[str, Any]:
+        """The shards' ``sample_summary`` figures added up, for ``fit(model, totals)``."""
+        lo = [x["ref_min"] for x in summaries if x["ref_min"] is not None]
+        hi = [x["ref_max"] for x in summaries if x["ref_max"] is not None]
+        skipped: dict[str, int] = {}
+        for x in summaries:
+            for key, v in x["skipped"].items():
+                skipped[key] = skipped.get(key, 0) + int(v)
+        return {"n_ref": sum(int(x["n_ref"]) for x in summaries), "ref_rows": [min(lo), max(hi)] if lo else [],
+                "skipped": skipped}
 
     def _take(self, n: int) -> int:
         """How many of the next ``n`` rows (in input order) the reference model scores (``--reference-max-rows``)."""
@@ -285,7 +319,7 @@ class FlipStage(Stage):
         ref_stats = self._reference_stats(len(rows))
         if "likely_flipped" in stats:
             stats["likely_flipped"]["reference"] = ref_stats
-            stats["likely_flipped"]["notes"] = self._notes
+            stats["likely_flipped"]["notes"] = list(dict.fromkeys(self._notes))  # once each, from every worker
         if "dpo_overflow_risk" in self.enabled:
             stats["dpo_overflow_risk"] = {"reference": ref_stats}
         res.stats = stats
@@ -304,7 +338,7 @@ class FlipStage(Stage):
             res.findings.append(DPO_OVERFLOW_INFO.finding(int(rows[i]), None, float(risk[i]), detail=details(i)))
 
     def apply(self, model: dict[str, Any]) -> StageResult:
-        """Findings and scores of this instance's rows from a model fitted elsewhere (``_finalize(model)`` on a
+        """Findings and scores of this instance's rows from a model fitted elsewhere (``fit(model)`` on a
         sample of the dataset): the same features, the fold models' mean weights, the sample's margin centre."""
         res = StageResult()
         if not self._rows:

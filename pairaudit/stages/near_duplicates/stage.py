@@ -57,6 +57,7 @@ from pairaudit.stages.near_duplicates.search import center, field_mean, rowdot, 
 from pairaudit.stages.near_duplicates.texts import blob_bytes, pack, text_hash, unpack
 from pairaudit.stages.near_duplicates.verify import find_groups
 from pairaudit.stages.spill import Spill
+from pairaudit.stages.state import Column, Count
 
 if TYPE_CHECKING:
     from pairaudit.config import Context
@@ -68,8 +69,14 @@ if TYPE_CHECKING:
 class NearDuplicateStage(Stage):
     infos = (NEAR_DUPLICATE_INFO, NEAR_CONTRADICTION_INFO)
     refines = frozenset({"contradictory_pair", "near_identical_pair"})  # only when near-duplicate search runs
-    state_attrs = ("_rows", "_P", "_C", "_R", "_sk", "_ln", "_phash", "_hresp", "_texts", "n_skipped", "_t_embed",
-                   "_n_texts")
+    # _P/_C/_R: static vectors of prompt / chosen / rejected; _hresp (n, 2): digests of the normalised chosen /
+    # rejected; _texts: per row, zlib of "prompt\0chosen\0rejected" (not in transformer mode)
+    state = {"_rows": Column(np.int64), "_P": Column(np.float16), "_C": Column(np.float16),
+             "_R": Column(np.float16), "_sk": Column(np.bytes_), "_ln": Column(np.int32), "_phash": Column(np.int64),
+             "_hresp": Column(np.int64), "_texts": Column(object), "n_skipped": Count(), "_t_embed": Count(float),
+             "_n_texts": Count()}
+    local = ("_embedder", "_static", "_spill")  # models loaded on first use and spill files, per process
+    uses_models = True
     distribute = "cells"  # the Ray engine: search and verification in cell groups on the workers (cells.py)
 
     def __init__(self, ctx: Context, enabled: set[str]) -> None:
@@ -83,18 +90,6 @@ class NearDuplicateStage(Stage):
         self.mode = mode
         self._embedder: Embedder | None = None
         self._static: StaticEmbedder | None = None
-        self._rows: list[np.ndarray] = []
-        self._P: list[np.ndarray] = []
-        self._C: list[np.ndarray] = []
-        self._R: list[np.ndarray] = []
-        self._sk: list[np.ndarray] = []
-        self._ln: list[np.ndarray] = []
-        self._phash: list[np.ndarray] = []
-        self._hresp: list[np.ndarray] = []  # (n, 2) digests of the normalised chosen / rejected
-        self._texts: list[np.ndarray] = []  # per row: zlib of "prompt\0chosen\0rejected" (not in transformer mode)
-        self.n_skipped = 0
-        self._t_embed = 0.0
-        self._n_texts = 0
         self._embedded = 0  # texts the transformer embedded in finalize (progress)
         self._compared = 0  # texts the transformer compared, outside a FieldVectors store (report.json)
         self._cut = 0  # of them, texts cut at the transformer's maximum length
