@@ -22,7 +22,7 @@ from pairaudit.datatypes import Finding
 from pairaudit.decisions import FILENAME as DECISIONS_FILE
 from pairaudit.decisions import Resolution, load_decisions, resolve
 from pairaudit.errors import ConfigError, InputError, MissingDependency, file_system_error, os_error_of
-from pairaudit.io.formats import parse_columns
+from pairaudit.io.formats import IMPLICIT_FORMATS, parse_columns
 from pairaudit.io.readers import Record, Source, open_source
 from pairaudit.models.runtime import check_runtime
 from pairaudit.outputs.folder import (
@@ -34,7 +34,7 @@ from pairaudit.outputs.folder import (
     write_parquet,
 )
 from pairaudit.outputs.records import write_outputs
-from pairaudit.outputs.report_json import REPORT_JSON, TIMINGS, build_report
+from pairaudit.outputs.report_json import REPORT_JSON, TIMINGS, ScanFacts, build_report
 from pairaudit.outputs.scores import SCORES, part_hashes, write_part, write_scores
 from pairaudit.outputs.tally import Tally, dedupe, drops_and_flips
 from pairaudit.plan import CheckPlan, build_plan
@@ -259,7 +259,7 @@ class Scanner:
         resolution = resolve(decisions, drops, flips, hashes)
         steps = 5 if finish is not None else 4
         self.ctx.progress("write", 0, steps)
-        if self.cfg.explicit_prompt and self.fmt not in ("implicit_hh", "implicit_conversational"):
+        if self.cfg.explicit_prompt and self.fmt not in IMPLICIT_FORMATS:
             self.log(f"--explicit-prompt: the data ({self.fmt}) has no implicit prompts; the cleaned output is "
                      "written as it is")
         counts = write_outputs(source, self.out.tmp, drops, flips, self.fmt or "standard", self.columns,
@@ -278,7 +278,8 @@ class Scanner:
         """Once every data file is in the temp folder: report.json, ``finish``, timings, commit."""
         steps = 5 if finish is not None else 4
         self.doing = "writing the outputs"
-        report = build_report(self, source, tally, flips, counts, self.decisions, resolution, self._assumptions())
+        report = build_report(self.facts(source), tally.findings, tally.rows, tally.flagged, flips, counts,
+                              len(self.decisions), resolution.applied, resolution.ignored, self._assumptions())
         write_json(self.out.tmp / REPORT_JSON, report)
         self.ctx.progress("write", 4, steps)
         if finish is not None:
@@ -289,6 +290,29 @@ class Scanner:
         write_json(self.out.tmp / TIMINGS, {k: round(v, 4) for k, v in sorted(self.timings.items())})
         self.out.commit()
         return Audit(Path(out_dir), report, None, exit_codes.scan_code(report), list(report.get("problems", [])))
+
+    def facts(self, source: Source) -> ScanFacts:
+        """What this scan decided, for report.json: each check's status (ran, off, skipped, failed with why), the
+        problems that make the scan incomplete, the source, config, models and stage statistics."""
+        checks, problems = {}, []
+        damage = source.describe().get("damage")
+        if damage:
+            problems.append(f"input damaged: {damage}; the rows before it were scanned, the rest is missing")
+        for name, info in self.plan.infos.items():
+            st = self.status.get(name)
+            if st is None:
+                st = {"status": "ran" if name in self.plan.enabled else "off", "reason": ""}
+            if name in self.check_errors:
+                st = {"status": "failed", "reason": f"{self.error_counts[name]} row(s) raised: "
+                                                    + "; ".join(self.check_errors[name])}
+            if st["status"] == "failed" or (st["status"] == "skipped" and name in self.plan.explicit):
+                problems.append(f"{name} {st['status']}: {st['reason']}")
+            checks[name] = {"description": info.description, "kind": info.kind,
+                            "default_action": info.default_action, "action": self.plan.actions[name],
+                            "thresholds": self.plan.params[name], **st}
+        desc = {**source.describe(), "format": self.fmt, "columns": self.columns,
+                **({"formats": dict(sorted(self.formats.items()))} if len(self.formats) > 1 else {})}
+        return ScanFacts(checks, problems, self.n_input, desc, self.cfg.to_json(), self.ctx.models, self.stats)
 
     def _decisions(self, out_dir: Path) -> dict:
         decisions = load_decisions(Path(out_dir) / DECISIONS_FILE)

@@ -10,12 +10,15 @@ from typing import Any
 
 from pairaudit.catalog import all_checks, merged_thresholds, validate_names
 from pairaudit.checks.base import CheckInfo
+from pairaudit.checks.registry import BUILTIN
 from pairaudit.config import ACTIONS, ScanConfig
 from pairaudit.errors import ConfigError
 from pairaudit.io.formats import parse_columns
 from pairaudit.schema import did_you_mean
 
-ALWAYS_ON = ("malformed_record",)
+#: checks that cannot be skipped nor flagged: the ones the pipeline itself emits (a malformed record cannot be
+#: written to the cleaned output)
+ALWAYS_ON = tuple(info.name for info in BUILTIN)
 
 
 @dataclass
@@ -32,7 +35,29 @@ class CheckPlan:
 
 
 def build_plan(cfg: ScanConfig) -> CheckPlan:
+    """The checks that run, their actions and thresholds, from ``cfg`` (flags > config file > defaults)."""
     infos = all_checks()
+    only, skip, drop, flag, flip = _validated_names(cfg)
+    explicit = set(only) | set(drop) | set(flag) | set(flip)
+    if cfg.reference or cfg.reward_model:
+        explicit.add("likely_flipped")
+    if cfg.policy:
+        explicit.add("dpo_overflow_risk")
+    if cfg.embedder:
+        explicit.add("near_duplicate_pair")
+    if only:
+        enabled = set(only) | set(ALWAYS_ON)
+    else:
+        enabled = {n for n, i in infos.items() if i.default_enabled} | explicit
+    enabled -= set(skip)
+    enabled |= set(ALWAYS_ON)
+    actions = {name: _action(cfg, name, info, drop, flag + flip) for name, info in infos.items()}
+    params = {name: _thresholds(cfg, name) for name in infos}
+    return CheckPlan(infos, enabled, actions, params, explicit)
+
+
+def _validated_names(cfg: ScanConfig) -> tuple[list[str], list[str], list[str], list[str], list[str]]:
+    """--only, --skip, --drop, --flag, --flip, every name known and no check given two actions."""
     only = validate_names(cfg.only, "--only")
     skip = validate_names(cfg.skip, "--skip")
     drop = validate_names(cfg.drop, "--drop")
@@ -51,42 +76,32 @@ def build_plan(cfg: ScanConfig) -> CheckPlan:
             raise ConfigError(f"{name} cannot be skipped: such records cannot be written to the cleaned output")
         if name in flag or cfg.actions.get(name) == "flag":
             raise ConfigError(f"{name} cannot be flagged: such records cannot be written to the cleaned output")
+    return only, skip, drop, flag, flip
 
-    explicit = set(only) | set(drop) | set(flag) | set(flip)
-    if cfg.reference or cfg.reward_model:
-        explicit.add("likely_flipped")
-    if cfg.policy:
-        explicit.add("dpo_overflow_risk")
-    if cfg.embedder:
-        explicit.add("near_duplicate_pair")
-    if only:
-        enabled = set(only) | set(ALWAYS_ON)
-    else:
-        enabled = {n for n, i in infos.items() if i.default_enabled} | explicit
-    enabled -= set(skip)
-    enabled |= set(ALWAYS_ON)
 
-    actions: dict[str, str] = {}
-    params: dict[str, dict[str, Any]] = {}
-    for name, info in infos.items():
-        action = info.default_action
-        if name in cfg.actions:
-            action = cfg.actions[name]
-            if action not in ACTIONS:
-                raise ConfigError(f"config file sets action {action!r} for {name}", expected="drop or flag")
-        if name in drop:
-            action = "drop"
-        if name in flag or name in flip:
-            action = "flag"  # flipped rows are kept; the finding itself stays a flag
-        actions[name] = action
-        p = merged_thresholds(name)
-        for key, value in cfg.thresholds.get(name, {}).items():
-            if key not in p:
-                raise ConfigError(f"{name} has no threshold {key!r}{did_you_mean(key, p)}",
-                                  expected=f"one of {sorted(p)}")
-            p[key] = check_threshold(name, key, value, p[key])
-        params[name] = p
-    return CheckPlan(infos, enabled, actions, params, explicit)
+def _action(cfg: ScanConfig, name: str, info: CheckInfo, drop: list[str], kept: list[str]) -> str:
+    """A check's action: --drop / --flag / --flip (``kept``: flagged or flipped rows stay) > config file > default."""
+    action = info.default_action
+    if name in cfg.actions:
+        action = cfg.actions[name]
+        if action not in ACTIONS:
+            raise ConfigError(f"config file sets action {action!r} for {name}", expected="drop or flag")
+    if name in drop:
+        action = "drop"
+    if name in kept:
+        action = "flag"  # flipped rows are kept; the finding itself stays a flag
+    return action
+
+
+def _thresholds(cfg: ScanConfig, name: str) -> dict[str, Any]:
+    """A check's thresholds: its defaults, overridden by the config file and --set (each value checked)."""
+    p = merged_thresholds(name)
+    for key, value in cfg.thresholds.get(name, {}).items():
+        if key not in p:
+            raise ConfigError(f"{name} has no threshold {key!r}{did_you_mean(key, p)}",
+                              expected=f"one of {sorted(p)}")
+        p[key] = check_threshold(name, key, value, p[key])
+    return p
 
 
 # thresholds whose code needs more than "a whole number >= 1" (cross-fitting needs two folds)
@@ -139,34 +154,47 @@ def check_threshold(check: str, key: str, value: Any, default: Any) -> Any:
 
 def apply_config_file(cfg: ScanConfig, data: dict[str, Any]) -> ScanConfig:
     """Merge a parsed config file into ``cfg`` (file values only fill what flags left at default)."""
+    data = dict(data)
+    checks = data.pop("checks", {}) or {}
+    if not isinstance(checks, dict):
+        raise ConfigError("config file 'checks' must be a table of check name -> settings")
+    for name, settings in checks.items():
+        _apply_check_table(cfg, name, settings)
+    _apply_options(cfg, data)
+    return cfg
+
+
+def _apply_check_table(cfg: ScanConfig, name: str, settings: Any) -> None:
+    """One ``[checks.NAME]`` table: its action, ``enabled`` and thresholds."""
+    from pairaudit import schema
+
+    known = all_checks()
+    if name not in known:
+        raise schema.unknown_key("config file [checks]", name, known, fix="run `pairaudit checks` to list them")
+    if not isinstance(settings, dict):
+        raise ConfigError(f"config file checks.{name} must be a table", expected='e.g. {action = "drop"}')
+    settings = dict(settings)
+    allowed = {"action", "enabled", *merged_thresholds(name)}
+    for key in settings:
+        if key not in allowed:
+            raise schema.unknown_key(f"config file [checks.{name}]", key, allowed)
+    if "action" in settings:
+        cfg.actions[name] = schema.string(settings.pop("action"), f"checks.{name}.action", ACTIONS)
+    if not schema.boolean(settings.pop("enabled", True), f"checks.{name}.enabled") and name not in cfg.skip:
+        cfg.skip.append(name)
+    if settings:
+        cfg.thresholds.setdefault(name, {})
+        for k, v in settings.items():
+            cfg.thresholds[name].setdefault(k, v)
+
+
+def _apply_options(cfg: ScanConfig, data: dict[str, Any]) -> None:
+    """The config file's scan options, each typed as ``ScanConfig`` declares it."""
     import typing
 
     from pairaudit import schema
     from pairaudit.config import _type_ok
 
-    data = dict(data)
-    checks = data.pop("checks", {}) or {}
-    if not isinstance(checks, dict):
-        raise ConfigError("config file 'checks' must be a table of check name -> settings")
-    known = all_checks()
-    for name, settings in checks.items():
-        if name not in known:
-            raise schema.unknown_key("config file [checks]", name, known, fix="run `pairaudit checks` to list them")
-        if not isinstance(settings, dict):
-            raise ConfigError(f"config file checks.{name} must be a table", expected='e.g. {action = "drop"}')
-        settings = dict(settings)
-        allowed = {"action", "enabled", *merged_thresholds(name)}
-        for key in settings:
-            if key not in allowed:
-                raise schema.unknown_key(f"config file [checks.{name}]", key, allowed)
-        if "action" in settings:
-            cfg.actions[name] = schema.string(settings.pop("action"), f"checks.{name}.action", ACTIONS)
-        if not schema.boolean(settings.pop("enabled", True), f"checks.{name}.enabled") and name not in cfg.skip:
-            cfg.skip.append(name)
-        if settings:
-            cfg.thresholds.setdefault(name, {})
-            for k, v in settings.items():
-                cfg.thresholds[name].setdefault(k, v)
     defaults = ScanConfig()
     if isinstance(data.get("columns"), str):
         data["columns"] = parse_columns(data["columns"])
@@ -184,4 +212,3 @@ def apply_config_file(cfg: ScanConfig, data: dict[str, Any]) -> ScanConfig:
                               expected=str(hints[key]).replace("typing.", ""), fix=f"set {key} to a valid value")
         if getattr(cfg, key) == getattr(defaults, key):
             setattr(cfg, key, value)
-    return cfg

@@ -70,7 +70,8 @@ def bench_embedding(n_texts: int, n_bf16: int, batch_size: int) -> None:
     import torch
     from sentence_transformers import SentenceTransformer
 
-    from pairaudit.models.embedder import Embedder, bundled_embedder_dir, cpu_supports_bf16
+    from pairaudit.models.device import cpu_supports_bf16
+    from pairaudit.models.embedder import Embedder, bundled_embedder_dir
 
     texts = hh_texts(n_texts)
     chars = sum(map(len, texts))

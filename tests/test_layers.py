@@ -1,6 +1,7 @@
 """The package's imports run one way, lowest layer first (``LAYERS``; docs/layout.md draws the same picture).
 
-Every import counts: top-level and lazy ones inside functions (``TYPE_CHECKING`` blocks excluded), relative
+Every import counts: top-level and lazy ones inside functions, those in ``TYPE_CHECKING`` blocks too (a type
+annotation that names a higher layer is the same dependency), relative
 ones, and string imports: a string constant that names a pairaudit module, alone or as ``"module:attribute"``
 (``stages/registry.STAGE_PATHS``, the engines registry, ``pairaudit/__init__._LAZY``). Every module has a layer
 (a top-level module is listed by name, a package covers its modules), no module imports a higher layer or a
@@ -82,14 +83,8 @@ def _references(text: str, package: str) -> tuple[tuple[str, str, str], ...]:
     "from": ``name`` if it is a module, else ``fallback`` (``from pairaudit.report import plots`` imports a
     module, ``from pairaudit.errors import ConfigError`` a name); "string": ``name`` if it is a module."""
     tree = ast.parse(text)
-    skip: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            skip.update(id(n) for n in ast.walk(node))
     out: list[tuple[str, str, str]] = []
     for node in ast.walk(tree):
-        if id(node) in skip:
-            continue
         if isinstance(node, ast.Import):
             out += [("import", a.name, "") for a in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -104,7 +99,7 @@ def _references(text: str, package: str) -> tuple[tuple[str, str, str], ...]:
 
 
 def imports(module: str, known: dict[str, Path]) -> set[str]:
-    """Every pairaudit module that ``module`` imports, anywhere in its file (TYPE_CHECKING blocks excluded),
+    """Every pairaudit module that ``module`` imports, anywhere in its file (TYPE_CHECKING blocks included),
     string imports included; a name imported from the package root counts as the root (``pairaudit``)."""
     path = known[module]
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
@@ -250,12 +245,12 @@ def test_a_planted_root_import_and_unlisted_module_are_reported(tmp_path: Path) 
 
 
 def test_a_planted_cycle_between_packages_is_reported(tmp_path: Path) -> None:
-    """trainer and io share a layer, so only the cycle test sees io -> trainer -> io."""
+    """trainer and io share a layer, so only the cycle test sees trainer -> io -> trainer."""
     pkg = _copy(tmp_path)
-    _plant(pkg, "io/base.py", "def _planted():\n    from pairaudit.trainer import split\n    return split")
-    assert unit_cycle(pkg) is None
     _plant(pkg, "trainer/split.py", "def _planted():\n    from pairaudit.io import base\n    return base")
+    assert unit_cycle(pkg) is None
+    _plant(pkg, "io/base.py", "def _planted():\n    from pairaudit.trainer import split\n    return split")
     cycle = unit_cycle(pkg)
     assert cycle is not None and set(cycle) == {"pairaudit.io", "pairaudit.trainer"}
-    assert module_cycle(pkg) is not None  # io.base -> trainer.split -> io.base
+    assert module_cycle(pkg) is not None  # trainer.split -> io.base -> trainer.split
     assert upward_imports(pkg) == []

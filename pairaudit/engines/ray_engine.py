@@ -85,147 +85,192 @@ def run_ray(scanner: Scanner, source: Source, parts: list[Path]) -> dict[str, An
 
 
 def _run(ray: Any, scanner: Scanner, source: Source) -> dict[str, Any]:
-    from pairaudit.engines.partition import merge_stats
-    from pairaudit.engines.ray_actor import ShardActor
-    from pairaudit.engines.ray_stages import RayRun
-    from pairaudit.engines.wire import dumps, loads
-    from pairaudit.io.readers import JsonlSource
-    from pairaudit.io.shards import first_row, plan_shards
-    from pairaudit.stages.registry import stage_paths
+    scan = _RayScan(ray, scanner, source)
+    buckets = scan.map()
+    parts, stage_stats = scan.reduce(buckets)
+    scan.write(parts, stage_stats)
+    return scan.engine_stats()
 
-    cfg = scanner.cfg
-    resources = ray.cluster_resources()
-    cpus = int(resources.get("CPU", 1))
-    workers, opts = actor_plan(ray.nodes(), cfg.ray_workers, any(s.uses_models for s in scanner.stages))
-    shards = plan_shards(source, cfg.ray_shards or max(workers * 2, 1))
-    starts = [first_row(spec) for spec in shards]
-    by_cls = {type(s).__name__: s for s in scanner.stages}
-    specs = [(p, sorted(by_cls[p.rsplit(":", 1)[1]].enabled)) for p in stage_paths() if p.rsplit(":", 1)[1] in by_cls]
-    order = [by_cls[p.rsplit(":", 1)[1]] for p, _ in specs]  # the actors' stage list, same order
-    actor_cls = ray.remote(ShardActor)
-    actors = [actor_cls.options(**opts).remote(cfg.to_json(), scanner.fmt, specs, str(scanner.ctx.cache_dir))
-              for _ in range(workers)]
-    tmp = str(scanner.out.tmp)
-    if not all(ray.get([a.sees.remote(tmp) for a in actors])):
-        raise ConfigError(f"--out {scanner.out.out} is not visible to every Ray node (workers write their part of "
-                          "the outputs there)", fix="pass an --out on a filesystem every node mounts (NFS, ...)")
-    if scanner.source.splits:
-        ray.get([a.set_splits.remote([list(s) for s in scanner.source.splits]) for a in actors])
-    nodes = ray.get([a.node.remote() for a in actors])
-    early = [st for st in order if st.distribute == "hash" and not st.reads_findings]
-    n_parts = workers
-    per_node: dict[str, dict[str, float]] = defaultdict(lambda: {"rows": 0.0, "seconds": 0.0, "shards": 0.0})
 
-    # map: every shard read, checked and observed where it is read; hash partitions stay in the cluster
-    t = time.perf_counter()
-    metas, buckets = [], []
-    for s, spec in enumerate(shards):
-        n_ret = 1 + len(early) * n_parts
-        refs = actors[s % workers].scan.options(num_returns=n_ret).remote(s, json.dumps(spec), n_parts)
-        refs = refs if n_ret > 1 else [refs]
-        metas.append(refs[0])
-        buckets.append(refs[1:])
-    summaries: dict[str, list[Any]] = defaultdict(list)
-    run = RayRun(ray, scanner, actors, starts, order, summaries)
-    shuffled = 0
-    for s, ref in enumerate(metas):
-        meta = run.get([ref])[0]
-        shuffled += meta["shuffle_bytes"]
-        _absorb_meta(scanner, meta, by_cls, summaries, per_node[nodes[s % workers]])
-        scanner.ctx.progress("read", scanner.n_input, source.total)
-    scanner.ctx.progress("read", scanner.n_input, scanner.n_input)
-    scanner.timings["ray_pipeline"] += time.perf_counter() - t
+class _RayScan:
+    """One scan's phases on the cluster: start the actors, map (read, check, observe every shard), reduce
+    (finalize every stage where its data is), write (every shard's part of the outputs)."""
 
-    # finalize: every stage where its data is (Stage.distribute), in stage order
-    t = time.perf_counter()
-    reduced: dict[str, list[list[Any]]] = {}
-    parts: dict[str, list[list[Any]]] = {}
-    stage_stats: dict[str, dict[str, Any]] = {}
-    empty_near = dumps([[], []])
-    for h, stage in enumerate(early):
-        reduced[type(stage).__name__] = [
-            actors[p % workers].reduce.options(num_returns=1 + len(shards)).remote(
-                order.index(stage), starts, empty_near, *[buckets[s][h * n_parts + p] for s in range(len(shards))])
-            for p in range(n_parts)]
-    del buckets
-    later: list[Any] = []  # near_duplicate_pair findings, read by later stages
-    for stage in order:
-        name = type(stage).__name__
-        if stage not in scanner.stages or stage in early or stage.distribute == "summary":
-            continue
-        try:
-            later += _finalize_stage(run, stage, later, reduced, parts, stage_stats)
-        except Exception as exc:  # noqa: BLE001 - reported like a failed stage of the local engine
-            scanner.stage_failed(stage, exc)
-            reduced.pop(name, None)
-            parts.pop(name, None)
-    for name, refs in reduced.items():
-        raws = ray.get([r[0] for r in refs])
-        run.to_driver += sum(len(r) for r in raws)
+    def __init__(self, ray: Any, scanner: Scanner, source: Source) -> None:
+        from pairaudit.engines.ray_actor import ShardActor
+        from pairaudit.engines.ray_stages import RayRun
+        from pairaudit.io.shards import first_row, plan_shards
+        from pairaudit.stages.registry import stage_paths
+
+        cfg = scanner.cfg
+        self.ray, self.scanner, self.source = ray, scanner, source
+        self.resources = ray.cluster_resources()
+        self.workers, self.opts = actor_plan(ray.nodes(), cfg.ray_workers, any(s.uses_models for s in scanner.stages))
+        self.shards = plan_shards(source, cfg.ray_shards or max(self.workers * 2, 1))
+        starts = [first_row(spec) for spec in self.shards]
+        self.by_cls = by_cls = {type(s).__name__: s for s in scanner.stages}
+        specs = [(p, sorted(by_cls[p.rsplit(":", 1)[1]].enabled)) for p in stage_paths()
+                 if p.rsplit(":", 1)[1] in by_cls]
+        self.order = [by_cls[p.rsplit(":", 1)[1]] for p, _ in specs]  # the actors' stage list, same order
+        actor_cls = ray.remote(ShardActor)
+        actors = [actor_cls.options(**self.opts).remote(cfg.to_json(), scanner.fmt, specs, str(scanner.ctx.cache_dir))
+                  for _ in range(self.workers)]
+        self.tmp = str(scanner.out.tmp)
+        if not all(ray.get([a.sees.remote(self.tmp) for a in actors])):
+            raise ConfigError(f"--out {scanner.out.out} is not visible to every Ray node (workers write their part "
+                              "of the outputs there)", fix="pass an --out on a filesystem every node mounts (NFS, ...)")
+        if scanner.source.splits:
+            ray.get([a.set_splits.remote([list(s) for s in scanner.source.splits]) for a in actors])
+        self.nodes = ray.get([a.node.remote() for a in actors])
+        self.early = [st for st in self.order if st.distribute == "hash" and not st.reads_findings]
+        self.per_node: dict[str, dict[str, float]] = defaultdict(lambda: {"rows": 0.0, "seconds": 0.0, "shards": 0.0})
+        self.run = RayRun(ray, scanner, actors, starts, self.order, defaultdict(list))
+        self.shuffled = 0
+
+    def map(self) -> list[list[Any]]:
+        """Every shard read, checked and observed where it is read; returns, per shard, the object references of
+        its early hash partitions (they stay in the cluster)."""
+        scanner, run, n_parts = self.scanner, self.run, self.workers
+        t = time.perf_counter()
+        metas, buckets = [], []
+        for s, spec in enumerate(self.shards):
+            n_ret = 1 + len(self.early) * n_parts
+            refs = run.actor(s).scan.options(num_returns=n_ret).remote(s, json.dumps(spec), n_parts)
+            refs = refs if n_ret > 1 else [refs]
+            metas.append(refs[0])
+            buckets.append(refs[1:])
+        for s, ref in enumerate(metas):
+            meta = run.get([ref])[0]
+            self.shuffled += meta["shuffle_bytes"]
+            _absorb_meta(scanner, meta, self.by_cls, run.summaries, self.per_node[self.nodes[s % self.workers]])
+            scanner.ctx.progress("read", scanner.n_input, self.source.total)
+        scanner.ctx.progress("read", scanner.n_input, scanner.n_input)
+        scanner.timings["ray_pipeline"] += time.perf_counter() - t
+        return buckets
+
+    def reduce(self, buckets: list[list[Any]]) -> tuple[dict[str, list[list[Any]]], dict[str, dict[str, Any]]]:
+        """Every stage finalized where its data is (``Stage.distribute``), in stage order; returns per stage the
+        routed results of each shard, and the stages' statistics."""
+        from pairaudit.engines.wire import dumps
+
+        scanner, run, n_parts, n_shards = self.scanner, self.run, self.workers, len(self.shards)
+        t = time.perf_counter()
+        reduced: dict[str, list[list[Any]]] = {}
+        parts: dict[str, list[list[Any]]] = {}
+        stage_stats: dict[str, dict[str, Any]] = {}
+        empty_near = dumps([[], []])
+        for h, stage in enumerate(self.early):
+            reduced[type(stage).__name__] = [
+                run.actor(p).reduce.options(num_returns=1 + n_shards).remote(
+                    self.order.index(stage), run.starts, empty_near,
+                    *[buckets[s][h * n_parts + p] for s in range(n_shards)])
+                for p in range(n_parts)]
+        del buckets[:]
+        later: list[Any] = []  # near_duplicate_pair findings, read by later stages
+        for stage in self.order:
+            name = type(stage).__name__
+            if stage not in scanner.stages or stage in self.early or stage.distribute == "summary":
+                continue
+            try:
+                later += _finalize_stage(run, stage, later, reduced, parts, stage_stats)
+            except Exception as exc:  # noqa: BLE001 - reported like a failed stage of the local engine
+                scanner.stage_failed(stage, exc)
+                reduced.pop(name, None)
+                parts.pop(name, None)
+        for name, refs in reduced.items():
+            stage_stats[name] = self._partitions_done(name, refs)
+            parts[name] = [[r[1 + s] for r in refs] for s in range(n_shards)]
+        scanner.timings["ray_reduce"] += time.perf_counter() - t
+        return parts, stage_stats
+
+    def _partitions_done(self, name: str, refs: list[list[Any]]) -> dict[str, Any]:
+        """The statuses of one stage's hash partitions: a failure fails the stage; their statistics merged."""
+        from pairaudit.engines.partition import merge_stats
+        from pairaudit.engines.wire import loads
+
+        scanner = self.scanner
+        raws = self.ray.get([r[0] for r in refs])
+        self.run.to_driver += sum(len(r) for r in raws)
         statuses = [loads(r) for r in raws]
-        shuffled += sum(st.get("shuffle_bytes", 0) for st in statuses)
+        self.shuffled += sum(st.get("shuffle_bytes", 0) for st in statuses)
         errors = [st["error"] for st in statuses if st["error"]]
-        if errors and by_cls[name] in scanner.stages:
-            scanner.stage_failed(by_cls[name], RuntimeError(errors[0]))
-        merge = getattr(type(by_cls[name]), "merge_partition_stats", None) or merge_stats
-        stage_stats[name] = merge([st["stats"] for st in statuses])
+        stage = self.by_cls[name]
+        if errors and stage in scanner.stages:
+            scanner.stage_failed(stage, RuntimeError(errors[0]))
         for st in statuses:
             for k, v in st["timings"].items():
                 scanner.timings[k] += v
-        parts[name] = [[r[1 + s] for r in refs] for s in range(len(shards))]
-    scanner.timings["ray_reduce"] += time.perf_counter() - t
+        merge = getattr(type(stage), "merge_partition_stats", None) or merge_stats
+        return merge([st["stats"] for st in statuses])
 
-    # write: every shard's part of the outputs where the shard is; one worker concatenates them
-    t = time.perf_counter()
-    write_jsonl = isinstance(source, JsonlSource)
-    merged = {name: type(by_cls[name]).merge_summaries(p) for name, p in summaries.items()
-              if by_cls[name].distribute == "summary"}
-    failed = sorted(name for name, st in by_cls.items() if st not in scanner.stages)
-    ends = starts[1:] + [None]
-    finished = []
-    counts = {name: len(p[0]) for name, p in parts.items() if name not in failed}
-    for s in range(len(shards)):
-        plan = {"failed": failed, "summaries": merged, "parts": counts,
-                "decisions": {str(r): _decision_json(d) for r, d in scanner.decisions.items()
-                              if r >= starts[s] and (ends[s] is None or r < ends[s])},
-                "splits": [list(x) for x in scanner.source.splits] if scanner.source.splits else None,
-                "tmp": tmp, "write": "jsonl" if write_jsonl else "driver", "explicit_prompt": cfg.explicit_prompt}
-        args = [ref for st in order if type(st).__name__ in counts for ref in parts[type(st).__name__][s]]
-        finished.append(actors[s % workers].finish.remote(s, run.put(plan), *args))
-    del parts
-    outs = run.get(finished)
-    written = _collect(scanner, outs, by_cls, stage_stats)
-    for s in range(len(shards)):
-        per_node[nodes[s % workers]]["shards"] += 1
-    data_names = ["clean.jsonl", "dropped.jsonl"] if write_jsonl else None
-    ray.get(actors[0].commit.remote(tmp, len(shards), data_names))
-    if not write_jsonl:
-        from pairaudit.outputs.records import write_outputs
+    def write(self, parts: dict[str, list[list[Any]]], stage_stats: dict[str, dict[str, Any]]) -> None:
+        """Every shard's part of the outputs written where the shard is; one worker concatenates them; sets
+        ``scanner.written``."""
+        scanner, run, source = self.scanner, self.run, self.source
+        t = time.perf_counter()
+        jsonl = workers_write_data(source)
+        merged = {name: type(self.by_cls[name]).merge_summaries(p) for name, p in run.summaries.items()
+                  if self.by_cls[name].distribute == "summary"}
+        failed = sorted(name for name, st in self.by_cls.items() if st not in scanner.stages)
+        ends = run.starts[1:] + [None]
+        finished = []
+        counts = {name: len(p[0]) for name, p in parts.items() if name not in failed}
+        for s in range(len(self.shards)):
+            plan = {"failed": failed, "summaries": merged, "parts": counts,
+                    "decisions": {str(r): _decision_json(d) for r, d in scanner.decisions.items()
+                                  if r >= run.starts[s] and (ends[s] is None or r < ends[s])},
+                    "splits": [list(x) for x in scanner.source.splits] if scanner.source.splits else None,
+                    "tmp": self.tmp, "write": "jsonl" if jsonl else "driver",
+                    "explicit_prompt": scanner.cfg.explicit_prompt}
+            args = [ref for st in self.order if type(st).__name__ in counts for ref in parts[type(st).__name__][s]]
+            finished.append(run.actor(s).finish.remote(s, run.put(plan), *args))
+        parts.clear()
+        written = _collect(scanner, run.get(finished), self.by_cls, stage_stats)
+        for s in range(len(self.shards)):
+            self.per_node[self.nodes[s % self.workers]]["shards"] += 1
+        data_names = ["clean.jsonl", "dropped.jsonl"] if jsonl else None
+        self.ray.get(run.actors[0].commit.remote(self.tmp, len(self.shards), data_names))
+        if not jsonl:
+            from pairaudit.outputs.records import write_outputs
 
-        written["counts"] = write_outputs(source, scanner.out.tmp, written.pop("drops"), set(written["flips"]),
-                                          scanner.fmt or "standard", scanner.columns,
-                                          explicit_prompt=scanner.cfg.explicit_prompt)
-    scanner.timings["ray_write"] += time.perf_counter() - t
-    scanner.stats = {**_ordered_stats([st for st in order if st in scanner.stages], stage_stats),
-                     **{k: v for k, v in scanner.stats.items()}}
-    _finish_written(scanner, written, t)
-    for node, (seconds, sent) in zip(nodes, ray.get([a.busy.remote() for a in actors])):
-        per_node[node]["seconds"] += seconds  # every phase the node's actors ran
-        shuffled += sent
-    scanner.timings["ray_bytes_to_driver"] = run.to_driver  # run-specific figures: timings.json
-    scanner.timings["ray_bytes_shuffled"] = shuffled  # worker to worker (hash partitions, routed results)
-    scanner.timings["ray_bytes_from_driver"] = run.from_driver
-    for k, node in enumerate(sorted(per_node)):
-        for key, value in per_node[node].items():
-            scanner.timings[f"ray_node_{k}_{key}"] = value
-    return {"engine": "ray", "shards": len(shards), "workers": workers, "cluster_cpus": cpus,
-            "cluster_gpus": float(resources.get("GPU", 0)), "gpu_actors": "num_gpus" in opts,
-            "shards_done": len(shards), "nodes_used": len(per_node),
-            "distributed": {mode: [type(st).__name__ for st in order if st.distribute == key]
-                            for mode, key in (("hash_partitioned", "hash"), ("summary_merged", "summary"),
-                                              ("cells", "cells"), ("sample_fitted", "sample"),
-                                              ("driver_finalized", None))} | {
-                "writers": "workers" if write_jsonl else "workers (findings, scores); driver (data)"}}
+            written["counts"] = write_outputs(source, scanner.out.tmp, written.pop("drops"), set(written["flips"]),
+                                              scanner.fmt or "standard", scanner.columns,
+                                              explicit_prompt=scanner.cfg.explicit_prompt)
+        scanner.timings["ray_write"] += time.perf_counter() - t
+        scanner.stats = {**_ordered_stats([st for st in self.order if st in scanner.stages], stage_stats),
+                         **{k: v for k, v in scanner.stats.items()}}
+        _finish_written(scanner, written, t)
+
+    def engine_stats(self) -> dict[str, Any]:
+        """Run-specific figures into timings.json (bytes moved, per-node rows and seconds); returns report.json's
+        engine statistics."""
+        scanner, run = self.scanner, self.run
+        for node, (seconds, sent) in zip(self.nodes, self.ray.get([a.busy.remote() for a in run.actors])):
+            self.per_node[node]["seconds"] += seconds  # every phase the node's actors ran
+            self.shuffled += sent
+        scanner.timings["ray_bytes_to_driver"] = run.to_driver  # run-specific figures: timings.json
+        scanner.timings["ray_bytes_shuffled"] = self.shuffled  # worker to worker (hash partitions, routed results)
+        scanner.timings["ray_bytes_from_driver"] = run.from_driver
+        for k, node in enumerate(sorted(self.per_node)):
+            for key, value in self.per_node[node].items():
+                scanner.timings[f"ray_node_{k}_{key}"] = value
+        order, n = self.order, len(self.shards)
+        return {"engine": "ray", "shards": n, "workers": self.workers,
+                "cluster_cpus": int(self.resources.get("CPU", 1)),
+                "cluster_gpus": float(self.resources.get("GPU", 0)), "gpu_actors": "num_gpus" in self.opts,
+                "shards_done": n, "nodes_used": len(self.per_node),
+                "distributed": {mode: [type(st).__name__ for st in order if st.distribute == key]
+                                for mode, key in (("hash_partitioned", "hash"), ("summary_merged", "summary"),
+                                                  ("cells", "cells"), ("sample_fitted", "sample"),
+                                                  ("driver_finalized", None))} | {
+                    "writers": "workers" if workers_write_data(self.source) else "workers (findings, scores); driver (data)"}}
+
+
+def workers_write_data(source: Source) -> bool:
+    """Whether the workers write clean / dropped themselves (JSONL sources) or the driver does."""
+    from pairaudit.io.readers import JsonlSource
+
+    return isinstance(source, JsonlSource)
 
 
 def _finalize_stage(run: Any, stage: Any, later: list[Any], reduced: dict[str, Any], parts: dict[str, Any],

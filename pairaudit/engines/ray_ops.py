@@ -39,68 +39,90 @@ class StageOps:
 
     # -- near duplicates -------------------------------------------------------------------------------------
     def cells(self, op: str, k: int, key: int, args: bytes, *blobs: bytes) -> Any:
-        from pairaudit.stages.near_duplicates import cells as nd
-        from pairaudit.stages.near_duplicates.cell_groups import CellGroup, CellIndex
-
+        """One phase of the near-duplicate stage (``stages.near_duplicates.cells``) on this actor: ``key`` is a
+        shard or a cell group; ``args`` and ``blobs`` are wire blobs; returns the results' blobs."""
         t0 = time.perf_counter()
         stage, a, timings = self._stage_at(k), loads(args), {}
-        name = type(stage).__name__
         if not hasattr(self, "groups"):
             self.groups, self.index = {}, None
-        if op == "prepare":
-            d = self._kept(key, name)
-            d["offset"] = int(a["offset"])
-            out: list[Any] = list(nd.shard_prepare(stage, d, a["plan"], np.asarray(a["train"], np.int64), timings))
-        elif op == "index":
-            m = int(a["n_shards"])
-            parts = [loads(b) for b in blobs]
-            self.index = CellIndex(a["plan"], parts[:m], parts[m:2 * m], parts[2 * m:])
-            out = list(self.index.build())
-        elif op == "assign":
-            out = nd.shard_assign(self._kept(key, name), a["plan"], loads(blobs[0]))
-        elif op == "search":
-            cell_group = loads(blobs[0])["cell_group"]
-            keys = loads(blobs[1])["keys"]
-            group = self.groups[key] = CellGroup(key, a["plan"], cell_group, [loads(b) for b in blobs[2:]])
-            rule = (a["rule"]["dup"], a["rule"]["con"]) if a["rule"] else None
-            out = group.search(keys, rule, a["offsets"], timings)
-            if rule is not None:
-                del self.groups[key]
-        elif op == "embed":
-            d = self._kept(key, name)
-            parts = [loads(b) for b in blobs]
-            d["best"] = parts
-            out = nd.shard_embed(stage, d, [np.asarray(p.get("wanted", ()), np.int64) for p in parts],
-                                 np.asarray(a["sample"], np.int64), timings)
-        elif op == "calib_plan":
-            idx = np.concatenate([np.asarray(loads(b)["idx"], np.int64) for b in blobs]) if a["hybrid"] else None
-            out = [{"pos": p} for p in self.index.calibration_rows(idx, a["offsets"])]
-            out.append({"n_idx": -1 if idx is None else int(len(idx))})
-        elif op == "rows":
-            pos = np.asarray(loads(blobs[0])["pos"], np.int64)
-            d = self._kept(key, name)
-            out = [nd.shard_rows(d, pos, a["space"]) if len(pos) else {}]
-            if a["space"] == "transformer":  # the static vectors are not needed any more
-                for k2 in ("P", "C", "R"):
-                    d.pop(k2, None)
-        elif op == "calibrate":
-            dup, con, info = self.index.calibrate([loads(b) for b in blobs], a["space"])
-            out = [{"dup": dup, "con": con, "info": info}]
-        elif op == "verify":
-            group = self.groups.pop(key)
-            out = [group.verify(loads(blobs[0])["keys"], (a["rule"]["dup"], a["rule"]["con"]),
-                                [loads(b) for b in blobs[1:]], timings)]
-        elif op == "result":
-            out = self._cells_result(stage, key, a, [loads(b) for b in blobs], timings)
-        else:
+        ops = {"prepare": self._nd_prepare, "index": self._nd_index, "assign": self._nd_assign,
+               "search": self._nd_search, "embed": self._nd_embed, "calib_plan": self._nd_calib_plan,
+               "rows": self._nd_rows, "calibrate": self._nd_calibrate, "verify": self._nd_verify,
+               "result": self._nd_result}
+        if op not in ops:
             raise ValueError(f"unknown cells op {op!r}")
-        if op == "calibrate":
-            self.index = None
+        out: list[Any] = ops[op](stage, key, a, [loads(b) for b in blobs], timings)
         seconds = time.perf_counter() - t0
         self.seconds += seconds  # type: ignore[attr-defined]
-        out[-1] = {**out[-1], "_timings": timings, "_seconds": seconds} if op in ("search", "verify", "result") \
-            else out[-1]
+        if op in ("search", "verify", "result"):
+            out[-1] = {**out[-1], "_timings": timings, "_seconds": seconds}
         return self._send([dumps(x) for x in out])
+
+    def _nd_prepare(self, stage: Any, key: int, a: dict, parts: list[Any], timings: dict) -> list[Any]:
+        from pairaudit.stages.near_duplicates import cells as nd
+
+        d = self._kept(key, type(stage).__name__)
+        d["offset"] = int(a["offset"])
+        return list(nd.shard_prepare(stage, d, a["plan"], np.asarray(a["train"], np.int64), timings))
+
+    def _nd_index(self, stage: Any, key: int, a: dict, parts: list[Any], timings: dict) -> list[Any]:
+        from pairaudit.stages.near_duplicates.cell_groups import CellIndex
+
+        m = int(a["n_shards"])
+        self.index = CellIndex(a["plan"], parts[:m], parts[m:2 * m], parts[2 * m:])
+        return list(self.index.build())
+
+    def _nd_assign(self, stage: Any, key: int, a: dict, parts: list[Any], timings: dict) -> list[Any]:
+        from pairaudit.stages.near_duplicates import cells as nd
+
+        return nd.shard_assign(self._kept(key, type(stage).__name__), a["plan"], parts[0])
+
+    def _nd_search(self, stage: Any, key: int, a: dict, parts: list[Any], timings: dict) -> list[Any]:
+        from pairaudit.stages.near_duplicates.cell_groups import CellGroup
+
+        group = self.groups[key] = CellGroup(key, a["plan"], parts[0]["cell_group"], parts[2:])
+        rule = (a["rule"]["dup"], a["rule"]["con"]) if a["rule"] else None
+        out = group.search(parts[1]["keys"], rule, a["offsets"], timings)
+        if rule is not None:
+            del self.groups[key]
+        return out
+
+    def _nd_embed(self, stage: Any, key: int, a: dict, parts: list[Any], timings: dict) -> list[Any]:
+        from pairaudit.stages.near_duplicates import cells as nd
+
+        d = self._kept(key, type(stage).__name__)
+        d["best"] = parts
+        return nd.shard_embed(stage, d, [np.asarray(p.get("wanted", ()), np.int64) for p in parts],
+                              np.asarray(a["sample"], np.int64), timings)
+
+    def _nd_calib_plan(self, stage: Any, key: int, a: dict, parts: list[Any], timings: dict) -> list[Any]:
+        idx = np.concatenate([np.asarray(p["idx"], np.int64) for p in parts]) if a["hybrid"] else None
+        out: list[Any] = [{"pos": p} for p in self.index.calibration_rows(idx, a["offsets"])]
+        out.append({"n_idx": -1 if idx is None else int(len(idx))})
+        return out
+
+    def _nd_rows(self, stage: Any, key: int, a: dict, parts: list[Any], timings: dict) -> list[Any]:
+        from pairaudit.stages.near_duplicates import cells as nd
+
+        pos = np.asarray(parts[0]["pos"], np.int64)
+        d = self._kept(key, type(stage).__name__)
+        out = [nd.shard_rows(d, pos, a["space"]) if len(pos) else {}]
+        if a["space"] == "transformer":  # the static vectors are not needed any more
+            for k2 in ("P", "C", "R"):
+                d.pop(k2, None)
+        return out
+
+    def _nd_calibrate(self, stage: Any, key: int, a: dict, parts: list[Any], timings: dict) -> list[Any]:
+        dup, con, info = self.index.calibrate(parts, a["space"])
+        self.index = None
+        return [{"dup": dup, "con": con, "info": info}]
+
+    def _nd_verify(self, stage: Any, key: int, a: dict, parts: list[Any], timings: dict) -> list[Any]:
+        group = self.groups.pop(key)
+        return [group.verify(parts[0]["keys"], (a["rule"]["dup"], a["rule"]["con"]), parts[1:], timings)]
+
+    def _nd_result(self, stage: Any, key: int, a: dict, parts: list[Any], timings: dict) -> list[Any]:
+        return self._cells_result(stage, key, a, parts, timings)
 
     def _send(self, blobs: list[bytes]) -> Any:
         """Results that go on to other workers (counted: ``busy``)."""

@@ -82,7 +82,7 @@ def run_cells(run: RayRun, stage: Any) -> Outcome:
     from pairaudit.engines.partition import route
     from pairaudit.pipeline import stage_findings
     from pairaudit.stages.near_duplicates.cells import edges_findings
-    from pairaudit.stages.near_duplicates.search import plan_cells, training_sample
+    from pairaudit.stages.near_duplicates.search import training_sample
 
     k, summ = run.order.index(stage), run.summaries[type(stage).__name__]
     n_shards = len(summ)
@@ -92,18 +92,8 @@ def run_cells(run: RayRun, stage: Any) -> Outcome:
     timings = {"near_duplicates:embed_s": sum(float(x["t_embed"]) for x in summ)}
     if n == 0:
         return Outcome([[] for _ in range(n_shards)], {"near_duplicates": stats}, timings)
-    mode = stage.deciding_mode(n)
-    below = mode != stage.mode
-    dup, con = stage.rules(mode)
-    sums = sum(np.asarray(x["sums"], np.float64) for x in summ if x["n"])
-    means = [(sums[f] / n).astype(np.float32) for f in range(3)] if mode in ("static", "hybrid") else None
-    cells = plan_cells(n, int(dup["exact_max_rows"]), int(dup["nprobe"]))
-    # about GROUP_ROWS rows a group (a multiple of the actors), so that one group's arrays fit an actor
-    per_actor = -(-n // (GROUP_ROWS * run.workers))
-    groups = max(1, min(run.workers * per_actor, cells["nlist"]))
-    plan = {**cells, "groups": groups, "means": means, "below_static": below, "mode": mode, "dup": dup, "con": con,
-            "want_dups": "near_duplicate_pair" in stage.enabled, "want_con": "contradictory_pair" in stage.enabled,
-            "dim": int(next(x["dim"] for x in summ if x["n"]))}
+    plan = _cells_plan(run, stage, summ, n)
+    mode, dup, con, groups, cells = plan["mode"], plan["dup"], plan["con"], plan["groups"], plan
     offsets = _offsets(counts)
     train = training_sample(n, cells["n_train"]) if cells["nlist"] > 1 else np.zeros(0, np.int64)
     trains = _local(train, offsets, counts)
@@ -127,14 +117,7 @@ def run_cells(run: RayRun, stage: Any) -> Outcome:
     assigned = run.get([a[-1] for a in asg])
     del asg
     found = run.get([x[-1] for x in srch])
-    search: dict[str, Any] = {"n_rows": n}
-    if cells["nlist"] == 1:
-        search["index"] = "flat (exact, BLAS blocks)"
-    else:
-        sizes = sum(np.asarray(x["cell_sizes"], np.int64) for x in assigned)
-        search.update(index="ivf (FAISS k-means cells, BLAS blocks)", nlist=cells["nlist"], nprobe=cells["nprobe"],
-                      n_train=cells["n_train"], largest_cell=int(sizes.max()), empty_cells=int((sizes == 0).sum()))
-    search["n_candidates"] = sum(x["n_candidates"] for x in found)
+    search = _search_stats(cells, n, assigned, found)
     for x in found:
         _add(timings, x["_timings"])
     timings.update({"ray_near:cell_groups": float(groups),
@@ -143,23 +126,7 @@ def run_cells(run: RayRun, stage: Any) -> Outcome:
     edges = found
     if hybrid:
         search["n_candidate_pairs"] = sum(x["n_candidate_pairs"] for x in found)
-        emb = [run.actor(s).cells.options(num_returns=groups + 2).remote(
-            "embed", k, s, run.put({"sample": meta["sample"]}), *[srch[g][s] for g in range(groups)])
-            for s in range(n_shards)]
-        n_cand = sum(x["candidates"] for x in run.get([e[-1] for e in emb]))
-        stats["hybrid_candidate_rows"] = n_cand
-        if n_cand == 0:
-            stats["calibration"] = _calibrate(run, k, offsets, None, "deciding", "static (hybrid: no candidates)")[2]
-            edges = []
-        else:
-            dup, con, stats["calibration"], search["n_rows"] = _calibrate(
-                run, k, offsets, [e[-2] for e in emb], "transformer", "transformer (candidates + sample)")
-            ver = [run.actor(g).cells.remote("verify", k, g, run.put({"rule": {"dup": dup, "con": con}}), keys,
-                                             *[emb[s][g] for s in range(n_shards)]) for g in range(groups)]
-            edges = run.get(ver)
-            for x in edges:
-                _add(timings, x["_timings"])
-        del emb
+        edges = _verify_hybrid(run, k, offsets, srch, keys, meta["sample"], stats, search, timings)
     stats["mode"] = mode
     counts: dict[str, float] = {}
     findings = edges_findings(edges, plan["want_dups"], plan["want_con"], search, counts) if edges else []
@@ -185,6 +152,59 @@ def run_cells(run: RayRun, stage: Any) -> Outcome:
     parts = [[r[0], run.ray.put(run.put(driver[s]))] for s, r in enumerate(res_refs)]
     near = [f for f in res.findings if f.check == "near_duplicate_pair" and f.group is not None]
     return Outcome(parts, {"near_duplicates": stats}, timings, near)
+
+
+def _verify_hybrid(run: RayRun, k: int, offsets: list[int], srch: list[Any], keys: Any, sample: Any,
+                   stats: dict[str, Any], search: dict[str, Any], timings: dict[str, float]) -> list[Any]:
+    """Hybrid mode: the transformer embeds the candidate rows (and the calibration sample) where they are, the
+    copy threshold is calibrated on them, and each cell group verifies its candidates; returns the edges."""
+    groups, n_shards = len(srch), len(offsets)
+    emb = [run.actor(s).cells.options(num_returns=groups + 2).remote(
+        "embed", k, s, run.put({"sample": sample}), *[srch[g][s] for g in range(groups)]) for s in range(n_shards)]
+    n_cand = sum(x["candidates"] for x in run.get([e[-1] for e in emb]))
+    stats["hybrid_candidate_rows"] = n_cand
+    if n_cand == 0:
+        stats["calibration"] = _calibrate(run, k, offsets, None, "deciding", "static (hybrid: no candidates)")[2]
+        return []
+    dup, con, stats["calibration"], search["n_rows"] = _calibrate(
+        run, k, offsets, [e[-2] for e in emb], "transformer", "transformer (candidates + sample)")
+    ver = [run.actor(g).cells.remote("verify", k, g, run.put({"rule": {"dup": dup, "con": con}}), keys,
+                                     *[emb[s][g] for s in range(n_shards)]) for g in range(groups)]
+    edges = run.get(ver)
+    for x in edges:
+        _add(timings, x["_timings"])
+    return edges
+
+
+def _cells_plan(run: RayRun, stage: Any, summ: list[dict[str, Any]], n: int) -> dict[str, Any]:
+    """The near-duplicate search plan every actor follows: the deciding mode and its rules, the k-means cells,
+    the cell groups (about ``GROUP_ROWS`` rows each, a multiple of the actors), the fields' mean vectors."""
+    from pairaudit.stages.near_duplicates.search import plan_cells
+
+    mode = stage.deciding_mode(n)
+    dup, con = stage.rules(mode)
+    sums = sum(np.asarray(x["sums"], np.float64) for x in summ if x["n"])
+    means = [(sums[f] / n).astype(np.float32) for f in range(3)] if mode in ("static", "hybrid") else None
+    cells = plan_cells(n, int(dup["exact_max_rows"]), int(dup["nprobe"]))
+    per_actor = -(-n // (GROUP_ROWS * run.workers))
+    groups = max(1, min(run.workers * per_actor, cells["nlist"]))
+    return {**cells, "groups": groups, "means": means, "below_static": mode != stage.mode, "mode": mode, "dup": dup,
+            "con": con, "want_dups": "near_duplicate_pair" in stage.enabled,
+            "want_con": "contradictory_pair" in stage.enabled, "dim": int(next(x["dim"] for x in summ if x["n"]))}
+
+
+def _search_stats(cells: dict[str, Any], n: int, assigned: list[dict[str, Any]], found: list[dict[str, Any]]
+                  ) -> dict[str, Any]:
+    """report.json's description of the search: the index, its cells, the candidates found."""
+    search: dict[str, Any] = {"n_rows": n}
+    if cells["nlist"] == 1:
+        search["index"] = "flat (exact, BLAS blocks)"
+    else:
+        sizes = sum(np.asarray(x["cell_sizes"], np.int64) for x in assigned)
+        search.update(index="ivf (FAISS k-means cells, BLAS blocks)", nlist=cells["nlist"], nprobe=cells["nprobe"],
+                      n_train=cells["n_train"], largest_cell=int(sizes.max()), empty_cells=int((sizes == 0).sum()))
+    search["n_candidates"] = sum(x["n_candidates"] for x in found)
+    return search
 
 
 def _calibrate(run: RayRun, k: int, offsets: list[int], idx: list[Any] | None, space: str, label: str

@@ -16,6 +16,7 @@ import polars as pl
 
 from pairaudit.datatypes import Finding
 from pairaudit.decisions import Decision, resolve
+from pairaudit.io.formats import IMPLICIT_FORMATS
 
 PARTS = ".shards"
 TAIL_COLUMNS = ("kept", "split", "split_row")  # written last, as the local engine does
@@ -53,7 +54,7 @@ def write_shard(s: int, spec: dict[str, Any], tmp: Path, findings: list[Finding]
     if plan["write"] == "jsonl":
         with open(_part(tmp, "clean", s, "jsonl"), "wb") as fc, open(_part(tmp, "dropped", s, "jsonl"), "wb") as fd:
             batches = JsonlSource(Path(spec["path"])).raw_batches(5000, spec["start"], spec["end"], spec["line"])
-            ep = bool(plan.get("explicit_prompt")) and fmt in ("implicit_hh", "implicit_conversational")
+            ep = bool(plan.get("explicit_prompt")) and fmt in IMPLICIT_FORMATS
             out["counts"] = write_jsonl_batches(batches, fc, fd, drops, flips, fmt or "standard", columns, ep)
     else:  # the driver writes clean/dropped from the rows to drop (only their numbers travel)
         out["drops"] = {str(r): v for r, v in drops.items()}

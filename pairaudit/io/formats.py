@@ -23,6 +23,8 @@ FORMATS = {
     "pretokenized": "token ids: chosen_input_ids / rejected_input_ids (+ prompt_input_ids, masks, labels)",
     "pairwise_label": "response_a / response_b + label (0 or 'a' = response_a preferred, 1 or 'b' = response_b)",
 }
+#: formats whose prompt is implicit: the shared start of chosen and rejected (TRL's extract_prompt)
+IMPLICIT_FORMATS = ("implicit_hh", "implicit_conversational")
 CANONICAL_KEYS = ("prompt", "chosen", "rejected", "response_a", "response_b", "label")
 ID_KEYS = ("prompt_input_ids", "chosen_input_ids", "rejected_input_ids", "prompt_attention_mask",
            "chosen_attention_mask", "rejected_attention_mask", "chosen_labels", "rejected_labels")

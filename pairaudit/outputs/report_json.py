@@ -6,15 +6,10 @@ Identical for identical input and config: run-specific figures (timings, cache c
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
 from pairaudit.versions import __version__, package_versions
-
-if TYPE_CHECKING:
-    from pairaudit.decisions import Resolution
-    from pairaudit.io.readers import Source
-    from pairaudit.outputs.tally import Tally
-    from pairaudit.pipeline import Scanner
 
 REPORT_JSON = "report.json"
 TIMINGS = "timings.json"
@@ -22,33 +17,43 @@ TIMINGS = "timings.json"
 RUN_SPECIFIC = frozenset({"workers"})
 
 
-def build_report(scan: Scanner, source: Source, tally: Tally, flips: list[int], counts: dict[str, int],
-                 decisions: dict, resolution: Resolution, assumptions: dict[str, Any]) -> dict[str, Any]:
-    """The report.json content of a finished scan (``scan``: the Scanner, after its stages ran; ``tally``:
-    per-check counts of the deduplicated findings, summed over shards by the Ray engine)."""
-    per_check_findings, per_check_rows = tally.findings, tally.rows
+@dataclass
+class ScanFacts:
+    """What a finished scan decided, as plain values, for report.json (the pipeline decides; this module lays
+    the JSON out).
+
+    Args:
+        checks: per check, in report order: description, kind, default_action, action, thresholds, status, reason.
+        problems: why the scan is not "ok" (damaged input, failed checks), in order.
+        n_input: input records.
+        source: ``Source.describe()`` with the format, the column mapping (and rows per format when mixed).
+        config: the scan's configuration (``ScanConfig.to_json``).
+        models: the models that ran, by role.
+        stats: the stages' report.json statistics.
+    """
+
+    checks: dict[str, dict[str, Any]]
+    problems: list[str]
+    n_input: int
+    source: dict[str, Any]
+    config: dict[str, Any]
+    models: dict[str, Any]
+    stats: dict[str, Any]
+
+
+def build_report(facts: ScanFacts, per_check_findings: dict[str, int], per_check_rows: dict[str, int], flagged: int,
+                 flips: list[int], counts: dict[str, int], n_decisions: int, applied: int, ignored: list[dict],
+                 assumptions: dict[str, Any]) -> dict[str, Any]:
+    """The report.json content of a finished scan: ``facts`` with per-check counts of the deduplicated findings
+    (summed over shards by the Ray engine), kept / dropped ``counts`` and the review decisions applied."""
+    n_input = facts.n_input
     checks = {}
-    problems = []
-    damage = source.describe().get("damage")
-    if damage:
-        problems.append(f"input damaged: {damage}; the rows before it were scanned, the rest is missing")
-    for name, info in scan.plan.infos.items():
-        st = scan.status.get(name)
-        if st is None:
-            st = {"status": "ran" if name in scan.plan.enabled else "off", "reason": ""}
-        if name in scan.check_errors:
-            st = {"status": "failed", "reason": f"{scan.error_counts[name]} row(s) raised: "
-                                                + "; ".join(scan.check_errors[name])}
-        if st["status"] == "failed" or (st["status"] == "skipped" and name in scan.plan.explicit):
-            problems.append(f"{name} {st['status']}: {st['reason']}")
+    for name, decided in facts.checks.items():
         n_rows = per_check_rows.get(name, 0)
-        checks[name] = {
-            "description": info.description, "kind": info.kind, "default_action": info.default_action,
-            "action": scan.plan.actions[name], "thresholds": scan.plan.params[name], **st,
-            "findings": per_check_findings.get(name, 0), "rows": n_rows,
-            "rate": round(n_rows / scan.n_input, 6) if scan.n_input else 0.0,
-        }
-    totals = {"input": scan.n_input, "kept": counts["kept"], "dropped": counts["dropped"], "flagged": tally.flagged,
+        checks[name] = {**decided, "findings": per_check_findings.get(name, 0), "rows": n_rows,
+                        "rate": round(n_rows / n_input, 6) if n_input else 0.0}
+    problems = list(facts.problems)
+    totals = {"input": n_input, "kept": counts["kept"], "dropped": counts["dropped"], "flagged": flagged,
               "malformed": per_check_rows.get("malformed_record", 0)}
     if totals["kept"] + totals["dropped"] != totals["input"]:
         raise RuntimeError(f"internal error: kept {totals['kept']} + dropped {totals['dropped']} != "
@@ -61,17 +66,15 @@ def build_report(scan: Scanner, source: Source, tally: Tally, flips: list[int], 
         "pairaudit_version": __version__,
         "status": "empty" if not totals["kept"] else "ok" if not problems else "incomplete",
         "problems": problems,
-        "source": {**source.describe(), "format": scan.fmt, "columns": scan.columns,
-                   **({"formats": dict(sorted(scan.formats.items()))} if len(scan.formats) > 1 else {})},
+        "source": facts.source,
         "totals": totals,
         "checks": checks,
-        "config": {k: v for k, v in scan.cfg.to_json().items() if k not in RUN_SPECIFIC},
-        "models": scan.ctx.models,
+        "config": {k: v for k, v in facts.config.items() if k not in RUN_SPECIFIC},
+        "models": facts.models,
         "assumptions": assumptions,
         "versions": versions(),
-        "stats": scan.stats,
-        "decisions": {"total": len(decisions), "applied": resolution.applied, "ignored": resolution.ignored,
-                      "flipped": list(flips)},
+        "stats": facts.stats,
+        "decisions": {"total": n_decisions, "applied": applied, "ignored": ignored, "flipped": list(flips)},
         "timings_file": TIMINGS,
     }
 

@@ -19,7 +19,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-IMPLICIT = ("implicit_hh", "implicit_conversational")
+from pairaudit.io.formats import IMPLICIT_FORMATS
+
 _WORDCHAR = re.compile(r"\w")
 
 
@@ -99,7 +100,7 @@ def _kind(chosen: Any, rejected: Any) -> str:
 def implicit_split(pair: Any) -> ImplicitSplit | None:
     """The trainer's split of an implicit-prompt ``Pair`` (None for other formats, or where TRL's
     ``extract_prompt`` fails: an empty side)."""
-    if pair.format not in IMPLICIT or pair.pretokenized:
+    if pair.format not in IMPLICIT_FORMATS or pair.pretokenized:
         return None
     try:
         if pair.conversational:

@@ -17,6 +17,7 @@ from typing import Any
 
 from pairaudit.datatypes import Pair
 from pairaudit.errors import ModelError
+from pairaudit.io.formats import IMPLICIT_FORMATS
 from pairaudit.trainer import joint_tokens, long_text, profiles
 from pairaudit.trainer.profiles import TrainerSettings
 from pairaudit.trainer.truncation import kept_sequence, truncate
@@ -113,7 +114,7 @@ class DPOTokenizer:
     def _trainer_parts(self, pair: Pair) -> tuple[Any, Any, Any]:
         """(prompt, chosen, rejected) as the trainer's dataset holds them: texts or message lists, with
         implicit prompts split by TRL's ``extract_prompt``."""
-        implicit = pair.format in ("implicit_hh", "implicit_conversational")
+        implicit = pair.format in IMPLICIT_FORMATS
         if pair.conversational:
             pm, cm, rm = pair.prompt_messages or [], pair.chosen_messages or [], pair.rejected_messages or []
             if implicit and not self.profile.pairaudit_legacy:

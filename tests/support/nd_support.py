@@ -8,7 +8,8 @@ from pathlib import Path
 
 from pairaudit.config import Context, ScanConfig
 from pairaudit.datatypes import Finding, Pair, StageResult
-from pairaudit.stages.near_duplicates.infos import NEAR_CONTRADICTION_INFO, NEAR_DUPLICATE_INFO
+from pairaudit.stages.exact import CONTRADICTION_INFO
+from pairaudit.stages.near_duplicates.infos import NEAR_DUPLICATE_INFO
 from pairaudit.stages.near_duplicates.stage import NearDuplicateStage
 
 
@@ -33,7 +34,7 @@ def run_stage(pairs: list[Pair], cache: Path, mode: str = "auto", batch: int = 1
     """``dup``: near_duplicate_pair thresholds that replace the declared ones (``--set near_duplicate_pair.K=V``)."""
     ctx = Context(config=ScanConfig(embed_mode=mode, **cfg), cache_dir=cache,  # type: ignore[arg-type]
                   params={"near_duplicate_pair": {**NEAR_DUPLICATE_INFO.thresholds, **(dup or {})},
-                          "contradictory_pair": dict(NEAR_CONTRADICTION_INFO.thresholds),
+                          "contradictory_pair": dict(CONTRADICTION_INFO.thresholds),
                           "near_identical_pair": {"min_cosine": 0.98}})
     if progress is not None:
         ctx.progress = lambda phase, done, total: progress.append((phase, done, total))

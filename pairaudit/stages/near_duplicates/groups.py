@@ -7,7 +7,8 @@ from __future__ import annotations
 import numpy as np
 
 from pairaudit.datatypes import Finding
-from pairaudit.stages.near_duplicates.infos import NEAR_CONTRADICTION_INFO, NEAR_DUPLICATE_INFO
+from pairaudit.stages.exact import CONTRADICTION_INFO
+from pairaudit.stages.near_duplicates.infos import NEAR_DUPLICATE_INFO
 from pairaudit.stages.near_duplicates.match import SAME, WORDING, strength
 from pairaudit.stages.near_duplicates.unionfind import Separated, UnionFind
 
@@ -132,7 +133,7 @@ def contradiction_findings(rows: np.ndarray, a: np.ndarray, b: np.ndarray, sure:
             ps = sorted(partners[x], key=lambda t: (not sure[t[1]], int(rows[t[0]])))
             y, e = ps[0]
             others = ", ".join(str(int(rows[p])) for p, _ in ps[:5])
-            findings.append(NEAR_CONTRADICTION_INFO.finding(
+            findings.append(CONTRADICTION_INFO.finding(
                 int(rows[x]), None, round(float(st[e]), 6), g,
                 f"{'' if sure[e] else 'possibly '}the same two responses (each a copy or paraphrase) preferred the "
                 f"other way in row(s) {others} (row {int(rows[y])}: {explain(sim[e], cos[e], lex[e], why[e], names)}; "

@@ -6,10 +6,8 @@ from __future__ import annotations
 import importlib.util
 
 from pairaudit.checks.base import CheckInfo
-from pairaudit.config import EMBED_MODES
 from pairaudit.errors import MissingDependency
 
-MODES = EMBED_MODES
 DEFAULT_MODE = "hybrid"
 
 NEAR_DUPLICATE_INFO = CheckInfo(
@@ -35,19 +33,12 @@ NEAR_DUPLICATE_INFO = CheckInfo(
     extra="embed",
     why="near copies over-weight one preference just like exact ones; one representative keeps the signal",
 )
-NEAR_CONTRADICTION_INFO = CheckInfo(
-    "contradictory_pair",
-    "another row has a close prompt and the same two responses, each a copy or paraphrase (crosswise: its "
-    "chosen ~ our rejected AND its rejected ~ our chosen, the near_duplicate_pair rule and calibrated threshold), "
-    "preferred the other way; X > Y and Y > Z is no contradiction, nor is a row against the copy of another row "
-    "of its prompt that it does not match. Every row of the group gets the finding, group = smallest row; the "
-    "unsure band flags",
-    "drop",
-    summary="same pair, preferred both ways",
-    kind="global",
-    extra="embed",
-    why="the same comparison labelled both ways pushes the DPO logit in opposite directions",
-)
+
+# contradictory_pair is declared once (stages/exact.py's CONTRADICTION_INFO); the near-duplicate stage adds
+# near contradictions to it: another row has a close prompt and the same two responses, each a copy or
+# paraphrase crosswise (its chosen ~ our rejected AND its rejected ~ our chosen, the near_duplicate_pair rule
+# and calibrated threshold), preferred the other way; X > Y and Y > Z is no contradiction, nor is a row against
+# the copy of another row of its prompt that it does not match; the unsure band flags
 
 
 def check_deps(mode: str = DEFAULT_MODE) -> None:

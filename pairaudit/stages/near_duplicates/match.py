@@ -198,17 +198,7 @@ def match_pairs(P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln:
         sim[idx, f] = s
         why[idx, f] = w
         ok[idx] = s >= floors[f] - 1e-6
-    thr = np.full(m, t_glob, dtype=np.float32)
-    thr_f = np.full(m, tf_glob, dtype=np.float32)
-    # no response shared verbatim (a copy of the whole row: every field reworded, or a paraphrased answer
-    # pair): the rows' own chosen~rejected is the local "different answers" level; the calibrated threshold
-    # stays the ceiling, the floor the bottom
-    local = ok & (why[:, 1] != SAME) & (why[:, 2] != SAME)
-    if "local_margin" in rule and local.any():
-        j = np.flatnonzero(local)
-        within = np.maximum(rowdot(C, R, a[j], a[j]), rowdot(C, R, b[j], b[j]))
-        thr[j] = np.clip(within + float(rule["local_margin"]), fl, t_glob)
-        thr_f[j] = np.minimum(thr[j], np.maximum(flf, thr[j] - 0.05))
+    thr, thr_f = _copy_thresholds(ok, why, C, R, a, b, rule, (t_glob, tf_glob, fl, flf))
     weakest = sim[:, 1:].min(axis=1)
     ok &= weakest >= thr_f - 1e-6
     sure = ok & (weakest >= thr - 1e-6)
@@ -219,20 +209,47 @@ def match_pairs(P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln:
         # >= the band floor, and in the unsure band its cosine as well
         # (wording here: the larger of token_sort_ratio and the plain character ratio: sorting the tokens
         # moves a changed word of a short answer, "anything" -> "thing": 0.79 vs 0.96)
-        one = np.flatnonzero(ok & (why[:, 0] == SAME))
-        wmin, cmin = np.ones(m, dtype=np.float32), np.ones(m, dtype=np.float32)
-        for f, (fa, fb) in enumerate(((1, 1), (2, 2)) if straight else ((1, 2), (2, 1))):
-            i = one[why[one, f + 1] != SAME]
-            x, y = a[i], b[i]
-            lx = lex[i, f + 1].astype(np.float64)
-            cr = lexical_many(sk[x, fa], ln[x, fa], sk[y, fb], ln[y, fb], scorer="ratio")
-            w = np.where(cr > lx, cr, lx)  # max(lex, char ratio), NaN kept as max() keeps it
-            c = cos[i, f + 1].astype(np.float64)
-            wmin[i] = np.where(w < wmin[i], w, wmin[i])
-            cmin[i] = np.where(c < cmin[i], c, cmin[i])
+        wmin, cmin = _same_prompt_minima(np.flatnonzero(ok & (why[:, 0] == SAME)), m, a, b, sk, ln, lex, cos, why,
+                                         straight)
         ok &= (wmin >= flf - 1e-6) & (sure | (cmin >= flf - 1e-6))
         sure &= ok
     return ok, sure, sim, cos, lex, why, thr
+
+
+def _copy_thresholds(ok: np.ndarray, why: np.ndarray, C: np.ndarray, R: np.ndarray, a: np.ndarray, b: np.ndarray,
+                     rule: dict[str, Any], limits: tuple[float, float, float, float]) -> tuple[np.ndarray, np.ndarray]:
+    """Each pair's copy threshold and flag threshold. No response shared verbatim (a copy of the whole row: every
+    field reworded, or a paraphrased answer pair): the rows' own chosen~rejected is the local "different answers"
+    level; the calibrated threshold stays the ceiling, the floor the bottom."""
+    t_glob, tf_glob, fl, flf = limits
+    m = len(a)
+    thr = np.full(m, t_glob, dtype=np.float32)
+    thr_f = np.full(m, tf_glob, dtype=np.float32)
+    local = ok & (why[:, 1] != SAME) & (why[:, 2] != SAME)
+    if "local_margin" in rule and local.any():
+        j = np.flatnonzero(local)
+        within = np.maximum(rowdot(C, R, a[j], a[j]), rowdot(C, R, b[j], b[j]))
+        thr[j] = np.clip(within + float(rule["local_margin"]), fl, t_glob)
+        thr_f[j] = np.minimum(thr[j], np.maximum(flf, thr[j] - 0.05))
+    return thr, thr_f
+
+
+def _same_prompt_minima(one: np.ndarray, m: int, a: np.ndarray, b: np.ndarray, sk: np.ndarray, ln: np.ndarray,
+                        lex: np.ndarray, cos: np.ndarray, why: np.ndarray, straight: bool
+                        ) -> tuple[np.ndarray, np.ndarray]:
+    """For the pairs ``one`` (rows with the same prompt text): the smallest wording (the larger of
+    token_sort_ratio and the character ratio) and the smallest cosine over their differing responses; 1 elsewhere."""
+    wmin, cmin = np.ones(m, dtype=np.float32), np.ones(m, dtype=np.float32)
+    for f, (fa, fb) in enumerate(((1, 1), (2, 2)) if straight else ((1, 2), (2, 1))):
+        i = one[why[one, f + 1] != SAME]
+        x, y = a[i], b[i]
+        lx = lex[i, f + 1].astype(np.float64)
+        cr = lexical_many(sk[x, fa], ln[x, fa], sk[y, fb], ln[y, fb], scorer="ratio")
+        w = np.where(cr > lx, cr, lx)  # max(lex, char ratio), NaN kept as max() keeps it
+        c = cos[i, f + 1].astype(np.float64)
+        wmin[i] = np.where(w < wmin[i], w, wmin[i])
+        cmin[i] = np.where(c < cmin[i], c, cmin[i])
+    return wmin, cmin
 
 
 def strength(sim: np.ndarray) -> np.ndarray:

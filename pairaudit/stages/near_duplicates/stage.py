@@ -33,14 +33,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from pairaudit.config import EMBED_MODES
 from pairaudit.datatypes import Pair, StageResult
 from pairaudit.errors import ConfigError
 from pairaudit.stages.base import Stage
+from pairaudit.stages.exact import CONTRADICTION_INFO
 from pairaudit.stages.near_duplicates.calibrate import calibrated_rule, calibration_sample
 from pairaudit.stages.near_duplicates.infos import (
     DEFAULT_MODE,
-    MODES,
-    NEAR_CONTRADICTION_INFO,
     NEAR_DUPLICATE_INFO,
     check_deps,
 )
@@ -67,7 +67,7 @@ if TYPE_CHECKING:
 
 
 class NearDuplicateStage(Stage):
-    infos = (NEAR_DUPLICATE_INFO, NEAR_CONTRADICTION_INFO)
+    infos = (NEAR_DUPLICATE_INFO, CONTRADICTION_INFO)
     refines = frozenset({"contradictory_pair", "near_identical_pair"})  # only when near-duplicate search runs
     # _P/_C/_R: static vectors of prompt / chosen / rejected; _hresp (n, 2): digests of the normalised chosen /
     # rejected; _texts: per row, zlib of "prompt\0chosen\0rejected" (not in transformer mode)
@@ -84,8 +84,8 @@ class NearDuplicateStage(Stage):
         mode = getattr(ctx.config, "embed_mode", "auto") or "auto"
         if mode == "auto":
             mode = DEFAULT_MODE
-        if mode not in MODES:
-            raise ConfigError(f"embed_mode {mode!r} is not known", expected=" | ".join(("auto",) + MODES))
+        if mode not in EMBED_MODES:
+            raise ConfigError(f"embed_mode {mode!r} is not known", expected=" | ".join(("auto",) + EMBED_MODES))
         check_deps(mode)
         self.mode = mode
         self._embedder: Embedder | None = None
@@ -215,7 +215,7 @@ class NearDuplicateStage(Stage):
         dup = self.params(NEAR_DUPLICATE_INFO)
         if mode == "static":
             dup = {**dup, "min_prompt": dup["static_min_prompt"]}
-        return dup, {**dup, **self.params(NEAR_CONTRADICTION_INFO)}
+        return dup, {**dup, **self.params(CONTRADICTION_INFO)}
 
     def finalize(self) -> StageResult:
         res = StageResult()
@@ -295,37 +295,52 @@ class NearDuplicateStage(Stage):
         stats["mode"] = mode
         res.findings += near_identical_findings(self.ctx, rows, pair_raw, mode,
                                                 lambda idx: store.view(idx))  # type: ignore[union-attr]
+        self._transformer_report(stats, store, timings)
+        res.findings.sort(key=lambda f: (f.row, f.check))
+        res.rows = rows.tolist()
+        res.scores = {"pair_cosine": pair_raw.astype(np.float64),
+                      NEAR_DUPLICATE_INFO.score_key: out[NEAR_DUPLICATE_INFO.score_key]}
+        self._record_models(mode)
+        stats.update(out["stats"])
+        stats.update(_shape_stats(phash, P, sk, blobs, n))
+        res.timings = timings
+        return res
+
+    def _transformer_report(self, stats: dict[str, Any], store: FieldVectors | None, timings: dict[str, float]
+                            ) -> None:
+        """What the transformer compared (report.json: the cap is per text, the model's own) and how the
+        planned pass went (run-specific counters)."""
         compared_texts = self._compared + (store.n_read if store is not None else 0)
         cut = self._cut + (store.n_read_cut if store is not None else 0)
-        if compared_texts:  # what the transformer compared (report.json): the cap is per text, the model's own
+        if compared_texts:
             cap = self.embedder.max_seq_length
             stats["transformer"] = {"texts": compared_texts, "max_tokens": cap, "texts_cut": cut}
             if cut:
                 self.ctx.log(f"near duplicates: {cut:,} of {compared_texts:,} texts the transformer compared are "
                              f"longer than its {cap} tokens: it compared their first {cap} tokens "
                              "(report.json stats.near_duplicates.transformer)")
-        if store is not None:  # fields embedded in the planned pass, and read beyond it (run-specific counters)
+        if store is not None:  # fields embedded in the planned pass, and read beyond it
             timings["near_duplicates:transformer_fields_planned"] = float(store.n_planned)
             timings["near_duplicates:transformer_fields_unplanned"] = float(store.n_unplanned)
-        res.findings.sort(key=lambda f: (f.row, f.check))
-        res.rows = rows.tolist()
-        res.scores = {"pair_cosine": pair_raw.astype(np.float64),
-                      NEAR_DUPLICATE_INFO.score_key: out[NEAR_DUPLICATE_INFO.score_key]}
+
+    def _record_models(self, mode: str) -> None:
+        """report.json's models; static mode never loads the transformer (nor torch): only its identity, as the
+        static model's source."""
         emb = self.embedder
-        # static mode never loads the transformer (nor torch): only its identity, as the static model's source
         self.ctx.models["embedder"] = emb.to_json() if mode != "static" else {"id": emb.model_id, "sha256": emb.sha256}
         if self._static is not None:
             self.ctx.models["static_embedder"] = self._static.to_json()
-        _, counts = np.unique(phash, return_counts=True)
-        stats.update(out["stats"])
-        stats.update(
-            distinct_prompts=int(len(counts)),
-            prompts_with_several_pairs=int((counts > 1).sum()),
-            pairs_sharing_a_prompt=int(counts[counts > 1].sum()),
-            max_pairs_per_prompt=int(counts.max()),
-            dim=int(P.shape[1]),
-            bytes_per_row_observed=int(P.itemsize * (P.shape[1] * 3) + sk.itemsize * 3 + 3 * 4 + 16
-                                       + (blob_bytes(blobs) // n if blobs is not None else 0)),
-        )
-        res.timings = timings
-        return res
+
+
+def _shape_stats(phash: np.ndarray, P: np.ndarray, sk: np.ndarray, blobs: Any, n: int) -> dict[str, int]:
+    """How the rows share prompts, and the bytes a row's observed state takes."""
+    _, counts = np.unique(phash, return_counts=True)
+    return dict(
+        distinct_prompts=int(len(counts)),
+        prompts_with_several_pairs=int((counts > 1).sum()),
+        pairs_sharing_a_prompt=int(counts[counts > 1].sum()),
+        max_pairs_per_prompt=int(counts.max()),
+        dim=int(P.shape[1]),
+        bytes_per_row_observed=int(P.itemsize * (P.shape[1] * 3) + sk.itemsize * 3 + 3 * 4 + 16
+                                   + (blob_bytes(blobs) // n if blobs is not None else 0)),
+    )
