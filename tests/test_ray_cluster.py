@@ -11,10 +11,10 @@ import os
 import random
 from pathlib import Path
 
-import numpy as np
 import polars as pl
 import pytest
 from conftest import CHEAP, EXAMPLE, write_jsonl
+from support.compare import same_findings, same_scores
 from support.planting import hh_rows, light_edit
 
 import pairaudit
@@ -46,25 +46,10 @@ def _outputs(out: Path, ext: str = "jsonl") -> tuple:
     return (pl.read_parquet(out / "findings.parquet"), pl.read_parquet(out / "scores.parquet"), *data)
 
 
-def _same_scores(got: pl.DataFrame, want: pl.DataFrame) -> None:
-    """Equal scores: exactly, but for the float rounding of model outputs (the transformer embedder, the
-    reference model) under another thread count: the actors here run one thread each (``num_cpus=1``), the
-    local engine as many as the machine has, and BLAS reductions are summed in another order."""
-    assert got.columns == want.columns and got.height == want.height
-    for col in want.columns:
-        a, b = got[col], want[col]
-        if a.dtype.is_float():
-            x, y = a.to_numpy(), b.to_numpy()
-            assert np.array_equal(np.isnan(x), np.isnan(y)) and np.allclose(x, y, rtol=1e-5, atol=1e-6, equal_nan=True), col
-        else:
-            assert a.equals(b), col
-
-
 def _same(local: Path, distributed: Path, ext: str = "jsonl") -> None:
     want, got = _outputs(local, ext), _outputs(distributed, ext)
-    assert got[0].drop("score").equals(want[0].drop("score")), (got[0], want[0])  # every finding, its row and text
-    _same_scores(got[0].select("score"), want[0].select("score"))
-    _same_scores(got[1], want[1])
+    same_findings(got[0], want[0])  # every finding, its row and text (scores: support/compare.py)
+    same_scores(got[1], want[1])
     assert got[2:] == want[2:]
     a, b = (json.loads((p / "report.json").read_text(encoding="utf-8")) for p in (local, distributed))
     assert a["totals"] == b["totals"] and a["checks"] == b["checks"]

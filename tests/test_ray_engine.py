@@ -8,6 +8,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 from conftest import CHEAP, HH, write_jsonl
+from support.compare import same_findings, same_scores
 
 import pairaudit
 
@@ -111,4 +112,6 @@ def test_ray_matches_local_with_the_near_duplicate_stage(local_ray: None, fixtur
                    log=lambda m: None)
     want, got = _outputs(tmp_path / "local"), _outputs(tmp_path / "ray")
     assert "near_duplicate_pair" in set(want[0]["check"])
-    assert got[0].equals(want[0]) and got[1].equals(want[1]) and got[2:] == want[2:]
+    same_findings(got[0], want[0])  # scores to float rounding: support/compare.py
+    same_scores(got[1], want[1])
+    assert got[2:] == want[2:]
