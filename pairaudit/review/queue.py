@@ -116,6 +116,8 @@ class Bulk(list):
             per = ", ".join(f"{c} {len(rows)}" for c, rows in sorted(self.held.items()))
             text += (f"; {len(self.held_rows)} rows left dropped ({per}): the scan drops them; "
                      f"force=True (or force=[check, ...]) to {self.decision} them too")
+        if not self:
+            text += "; nothing recorded, so this was no action: undo() right after it takes nothing back"
         return text
 
 
@@ -223,8 +225,8 @@ class ReviewQueue:
         leave rows the scan drops as they are unless ``force`` (True, or the dropping checks' names)."""
         return self.review.decide_many(self.pending(), decision, note, force=force)
 
-    def undo(self) -> list[Decision]:
-        """Take back the last decision (or bulk decision) of this review session."""
+    def undo(self) -> Any:
+        """Take back the last decision (or bulk decision) of this review session (see :meth:`Review.undo`)."""
         return self.review.undo()
 
     def __iter__(self) -> Any:
