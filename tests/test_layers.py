@@ -31,7 +31,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("pairaudit.models",),
     ("pairaudit.checks",),
     ("pairaudit.stages",),
-    ("pairaudit.catalog", "pairaudit.plan", "pairaudit.decisions"),
+    ("pairaudit.catalog", "pairaudit.plan", "pairaudit.decisions", "pairaudit.options"),
     ("pairaudit.batch", "pairaudit.pipeline"),
     ("pairaudit.engines", "pairaudit.report"),
     ("pairaudit.api", "pairaudit.review", "pairaudit.trace", "pairaudit"),
