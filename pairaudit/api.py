@@ -94,8 +94,25 @@ def scan(source: Any, out: str | Path | None = "pairaudit-out", *, config: ScanC
     check_fail_on(limits, cfg)
     if quiet:
         progress, log = False, log or (lambda message: None)
-    audit = _run(source, out, cfg, progress, log, quiet)
+    audit = _run(source, out, cfg, progress, log, quiet, _from_findings(source, out, cfg, log or _log))
     return _exit_code(audit, limits, allow_empty)
+
+
+def _from_findings(source: Any, out: str | Path | None, cfg: ScanConfig, log: Callable[[str], None],
+                   apply: bool = False) -> bool:
+    """Whether this run applies decisions to ``out``'s own findings instead of scanning (``apply``, or a
+    scan with ``decisions`` whose source and configuration are those of the scan in ``out``); says which."""
+    from pairaudit.reapply import why_not
+
+    if out is None or not (apply or cfg.decisions) or not (Path(out) / "report.json").exists():
+        return False
+    reason = why_not(Path(out), source, None if apply else cfg)
+    if reason is None:
+        log("applying the review decisions to the folder's own findings (no check or model re-run: the source "
+            "and configuration are those of its scan)")
+        return True
+    log(f"rescanning to apply the review decisions: {reason}")
+    return False
 
 
 def _config(config: ScanConfig | str | Path | None, config_file: str | Path | None, options: dict[str, Any],
@@ -147,17 +164,27 @@ def _cli_spellings(options: dict[str, Any], fast: bool) -> dict[str, Any]:
 
 
 def _run(source: Any, out: str | Path | None, cfg: ScanConfig, progress: Progress | bool | None,
-         log: Callable[[str], None] | None, quiet: bool) -> Audit:
+         log: Callable[[str], None] | None, quiet: bool, from_findings: bool = False) -> Audit:
+    from pairaudit.reapply import fingerprint, reapply, write_fingerprint
+
     engine = get_engine(cfg.engine)
     temporary = out is None
     out_dir = Path(tempfile.mkdtemp(prefix="pairaudit-")) / "out" if temporary else Path(out)
+    record = fingerprint(source, cfg)  # before the scan makes the limits concrete
+
+    def finish(folder: Path) -> None:
+        render_report(folder)
+        write_fingerprint(folder, record)
+
     callback, stop = _progress(progress)
     try:
         with quiet_libraries(errors_only=quiet), warnings.catch_warnings():
             if quiet:
                 warnings.simplefilter("ignore")
+            if from_findings:
+                return reapply(out_dir, source, cfg, finish=render_report)
             scanner = Scanner(cfg, log or _log, callback)
-            audit = scanner.run(source, out_dir, engine=engine, finish=render_report)
+            audit = scanner.run(source, out_dir, engine=engine, finish=finish)
     except BaseException:
         if temporary:
             shutil.rmtree(out_dir.parent, ignore_errors=True)
@@ -215,9 +242,11 @@ def _trainer_objects(options: dict[str, Any], trainer_args: Any) -> dict[str, An
 
 
 def apply_decisions(out_dir: str | Path, *, source: Any = None, progress: Progress | bool | None = None,
-                    log: Callable[[str], None] | None = None) -> Audit:
-    """Re-apply ``OUT/decisions.jsonl`` by re-running the scan recorded in ``OUT/report.json``
-    (model outputs come from the caches, so this is cheap). A scan of an in-memory object needs that
+                    log: Callable[[str], None] | None = None, rescan: bool = False) -> Audit:
+    """Re-apply ``OUT/decisions.jsonl``: when the source is the one scanned and unchanged, to the folder's
+    own findings (no check or model re-runs: rows move between clean and dropped, with the same outputs
+    as a rescan, :mod:`pairaudit.reapply`); otherwise (or with ``rescan=True``) by re-running the scan
+    recorded in ``OUT/report.json``. The log says which. A scan of an in-memory object needs that
     object again: ``apply_decisions(out, source=ds)``. Without any decision to apply (and none applied
     before) it raises InputError and changes nothing. The trainer settings are asked for as the scan
     asked for them, so report.json's provenance (how the profile was chosen, which limits are the
@@ -251,6 +280,8 @@ def apply_decisions(out_dir: str | Path, *, source: Any = None, progress: Progre
                              fix="pass it again: pairaudit.apply_decisions(out, source=obj) or "
                                  "Review(out).apply(source=obj)")
         source = recorded["path"]
+    if not rescan and _from_findings(source, out, cfg, log or _log, apply=True):
+        return _run(source, out, cfg, progress, log, False, from_findings=True)
     return scan(source, out, config=cfg, progress=progress, log=log)
 
 

@@ -32,7 +32,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("pairaudit.checks",),
     ("pairaudit.stages",),
     ("pairaudit.catalog", "pairaudit.plan", "pairaudit.decisions", "pairaudit.options"),
-    ("pairaudit.batch", "pairaudit.pipeline"),
+    ("pairaudit.batch", "pairaudit.pipeline", "pairaudit.reapply"),
     ("pairaudit.engines", "pairaudit.report"),
     ("pairaudit.api", "pairaudit.review", "pairaudit.trace", "pairaudit"),
     ("pairaudit.cli",),
