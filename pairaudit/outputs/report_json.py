@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from pairaudit.outputs.remedies import trainer_remedies
 from pairaudit.versions import __version__, package_versions
 
 if TYPE_CHECKING:
@@ -70,6 +71,7 @@ def build_report(scan: Scanner, source: Source, tally: Tally, flips: list[int], 
         "assumptions": assumptions,
         "versions": versions(),
         "stats": scan.stats,
+        "remedies": trainer_remedies(scan.out.tmp / "scores.parquet", per_check_rows, assumptions.get("trainer") or {}),
         "decisions": {"total": len(decisions), "applied": resolution.applied, "ignored": resolution.ignored,
                       "flipped": list(flips)},
         "timings_file": TIMINGS,

@@ -107,6 +107,7 @@ def build_html(folder: OutputFolder, *, max_examples: int = 5) -> str:
         "config": _pretty(report.get("config") or {}),
         "profile": profile_rows(folder),
         "assumptions": assumption_rows(report),
+        "remedies": list((report.get("remedies") or {}).items()),
         "flip_lines": flip_lines(report),
         "plots": plots_or_none,
         "trainer_note": trainer_note,

@@ -132,6 +132,10 @@ nav{display:flex;flex-wrap:wrap;gap:4px 12px;margin:.5em 0}nav a{white-space:now
   <div class="pa-card drop"><span>dropped</span><b>{{ totals.dropped }}</b></div>
   <div class="pa-card flag"><span>flagged (kept)</span><b>{{ totals.flagged }}</b></div>
 </div>
+{% if remedies %}
+<div id="remedies" class="pa-note"><b>What the trainer will change, and the setting that avoids it</b>
+<ul>{% for name, r in remedies %}<li><b>{{ name }}</b> ({{ r.rows }} rows): {{ r.text }}</li>{% endfor %}</ul></div>
+{% endif %}
 {% if assumptions %}
 <table id="assumptions"><caption style="text-align:left;font-weight:600">Assumptions (every token count and limit depends on these)</caption>
 {% for k, v in assumptions %}<tr><th>{{ k }}</th><td>{{ v }}</td></tr>{% endfor %}</table>
