@@ -42,7 +42,7 @@ def test_remedies_hold_when_applied(source: Path, tmp_path: Path) -> None:
     assert kept.report["checks"]["dropped_by_trainer"]["rows"] == 0  # keep_end: the trainer keeps them
     assert kept.report["remedies"]["too_long"]["keep_end_keeps_response"] is None  # already keep_end
     html = (tmp_path / "a" / "report.html").read_text(encoding="utf-8")
-    assert 'id="remedies"' in html and f"max_length {too_long['max_length_95']:,} keeps 95% of rows whole" in html
+    assert 'class="pa-remedy"' in html and f"max_length {too_long['max_length_95']:,} keeps 95% of rows whole" in html
 
 
 def test_no_remedies_without_trainer_rows(source: Path, tmp_path: Path) -> None:
