@@ -101,3 +101,16 @@ def test_digest_is_the_first_screen_with_the_terminals_counts(scanned: tuple[Pat
     dark = (px[top + 2:bottom - 2, left + 2:right - 2].sum(axis=-1) < 250).sum()
     assert dark > 2000, dark  # words are drawn in it (not an empty box)
     assert not bg[bottom + 2:min(HEIGHT, bottom + 40), left:right].any()  # the box ends where the DOM says
+
+
+def test_a_trace_section_comes_before_the_digest(tmp_path: Path) -> None:
+    from pairaudit.report.trace_section import add_trace_section
+
+    doc = {"status": "found", "run_dir": "r", "data": "d", "summary": "first failure at step 3", "culprits": [7],
+           "event": {"first_step": 3, "last_step": 4, "source": "log_history", "detail": "nan"},
+           "settings": {"values": {}, "assumed": [], "notes": []}, "order": {},
+           "policy": {"computed": False, "reason": "no checkpoint"}, "rows": []}
+    (tmp_path / "trace.json").write_text(json.dumps(doc), encoding="utf-8")
+    page = add_trace_section('<html><nav>x</nav><h1>t</h1><section id="digest">D</section><div>\n</div>\n</body>'
+                             "</html>", tmp_path)
+    assert page.index('id="trace"') < page.index('<section id="digest"') and 'href="#trace"' in page
