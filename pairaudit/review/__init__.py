@@ -13,12 +13,13 @@ Many flagged rows: a queue walks the unreviewed ones, most severe first (:mod:`p
 >>> q.next()                                            # the next unreviewed pair (a PairView)
 >>> q.decide(q.current, "keep"); q.skip(row)            # record, or pass over for this session
 >>> q.decide_rest("keep")                               # bulk: rows the scan drops need force=
->>> rv.undo()                                           # take back the last (bulk) decision
+>>> rv.undo()                                           # take back exactly the last action
 >>> q.widget()                                          # buttons, filters, keys k/d/f/s/u
 >>> rv.merge("../ana/decisions.jsonl")                  # another reviewer's decisions; conflicts listed
 
-Decisions go to ``OUT/decisions.jsonl`` (or ``decisions_file=``), one JSON object per line: ``{"row",
-"decision", "note", "pair_hash", "reviewer", "time"}``; later lines win, ``undo`` lines take one back.
+Decisions go to ``OUT/decisions.jsonl`` (or ``decisions_file=``), an append-only log, one JSON object per
+line: ``{"row", "decision", "note", "pair_hash", "reviewer", "time", "action"}``; later lines win, ``undo``
+lines take back exactly the action they name (a bulk call that recorded nothing is no action).
 ``pair_hash`` is the row's content hash from scores.parquet so a decision whose source row has changed
 since is ignored when applied (listed under ``report.json`` ``decisions.ignored``). ``Decision`` and
 ``load_decisions`` live in :mod:`pairaudit.decisions` and are re-exported here.
