@@ -1,4 +1,4 @@
-"""The Python API: ``pairaudit.scan`` and ``pairaudit.apply_decisions``.
+"""The Python API: ``pairaudit.scan``, ``pairaudit.open`` and ``pairaudit.apply_decisions``.
 
 It wires the layers below it together: the run configuration, the engine chosen by name
 (``pairaudit.engines``), the scan pipeline, and the report renderer that writes ``report.html`` into
@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import shutil
 import tempfile
+import warnings
 import weakref
 from collections.abc import Callable
 from pathlib import Path
@@ -59,9 +60,11 @@ def _progress(progress: Progress | bool | None) -> tuple[Progress, Callable[[], 
     return progress, lambda: None
 
 
-def scan(source: Any, out: str | Path | None = "pairaudit-out", *, config: ScanConfig | None = None,
+def scan(source: Any, out: str | Path | None = "pairaudit-out", *, config: ScanConfig | str | Path | None = None,
          config_file: str | Path | None = None, progress: Progress | bool | None = None,
-         log: Callable[[str], None] | None = None, trainer_args: Any = None, **options: Any) -> Audit:
+         log: Callable[[str], None] | None = None, trainer_args: Any = None, quiet: bool = False,
+         fast: bool = False, fail_on: str | list[str] | None = None, allow_empty: bool = False,
+         **options: Any) -> Audit:
     """Audit ``source`` and write the contract outputs to ``out``.
 
     ``source``: a path (JSONL / JSON / Parquet file or folder, ``save_to_disk`` folder), a hub dataset
@@ -77,8 +80,49 @@ def scan(source: Any, out: str | Path | None = "pairaudit-out", *, config: ScanC
     total)``. ``log`` receives messages (default: the ``pairaudit`` logger at INFO). Returns an
     :class:`Audit`: findings (polars), report, ``clean`` (``datasets.Dataset`` with the source row in
     ``__pairaudit_row__``), ``keep_mask``.
+
+    Every option of ``pairaudit scan`` has its keyword, with the same values: ``quiet=True`` (no progress,
+    messages or library warnings), ``fast=True`` (``embed_mode="static"``), ``set=["too_long.max_z=4"]``
+    (or ``thresholds={...}``), ``config="file.toml"`` (a config file; or a ScanConfig), ``columns="chosen=a,
+    rejected=b"`` (or a dict), ``max_length="none"``, ``fail_on=["duplicate_pair>5%"]`` (``audit.exit_code``
+    3 and a message in ``audit.messages`` when exceeded), ``allow_empty=True`` (exit code 0 instead of 5).
     """
+    from pairaudit.options import check_fail_on, parse_fail_on
+
+    cfg = _config(config, config_file, options, trainer_args, fast)
+    limits = parse_fail_on([fail_on] if isinstance(fail_on, str) else fail_on)
+    check_fail_on(limits, cfg)
+    if quiet:
+        progress, log = False, log or (lambda message: None)
+    audit = _run(source, out, cfg, progress, log, quiet, _from_findings(source, out, cfg, log or _log))
+    return _exit_code(audit, limits, allow_empty)
+
+
+def _from_findings(source: Any, out: str | Path | None, cfg: ScanConfig, log: Callable[[str], None],
+                   apply: bool = False) -> bool:
+    """Whether this run applies decisions to ``out``'s own findings instead of scanning (``apply``, or a
+    scan with ``decisions`` whose source and configuration are those of the scan in ``out``); says which."""
+    from pairaudit.reapply import why_not
+
+    if out is None or not (apply or cfg.decisions) or not (Path(out) / "report.json").exists():
+        return False
+    reason = why_not(Path(out), source, None if apply else cfg)
+    if reason is None:
+        log("applying the review decisions to the folder's own findings (no check or model re-run: the source "
+            "and configuration are those of its scan)")
+        return True
+    log(f"rescanning to apply the review decisions: {reason}")
+    return False
+
+
+def _config(config: ScanConfig | str | Path | None, config_file: str | Path | None, options: dict[str, Any],
+            trainer_args: Any, fast: bool) -> ScanConfig:
+    """The run's ScanConfig: ``config`` (or a config file named by it or ``config_file``) with ``options``
+    on top, in the CLI's spellings too."""
+    if isinstance(config, (str, Path)):
+        config, config_file = None, config
     cfg = config or ScanConfig()
+    options = _cli_spellings(dict(options), fast)
     for key in options:
         if not hasattr(cfg, key):
             raise TypeError(f"scan() got an unknown option {key!r}{did_you_mean(key, vars(ScanConfig()))}")
@@ -89,14 +133,58 @@ def scan(source: Any, out: str | Path | None = "pairaudit-out", *, config: ScanC
         cfg = apply_config_file(cfg, load_config_file(config_file))
     if isinstance(cfg.split, (list, tuple)):  # recorded as text in report.json: "train,test"
         cfg.split = ",".join(str(s) for s in cfg.split)
+    return cfg
+
+
+def _cli_spellings(options: dict[str, Any], fast: bool) -> dict[str, Any]:
+    """Options written as on the command line made ScanConfig values: ``set`` (CHECK.PARAM=VALUE strings)
+    -> ``thresholds``, ``fast`` -> ``embed_mode="static"``, ``columns`` "NAME=COL,..." -> a dict, limits as
+    text ("none", "512") -> None / int, check lists as "a,b" -> lists, Paths -> text."""
+    from pairaudit.io.formats import parse_columns
+    from pairaudit.options import limit, names, parse_set
+
+    if "set" in options:
+        given = options.pop("set")
+        extra = parse_set([given] if isinstance(given, str) else given) if not isinstance(given, dict) else given
+        options["thresholds"] = {**options.get("thresholds", {}), **extra}
+    if fast:
+        options["embed_mode"] = "static"
+    if isinstance(options.get("columns"), str):
+        options["columns"] = parse_columns(options["columns"])
+    for key in ("max_length", "max_prompt_length", "max_completion_length"):
+        if isinstance(options.get(key), str) and options[key] != "auto":
+            options[key] = limit(options[key], "--" + key.replace("_", "-"))
+    for key in ("only", "skip", "drop", "flag", "flip"):
+        if isinstance(options.get(key), str):
+            options[key] = names([options[key]])
+    for key in ("decisions", "policy", "reference", "reward_model", "embedder"):
+        if isinstance(options.get(key), Path):
+            options[key] = str(options[key])
+    return options
+
+
+def _run(source: Any, out: str | Path | None, cfg: ScanConfig, progress: Progress | bool | None,
+         log: Callable[[str], None] | None, quiet: bool, from_findings: bool = False) -> Audit:
+    from pairaudit.reapply import fingerprint, reapply, write_fingerprint
+
     engine = get_engine(cfg.engine)
     temporary = out is None
     out_dir = Path(tempfile.mkdtemp(prefix="pairaudit-")) / "out" if temporary else Path(out)
+    record = fingerprint(source, cfg)  # before the scan makes the limits concrete
+
+    def finish(folder: Path) -> None:
+        render_report(folder)
+        write_fingerprint(folder, record)
+
     callback, stop = _progress(progress)
     try:
-        with quiet_libraries():
+        with quiet_libraries(errors_only=quiet), warnings.catch_warnings():
+            if quiet:
+                warnings.simplefilter("ignore")
+            if from_findings:
+                return reapply(out_dir, source, cfg, finish=render_report)
             scanner = Scanner(cfg, log or _log, callback)
-            audit = scanner.run(source, out_dir, engine=engine, finish=render_report)
+            audit = scanner.run(source, out_dir, engine=engine, finish=finish)
     except BaseException:
         if temporary:
             shutil.rmtree(out_dir.parent, ignore_errors=True)
@@ -106,6 +194,36 @@ def scan(source: Any, out: str | Path | None = "pairaudit-out", *, config: ScanC
     if temporary:
         weakref.finalize(audit, shutil.rmtree, str(out_dir.parent), True)
     return audit
+
+
+def _exit_code(audit: Audit, limits: list[tuple[str, float]], allow_empty: bool) -> Audit:
+    """``audit.exit_code`` as ``pairaudit scan`` exits: ``allow_empty`` and the ``fail_on`` limits applied."""
+    from pairaudit import exit_codes
+
+    if allow_empty and audit.exit_code == exit_codes.EMPTY:
+        audit.exit_code = exit_codes.OK
+    audit.exit_code, messages = exit_codes.fail_on_code(audit.exit_code, audit.report, limits)
+    audit.messages.extend(messages)
+    return audit
+
+
+def open_folder(out_dir: str | Path) -> Audit:
+    """The :class:`Audit` of a scan's output folder, read back without rescanning (``pairaudit.open``):
+    report, findings, scores, clean, dropped, keep_mask and exit_code as the scan returned them."""
+    from pairaudit import exit_codes
+
+    out = Path(out_dir)
+    report_path = out / "report.json"
+    if not report_path.is_file():
+        raise InputError(f"{out} holds no report.json: it is not a pairaudit output folder",
+                         expected="the --out folder of `pairaudit scan`",
+                         fix=f"run `pairaudit scan SOURCE --out {out}` first, or pass the folder it wrote")
+    report = read_report_json(report_path)
+    for name in ("findings.parquet", "scores.parquet"):
+        if not (out / name).is_file():
+            raise InputError(f"{out} has report.json but no {name} (an interrupted or partial copy)",
+                             fix=f"copy the whole folder, or run `pairaudit scan SOURCE --out {out}` again")
+    return Audit(out, report, None, exit_codes.scan_code(report), list(report.get("problems", [])))
 
 
 def _trainer_objects(options: dict[str, Any], trainer_args: Any) -> dict[str, Any]:
@@ -124,9 +242,11 @@ def _trainer_objects(options: dict[str, Any], trainer_args: Any) -> dict[str, An
 
 
 def apply_decisions(out_dir: str | Path, *, source: Any = None, progress: Progress | bool | None = None,
-                    log: Callable[[str], None] | None = None) -> Audit:
-    """Re-apply ``OUT/decisions.jsonl`` by re-running the scan recorded in ``OUT/report.json``
-    (model outputs come from the caches, so this is cheap). A scan of an in-memory object needs that
+                    log: Callable[[str], None] | None = None, rescan: bool = False) -> Audit:
+    """Re-apply ``OUT/decisions.jsonl``: when the source is the one scanned and unchanged, to the folder's
+    own findings (no check or model re-runs: rows move between clean and dropped, with the same outputs
+    as a rescan, :mod:`pairaudit.reapply`); otherwise (or with ``rescan=True``) by re-running the scan
+    recorded in ``OUT/report.json``. The log says which. A scan of an in-memory object needs that
     object again: ``apply_decisions(out, source=ds)``. Without any decision to apply (and none applied
     before) it raises InputError and changes nothing. The trainer settings are asked for as the scan
     asked for them, so report.json's provenance (how the profile was chosen, which limits are the
@@ -160,6 +280,8 @@ def apply_decisions(out_dir: str | Path, *, source: Any = None, progress: Progre
                              fix="pass it again: pairaudit.apply_decisions(out, source=obj) or "
                                  "Review(out).apply(source=obj)")
         source = recorded["path"]
+    if not rescan and _from_findings(source, out, cfg, log or _log, apply=True):
+        return _run(source, out, cfg, progress, log, False, from_findings=True)
     return scan(source, out, config=cfg, progress=progress, log=log)
 
 

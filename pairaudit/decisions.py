@@ -1,8 +1,10 @@
 """Review decisions (keep / drop / flip) recorded in ``OUT/decisions.jsonl``.
 
-One JSON object per line: ``{"row", "decision", "note", "pair_hash", "reviewer", "time"}``; later lines
-win. A line ``"decision": "undo"`` takes back the row's previous decision (the one before it then holds
-again). A decision whose ``pair_hash`` no longer matches the row (the source changed) is ignored and
+One JSON object per line: ``{"row", "decision", "note", "pair_hash", "reviewer", "time", "action"}``; later
+lines win. The file is an append-only log of actions: ``action`` numbers one call of one reviewer (a
+single decision, or every line of one bulk decision). A line ``"decision": "undo"`` with an ``action``
+takes back exactly that action's decision of its row (the one before it then holds again); an undo line
+without ``action`` (files written before actions were numbered) takes back the row's latest decision. A decision whose ``pair_hash`` no longer matches the row (the source changed) is ignored and
 reported. :func:`merge_decisions` joins two reviewers' files and lists the rows they disagree on.
 """
 
@@ -18,7 +20,7 @@ from pairaudit.errors import InputError
 DECISIONS = ("keep", "drop", "flip")
 UNDO = "undo"
 FILENAME = "decisions.jsonl"
-KEYS = ("row", "decision", "note", "pair_hash", "reviewer", "time")
+KEYS = ("row", "decision", "note", "pair_hash", "reviewer", "time", "action")
 EXAMPLE = '{"row": 12, "decision": "keep|drop|flip", "note": "..."}'
 
 
@@ -30,6 +32,14 @@ class Decision:
     pair_hash: str | None = None
     reviewer: str = ""
     time: str = ""  # UTC, ISO 8601, seconds
+    action: int | None = None  # the reviewer's action this line belongs to (an undo line: the action undone)
+
+    def line(self) -> dict:
+        """The JSON object written for this decision (``action`` only when numbered)."""
+        d = asdict(self)
+        if d["action"] is None:
+            del d["action"]
+        return d
 
 
 def now() -> str:
@@ -63,12 +73,13 @@ def read_log(path: str | os.PathLike[str]) -> list[Decision]:
                         raise ConfigError(f"{where} has no {'row' if 'row' not in d else 'decision'}")
                     note, pair_hash = d.get("note", ""), d.get("pair_hash")
                     text = {k: d.get(k) or "" for k in ("reviewer", "time")}
+                    action = None if d.get("action") is None else schema.integer(d["action"], f"{where}: action", lo=0)
                     dec = Decision(schema.integer(d["row"], f"{where}: row", lo=0),
                                    schema.string(d["decision"], f"{where}: decision", (*DECISIONS, UNDO)),
                                    note if isinstance(note, str) else schema.string(note, f"{where}: note"),
                                    None if pair_hash is None else schema.string(pair_hash, f"{where}: pair_hash"),
                                    *(v if isinstance(v, str) else schema.string(v, f"{where}: {k}")
-                                     for k, v in text.items()))
+                                     for k, v in text.items()), action)
                 except ValueError as exc:
                     raise InputError(f"{where} is not JSON: {exc}", expected=EXAMPLE) from exc
                 except ConfigError as exc:
@@ -80,18 +91,44 @@ def read_log(path: str | os.PathLike[str]) -> list[Decision]:
 
 
 def final_decisions(log: list[Decision], reviewer: str | None = None) -> dict[int, Decision]:
-    """The decision that holds per row after every line of ``log`` (of one ``reviewer``, or all)."""
+    """The decision that holds per row after every line of ``log`` (of one ``reviewer``, or all): an undo
+    line takes back its action's decision of the row (the latest one when it names no action)."""
     stacks: dict[int, list[Decision]] = {}
     for d in log:
         if reviewer is not None and d.reviewer != reviewer:
             continue
         stack = stacks.setdefault(d.row, [])
-        if d.decision == UNDO:
+        if d.decision != UNDO:
+            stack.append(d)
+        elif d.action is None:
             if stack:
                 stack.pop()
         else:
-            stack.append(d)
+            _take_back(stack, d)
     return {row: stack[-1] for row, stack in stacks.items() if stack}
+
+
+def _take_back(stack: list[Decision], undo: Decision) -> None:
+    """Remove from one row's decisions the latest one of ``undo``'s reviewer and action."""
+    for i in range(len(stack) - 1, -1, -1):
+        if (stack[i].reviewer, stack[i].action) == (undo.reviewer, undo.action):
+            del stack[i]
+            return
+
+
+def actions(log: list[Decision], reviewer: str) -> list[tuple[int, list[Decision]]]:
+    """``reviewer``'s numbered actions not yet undone, oldest first: (action, its decision lines)."""
+    undone = {d.action for d in log if d.decision == UNDO and d.reviewer == reviewer and d.action is not None}
+    out: dict[int, list[Decision]] = {}
+    for d in log:
+        if d.decision != UNDO and d.reviewer == reviewer and d.action is not None and d.action not in undone:
+            out.setdefault(d.action, []).append(d)
+    return list(out.items())  # each action's lines are written at once: first-line order is write order
+
+
+def next_action(log: list[Decision]) -> int:
+    """A number no line of ``log`` uses as its action yet."""
+    return 1 + max((d.action for d in log if d.action is not None), default=-1)
 
 
 def load_decisions(path: str | os.PathLike[str]) -> dict[int, Decision]:
@@ -111,7 +148,7 @@ def append_decisions(path: str | os.PathLike[str], decisions: list[Decision]) ->
             raise ValueError(f"decision must be one of {DECISIONS}, not {decision.decision!r}")
     if not decisions:
         return
-    data = "".join(json.dumps(asdict(d), ensure_ascii=False) + "\n" for d in decisions).encode("utf-8", "surrogatepass")
+    data = "".join(json.dumps(d.line(), ensure_ascii=False) + "\n" for d in decisions).encode("utf-8", "surrogatepass")
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         if os.fstat(fd).st_size > 0:
@@ -156,8 +193,21 @@ def merge_decisions(mine: str | os.PathLike[str], theirs: str | os.PathLike[str]
         else:
             res.conflicts.append({"row": row, "decisions": [
                 {"reviewer": x.reviewer, "decision": x.decision, "note": x.note, "time": x.time} for x in (m, d)]})
-    append_decisions(mine, new)
+    append_decisions(mine, _renumbered(new, next_action(read_log(mine))))
     return res
+
+
+def _renumbered(decisions: list[Decision], first: int) -> list[Decision]:
+    """``decisions`` with their actions renumbered from ``first`` on (one number per original action, so
+    that merged lines never share an action with the lines already in the file)."""
+    from dataclasses import replace
+
+    numbers: dict[tuple[str, int | None, int], int] = {}
+    out = []
+    for i, d in enumerate(decisions):
+        key = (d.reviewer, d.action, i if d.action is None else -1)
+        out.append(replace(d, action=numbers.setdefault(key, first + len(numbers))))
+    return out
 
 
 @dataclass

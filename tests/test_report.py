@@ -184,7 +184,12 @@ def test_show_row(tmp_path: Path) -> None:
     console = Console(width=140, record=True, color_system=None)
     show_row(out, 7, console)
     text = console.export_text()
-    assert "near_identical_pair" in text and "One, two, three!" in text and "word similarity" in text
+    # not a terminal (recorded, piped): the changes marked in the text
+    assert "near_identical_pair" in text and "One, two, three[-.-]{+!+}" in text and "similarity 0.88" in text
+    console = Console(width=140, record=True, color_system=None, force_terminal=True)
+    show_row(out, 7, console)
+    text = console.export_text()  # a terminal: side by side, the changes in colour
+    assert "One, two, three!" in text and "word similarity" in text and "{+" not in text
     with pytest.raises(InputError, match="row 99 is not in the scan"):
         show_row(out, 99, console)
 

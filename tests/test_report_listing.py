@@ -33,7 +33,7 @@ def test_every_flagged_row_is_in_the_table(tmp_path: Path) -> None:
     assert table == set(findings.select("check", "row").unique().iter_rows())
     # most severe first: rows a check drops, then by the scan's check order, then score
     assert [r[0] for r in data["rows"]] == [5, 1, 3, 2, 7, 6, 0, 4]
-    assert "Flagged rows (8)" in page and 'href="#rows=contradictory_pair"' in page
+    assert "Rows with findings (8)" in page and 'href="#rows=contradictory_pair"' in page
     # the first page is also plain HTML (viewers without scripts); the payload stays escaped in the JSON
     assert page.count('<tr data-row="') == 8
     assert "<script>document.title" not in page.split('id="pa-data">', 1)[1].split("</script>", 1)[0]

@@ -65,7 +65,7 @@ def test_decide_appends_with_pair_hash(tmp_path: Path) -> None:
     assert d1.pair_hash == hashes[1]
     lines = [json.loads(x) for x in (out / "decisions.jsonl").read_text(encoding="utf-8").splitlines()]
     assert [x["row"] for x in lines] == [1, 4, 4]
-    assert set(lines[0]) == {"row", "decision", "note", "pair_hash", "reviewer", "time"}
+    assert set(lines[0]) == {"row", "decision", "note", "pair_hash", "reviewer", "time", "action"}
     assert lines[0]["time"].endswith("Z") and isinstance(lines[0]["reviewer"], str)
     loaded = load_decisions(out / "decisions.jsonl")
     assert loaded[4].decision == "drop" and loaded[4].note == "changed my mind"  # later lines win

@@ -52,13 +52,27 @@ def report(out: Annotated[Path, typer.Argument(help="An output folder written by
 
 
 def show(out: Annotated[Path, typer.Argument(help="An output folder.")],
-         row: Annotated[int, typer.Argument(help="Row number (as in findings.parquet).")]) -> None:
-    """Print one pair with its findings and a word diff of chosen vs rejected."""
+         row: Annotated[int | None, typer.Argument(help="Row number (as in findings.parquet).")] = None,
+         check: Annotated[str | None, typer.Option("--check", metavar="CHECK", help="List this check's rows, "
+                          "most severe first (rows it drops, then by score), a page at a time.")] = None,
+         page: Annotated[int, typer.Option("--page", metavar="N", min=1, help="Page of --check's rows.")] = 1,
+         per_page: Annotated[int, typer.Option("--per-page", metavar="N", min=1, help="Rows per page of "
+                             "--check.")] = 20) -> None:
+    """Print one pair with its findings and a word diff of chosen vs rejected (marked [-chosen-]{+rejected+}
+    in plain text when not on a terminal), or with --check the rows of one check, most severe first."""
     from pairaudit.report import show_row
+    from pairaudit.report.console import show_check
 
     try:
         with damaged_report(out):
-            show_row(out, row, terminal.safe_console())
+            if check is not None:
+                show_check(out, check, page, per_page, terminal.safe_console())
+            elif row is None:
+                raise ConfigError("pairaudit show needs a ROW or --check CHECK",
+                                  fix=f"`pairaudit show {out} 12` (one pair) or `pairaudit show {out} --check "
+                                      "too_long` (a check's rows)")
+            else:
+                show_row(out, row, terminal.safe_console())
     except (PairauditError, OSError) as exc:
         fail(exc)
 

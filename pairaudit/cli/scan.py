@@ -9,8 +9,8 @@ import typer
 
 from pairaudit import exit_codes
 from pairaudit.cli.console import echo, fail, progress_display, silenced
-from pairaudit.cli.options import CHECKS, check_fail_on, limit, names, parse_fail_on, parse_set
 from pairaudit.errors import PairauditError
+from pairaudit.options import CHECKS, check_fail_on, limit, names, parse_fail_on, parse_set
 
 
 def scan(

@@ -9,8 +9,8 @@ import typer
 
 from pairaudit import exit_codes
 from pairaudit.cli.console import fail, log_to
-from pairaudit.cli.options import CHECKS, names
 from pairaudit.errors import PairauditError
+from pairaudit.options import CHECKS, names
 from pairaudit.report import terminal
 
 

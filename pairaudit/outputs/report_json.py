@@ -7,8 +7,10 @@ Identical for identical input and config: run-specific figures (timings, cache c
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from pairaudit.outputs.remedies import trainer_remedies
 from pairaudit.versions import __version__, package_versions
 
 REPORT_JSON = "report.json"
@@ -43,9 +45,10 @@ class ScanFacts:
 
 def build_report(facts: ScanFacts, per_check_findings: dict[str, int], per_check_rows: dict[str, int], flagged: int,
                  flips: list[int], counts: dict[str, int], n_decisions: int, applied: int, ignored: list[dict],
-                 assumptions: dict[str, Any]) -> dict[str, Any]:
+                 assumptions: dict[str, Any], scores_file: Path) -> dict[str, Any]:
     """The report.json content of a finished scan: ``facts`` with per-check counts of the deduplicated findings
-    (summed over shards by the Ray engine), kept / dropped ``counts`` and the review decisions applied."""
+    (summed over shards by the Ray engine), kept / dropped ``counts``, the review decisions applied, and the
+    trainer remedies computed from ``scores_file`` (the scan's scores.parquet)."""
     n_input = facts.n_input
     checks = {}
     for name, decided in facts.checks.items():
@@ -74,6 +77,7 @@ def build_report(facts: ScanFacts, per_check_findings: dict[str, int], per_check
         "assumptions": assumptions,
         "versions": versions(),
         "stats": facts.stats,
+        "remedies": trainer_remedies(scores_file, per_check_rows, assumptions.get("trainer") or {}),
         "decisions": {"total": n_decisions, "applied": applied, "ignored": ignored, "flipped": list(flips)},
         "timings_file": TIMINGS,
     }

@@ -55,6 +55,28 @@ def word_diff(a: str, b: str) -> tuple[list[Segment], list[Segment], float]:
     return left, right, ratio
 
 
+def inline_diff(a: str, b: str) -> list[Segment]:
+    """One sequence from ``a`` (chosen) to ``b`` (rejected): ``same`` text, ``del`` (only in a) before the
+    ``ins`` (only in b) that replaces it, as ``git diff --word-diff`` shows it."""
+    ta, tb = tokenize_words(a), tokenize_words(b)
+    sm = difflib.SequenceMatcher(None, ta, tb, autojunk=len(ta) + len(tb) > _EXACT_LIMIT)
+    out: list[Segment] = []
+    for op, i1, i2, j1, j2 in sm.get_opcodes():
+        if op == "equal":
+            _push(out, "same", "".join(ta[i1:i2]))
+            continue
+        _push(out, "del", "".join(ta[i1:i2]))
+        _push(out, "ins", "".join(tb[j1:j2]))
+    return out
+
+
+def segments_plain(segments: list[Segment]) -> str:
+    """Diff segments as plain text, changes marked as ``git diff --word-diff=plain`` marks them:
+    ``[-only in chosen-]{+only in rejected+}`` (readable without colour: piped, in a file, in a log)."""
+    marks = {"same": ("", ""), "del": ("[-", "-]"), "ins": ("{+", "+}")}
+    return "".join(marks[kind][0] + text + marks[kind][1] for kind, text in segments)
+
+
 def _push(out: list[Segment], kind: str, text: str) -> None:
     if not text:
         return

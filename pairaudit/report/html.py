@@ -107,6 +107,8 @@ def build_html(folder: OutputFolder, *, max_examples: int = 5) -> str:
         "config": _pretty(report.get("config") or {}),
         "profile": profile_rows(folder),
         "assumptions": assumption_rows(report),
+        "remedies": list((report.get("remedies") or {}).items()),
+        "digest": _digest(checks),
         "flip_lines": flip_lines(report),
         "plots": plots_or_none,
         "trainer_note": trainer_note,
@@ -117,6 +119,15 @@ def build_html(folder: OutputFolder, *, max_examples: int = 5) -> str:
     from pairaudit.report.trace_section import add_trace_section
 
     return add_trace_section(environment().get_template("report.html").render(ctx), folder.path)
+
+
+def _digest(checks: list[dict[str, Any]]) -> dict[str, Any]:
+    """The report's first view, counted as the terminal summary counts: checks that dropped rows, checks
+    that flagged rows (in the scan's check order, the review queue's), and the checks that found none."""
+    ran = [c for c in checks if c["status"] == "ran"]
+    return {"dropped": [c for c in ran if c["rows"] and c["action"] == "drop"],
+            "flagged": [c for c in ran if c["rows"] and c["action"] != "drop"],
+            "none": [c["name"] for c in ran if not c["rows"]]}
 
 
 def assumption_rows(report: dict[str, Any]) -> list[tuple[str, str]]:

@@ -30,6 +30,8 @@ def print_summary(audit: Any) -> None:
         for name, c in groups[action]:
             table.add_row(name, f"{c['rows']:,}", f"{c['rate']:.2%}")
         console.print(table)
+    for name, remedy in (rep.get("remedies") or {}).items():
+        console.print(terminal_safe(f"remedy, {name}: {remedy['text']}"), markup=False, highlight=False)
     if groups["none"]:
         console.print(f"{len(groups['none'])} checks found no rows: {', '.join(n for n, _ in groups['none'])}",
                       markup=False, highlight=False)

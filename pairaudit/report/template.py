@@ -117,21 +117,51 @@ REPORT = r"""{% from "pair.html" import pair_block %}<!DOCTYPE html>
 <style>{{ css }}
 body{margin:0;background:#f7f7f9}.pa-root{max-width:1280px;margin:0 auto;padding:18px 26px;background:#fff}
 nav{display:flex;flex-wrap:wrap;gap:4px 12px;margin:.5em 0}nav a{white-space:nowrap}
+.pa-digest{background:#fff8e1;border:1px solid #f0d58c;border-radius:8px;padding:4px 16px 10px;margin:.6em 0}
+.pa-digest h2{margin-top:.4em}.pa-digest-list{margin:.4em 0;padding-left:1.2em}.pa-digest-list li{margin:.25em 0}
 </style>
 </head>
 <body>
 <div class="pa-root">
 <h1>pairaudit report</h1>
 <div class="pa-muted">source <code>{{ source.path }}</code> · kind {{ source.kind or "?" }} · format <b>{{ source.format or "?" }}</b> · pairaudit {{ version }}</div>
-<nav><a href="#summary">summary</a><a href="#profile">dataset profile</a><a href="#rows">flagged rows</a>{% for c in checks %}<a href="#check-{{ c.name }}">{{ c.name }}</a>{% endfor %}</nav>
+<nav><a href="#summary">what to act on</a><a href="#rows">rows with findings</a><a href="#checks">checks</a><a href="#profile">dataset profile</a>{% for c in checks if c.rows or c.status != "ran" %}<a href="#check-{{ c.name }}">{{ c.name }}</a>{% endfor %}</nav>
 
-<h2 id="summary">Summary</h2>
+<section id="digest" class="pa-digest">
+<h2 id="summary">What to act on</h2>
 <div class="pa-cards">
   <div class="pa-card"><span>input</span><b>{{ totals.input }}</b></div>
   <div class="pa-card keep"><span>kept</span><b>{{ totals.kept }}</b></div>
   <div class="pa-card drop"><span>dropped</span><b>{{ totals.dropped }}</b></div>
   <div class="pa-card flag"><span>flagged (kept)</span><b>{{ totals.flagged }}</b></div>
 </div>
+<ul class="pa-digest-list">
+{% if digest.dropped %}<li id="digest-dropped"><b>Dropped, and why</b>: {% for c in digest.dropped %}<a href="#rows={{ c.name }}">{{ c.name }}</a> <b>{{ c.rows }}</b>{{ "," if not loop.last }} {% endfor %}rows (a row can have several reasons)</li>{% endif %}
+{% if digest.flagged %}<li id="digest-flagged"><b>Worth reading</b> ({{ totals.flagged }} flagged rows, kept), in review order: {% for c in digest.flagged %}<a href="#rows={{ c.name }}">{{ c.name }}</a> <b>{{ c.rows }}</b>{{ "," if not loop.last }} {% endfor %}</li>{% endif %}
+{% for name, r in remedies %}<li class="pa-remedy"><b>The trainer: {{ name }}</b> {{ r.rows }} rows; {{ r.text }}</li>{% endfor %}
+{% if flip_lines %}<li id="digest-labels"><b>Label evidence</b>: {{ flip_lines[0].split(": ", 1)[-1] }} (<a href="#label-evidence">details</a>)</li>{% endif %}
+{% if not_run %}<li class="pa-status-failed"><b>{{ not_run|length }} check{{ "s" if not_run|length != 1 }} did not run</b>: {% for c in not_run %}{{ c.name }} ({{ c.status }}){{ ", " if not loop.last }}{% endfor %}</li>{% endif %}
+{% if digest.none %}<li id="digest-none" class="pa-muted">{{ digest.none|length }} check{{ "s" if digest.none|length != 1 }} found no rows: {{ digest.none|join(", ") }}</li>{% endif %}
+</ul>
+</section>
+
+<h2 id="rows">Rows with findings ({{ table.total }})</h2>
+<p class="pa-muted">{{ totals.dropped }} rows dropped and {{ totals.flagged }} flagged and kept, as the terminal counts them; the table lists every row with a finding, most severe first (rows a check drops, then by check, then score). Search looks at row numbers, check names, details{% if table.snippet %} and up to {{ table.snippet }} characters of each pair's text (shortened to keep the page small){% endif %}; the whole pair: the examples below (linked rows), <code>pairaudit show OUT ROW</code> or <code>Review(OUT).pair(ROW)</code>. The same list is in findings.parquet.{% if table.listed < table.total %} Only the {{ table.listed }} most severe of the {{ table.total }} rows are listed here, to keep the page small; findings.parquet has them all.{% endif %}</p>
+<div id="pa-controls" hidden>
+<input id="pa-q" type="search" placeholder="search rows, checks, details, text" aria-label="search">
+<select id="pa-f-check" aria-label="check"><option value="-1">every check</option></select>
+<select id="pa-f-action" aria-label="action"><option value="-1">drop and flag</option></select>
+<select id="pa-sort" aria-label="sort"><option value="severity">most severe first</option><option value="score">score, highest first</option><option value="row">row number</option></select>
+<button id="pa-prev" type="button">previous</button><span id="pa-page"></span><button id="pa-next" type="button">next</button>
+</div>
+<div id="pa-count" class="pa-muted">{% if table.total %}the {{ table.first|length }} most severe of {{ table.total }} rows{% else %}no flagged rows{% endif %}</div>
+<table id="pa-rows"><thead><tr><th>row</th><th>action</th><th>checks</th><th>score</th><th>detail</th></tr></thead>
+<tbody id="pa-rows-body">{% for it in table.first %}<tr data-row="{{ it.row }}"><td class="num">{{ it.row }}</td><td class="pa-act-{{ it.action }}">{{ it.action }}</td><td>{% for c in it.checks %}<span class="pa-tag">{{ c }}</span> {% endfor %}</td><td class="num">{% if it.score is not none %}{{ '%.3g' % it.score }}{% endif %}</td><td>{{ it.detail }}{% if it.text %}<div class="pa-snip">{{ it.text }}</div>{% endif %}</td></tr>
+{% endfor %}</tbody></table>
+<script type="application/json" id="pa-data">{{ table.json }}</script>
+<script>{{ table.script }}</script>
+
+<h2 id="checks">Checks</h2>
 {% if assumptions %}
 <table id="assumptions"><caption style="text-align:left;font-weight:600">Assumptions (every token count and limit depends on these)</caption>
 {% for k, v in assumptions %}<tr><th>{{ k }}</th><td>{{ v }}</td></tr>{% endfor %}</table>
@@ -147,11 +177,12 @@ nav{display:flex;flex-wrap:wrap;gap:4px 12px;margin:.5em 0}nav a{white-space:now
 {% endif %}
 <table>
 <tr><th>check</th><th>status</th><th>action</th><th>findings</th><th>rows</th><th>description</th></tr>
-{% for c in checks %}
+{% for c in checks if c.rows or c.status != "ran" %}
 <tr><td><a href="#check-{{ c.name }}">{{ c.name }}</a></td><td class="pa-status-{{ c.status }}">{{ c.status }}{% if c.reason %} — {{ c.reason }}{% endif %}</td>
 <td class="pa-act-{{ c.action }}">{{ c.action }}</td><td class="num">{{ c.findings }}</td><td class="num">{{ c.rows }}</td><td>{{ c.description }}</td></tr>
 {% endfor %}
 </table>
+{% if digest.none %}<p class="pa-muted">{{ digest.none|length }} check{{ "s" if digest.none|length != 1 }} ran and found no rows: {{ digest.none|join(", ") }}.</p>{% endif %}
 {% if off %}<p class="pa-muted">Not enabled in this scan: {{ off|join(", ") }}.</p>{% endif %}
 {% if decision_summary %}
 <h3>Review decisions applied</h3>
@@ -165,9 +196,8 @@ nav{display:flex;flex-wrap:wrap;gap:4px 12px;margin:.5em 0}nav a{white-space:now
 {% for d in decisions %}<tr><td class="num"><a href="#row-{{ d.row }}">{{ d.row }}</a></td><td>{{ d.decision }}</td><td>{{ d.note }}</td></tr>{% endfor %}
 </table>
 {% endif %}
-{% if models %}<h3>Models</h3><pre>{{ models }}</pre>{% endif %}
 {% if trainer_note %}<p class="pa-muted">{{ trainer_note }}</p>{% endif %}
-<details><summary>Configuration</summary><pre>{{ config }}</pre></details>
+<details id="models-config"><summary>Models and configuration</summary>{% if models %}<h3>Models</h3><pre>{{ models }}</pre>{% endif %}<h3>Configuration</h3><pre>{{ config }}</pre></details>
 
 <h2 id="profile">Dataset profile</h2>
 {% if profile %}<table>{% for k, v in profile %}<tr><th>{{ k }}</th><td>{{ v }}</td></tr>{% endfor %}</table>{% endif %}
@@ -178,23 +208,7 @@ nav{display:flex;flex-wrap:wrap;gap:4px 12px;margin:.5em 0}nav a{white-space:now
 {% elif plots is none %}<p class="pa-muted">Plots need matplotlib: pip install 'pairaudit[report]'.</p>
 {% else %}<p class="pa-muted">scores.parquet holds no per-row metrics to plot.</p>{% endif %}
 
-<h2 id="rows">Flagged rows ({{ table.total }})</h2>
-<p class="pa-muted">Every row with a finding, most severe first (rows a check drops, then by check, then score). Search looks at row numbers, check names, details{% if table.snippet %} and up to {{ table.snippet }} characters of each pair's text (shortened to keep the page small){% endif %}; the whole pair: the examples below (linked rows), <code>pairaudit show OUT ROW</code> or <code>Review(OUT).pair(ROW)</code>. The same list is in findings.parquet.{% if table.listed < table.total %} Only the {{ table.listed }} most severe of the {{ table.total }} flagged rows are listed here, to keep the page small; findings.parquet has them all.{% endif %}</p>
-<div id="pa-controls" hidden>
-<input id="pa-q" type="search" placeholder="search rows, checks, details, text" aria-label="search">
-<select id="pa-f-check" aria-label="check"><option value="-1">every check</option></select>
-<select id="pa-f-action" aria-label="action"><option value="-1">drop and flag</option></select>
-<select id="pa-sort" aria-label="sort"><option value="severity">most severe first</option><option value="score">score, highest first</option><option value="row">row number</option></select>
-<button id="pa-prev" type="button">previous</button><span id="pa-page"></span><button id="pa-next" type="button">next</button>
-</div>
-<div id="pa-count" class="pa-muted">{% if table.total %}the {{ table.first|length }} most severe of {{ table.total }} rows{% else %}no flagged rows{% endif %}</div>
-<table id="pa-rows"><thead><tr><th>row</th><th>action</th><th>checks</th><th>score</th><th>detail</th></tr></thead>
-<tbody id="pa-rows-body">{% for it in table.first %}<tr data-row="{{ it.row }}"><td class="num">{{ it.row }}</td><td class="pa-act-{{ it.action }}">{{ it.action }}</td><td>{% for c in it.checks %}<span class="pa-tag">{{ c }}</span> {% endfor %}</td><td class="num">{% if it.score is not none %}{{ '%.3g' % it.score }}{% endif %}</td><td>{{ it.detail }}{% if it.text %}<div class="pa-snip">{{ it.text }}</div>{% endif %}</td></tr>
-{% endfor %}</tbody></table>
-<script type="application/json" id="pa-data">{{ table.json }}</script>
-<script>{{ table.script }}</script>
-
-{% for c in checks %}
+{% for c in checks if c.rows or c.status != "ran" %}
 <h2 id="check-{{ c.name }}">{{ c.name }}</h2>
 <p>{{ c.description }}</p>
 <p>status <b class="pa-status-{{ c.status }}">{{ c.status }}</b>{% if c.reason %} ({{ c.reason }}){% endif %} · action <b class="pa-act-{{ c.action }}">{{ c.action }}</b>

@@ -120,7 +120,9 @@ def add_trace_section(page: str, folder: Path) -> str:
     else:
         section = trace_section(doc)
     style = "<style>.pa-trace-culprit td{background:#fee4e2;font-weight:600}</style>"
-    end = page.rfind("</div>\n</body>")
+    end = page.find('<section id="digest"')  # a trace comes first: it is why the page was opened
+    if end < 0:
+        end = page.rfind("</div>\n</body>")
     if end < 0:
         end = page.rfind("</body>")
     page = page[:end] + style + section + "\n" + page[end:]

@@ -13,12 +13,13 @@ Many flagged rows: a queue walks the unreviewed ones, most severe first (:mod:`p
 >>> q.next()                                            # the next unreviewed pair (a PairView)
 >>> q.decide(q.current, "keep"); q.skip(row)            # record, or pass over for this session
 >>> q.decide_rest("keep")                               # bulk: rows the scan drops need force=
->>> rv.undo()                                           # take back the last (bulk) decision
+>>> rv.undo()                                           # take back exactly the last action
 >>> q.widget()                                          # buttons, filters, keys k/d/f/s/u
 >>> rv.merge("../ana/decisions.jsonl")                  # another reviewer's decisions; conflicts listed
 
-Decisions go to ``OUT/decisions.jsonl`` (or ``decisions_file=``), one JSON object per line: ``{"row",
-"decision", "note", "pair_hash", "reviewer", "time"}``; later lines win, ``undo`` lines take one back.
+Decisions go to ``OUT/decisions.jsonl`` (or ``decisions_file=``), an append-only log, one JSON object per
+line: ``{"row", "decision", "note", "pair_hash", "reviewer", "time", "action"}``; later lines win, ``undo``
+lines take back exactly the action they name (a bulk call that recorded nothing is no action).
 ``pair_hash`` is the row's content hash from scores.parquet so a decision whose source row has changed
 since is ignored when applied (listed under ``report.json`` ``decisions.ignored``). ``Decision`` and
 ``load_decisions`` live in :mod:`pairaudit.decisions` and are re-exported here.
@@ -35,11 +36,12 @@ from pairaudit.decisions import (
     UNDO,
     Decision,
     Merge,
-    append_decision,
+    actions,
     append_decisions,
     final_decisions,
     load_decisions,
     merge_decisions,
+    next_action,
     now,
     read_log,
 )
@@ -52,7 +54,19 @@ if TYPE_CHECKING:
     from pairaudit.outputs.reader import OutputFolder
 
 DECISIONS_FILE = FILENAME
-__all__ = ["DECISIONS", "Bulk", "Decision", "Merge", "PairView", "Review", "ReviewQueue", "load_decisions"]
+__all__ = ["DECISIONS", "Bulk", "Decision", "Merge", "PairView", "Review", "ReviewQueue", "Undo", "load_decisions"]
+
+
+class Undo(list):
+    """The undo lines one :meth:`Review.undo` wrote (a list of Decision; empty when it took nothing back)
+    plus ``message``: what it took back, or why nothing."""
+
+    def __init__(self, lines: list[Decision], message: str) -> None:
+        super().__init__(lines)
+        self.message = message
+
+    def __repr__(self) -> str:
+        return self.message
 
 
 class Review:
@@ -72,7 +86,8 @@ class Review:
         self._path = Path(decisions_file) if decisions_file is not None else self.out_dir / DECISIONS_FILE
         self._folder: OutputFolder = OutputFolder.open(self.out_dir)
         self._tok: Any = None
-        self._history: list[list[int]] = []  # rows of each write of this session, for undo
+        self._session: list[int | None] = []  # this session's actions, newest last (None: recorded nothing)
+        self._log_size, self._next_action = -1, 0
 
     @property
     def decisions_path(self) -> Path:
@@ -88,6 +103,11 @@ class Review:
     @property
     def report(self) -> dict[str, Any]:
         return self._folder.report
+
+    @property
+    def folder(self) -> OutputFolder:
+        """The output folder read back (findings, scores, pairs)."""
+        return self._folder
 
     # -------------------------------------------------------------------- browsing
     def findings(self, check: str | None = None, action: str | None = None) -> pl.DataFrame:
@@ -130,9 +150,8 @@ class Review:
             raise InputError(f"row {row} is not in the scan at {self.out_dir}",
                              fix="use a row number from review.findings() or scores.parquet")
         d = Decision(row=row, decision=decision, note=str(note), pair_hash=self._folder.pair_hash(row),
-                     reviewer=self.reviewer, time=now())
-        append_decision(self.decisions_path, d)
-        self._history.append([row])
+                     reviewer=self.reviewer, time=now(), action=self._new_action())
+        self._record([d])
         return d
 
     def decide_many(self, rows: Any, decision: str, note: str = "", force: bool | list[str] = False) -> Bulk:
@@ -148,24 +167,57 @@ class Review:
             raise InputError(f"row(s) {missing[:10]} are not in the scan at {self.out_dir}",
                              fix="use row numbers from review.findings() or scores.parquet")
         allowed, held = guard(self, rows, decision, force)
-        t = now()
+        if not allowed:  # not an action: nothing written, and undo() right after it takes nothing back
+            self._session.append(None)
+            return Bulk([], decision, held)
+        t, action = now(), self._new_action()
         decisions = [Decision(row=r, decision=decision, note=str(note), pair_hash=hashes[r],
-                              reviewer=self.reviewer, time=t) for r in allowed]
-        append_decisions(self.decisions_path, decisions)
-        if decisions:
-            self._history.append([d.row for d in decisions])
+                              reviewer=self.reviewer, time=t, action=action) for r in allowed]
+        self._record(decisions)
         return Bulk(decisions, decision, held)
 
-    def undo(self) -> list[Decision]:
-        """Take back the last decision, or the last bulk decision, made through this Review: appends
-        ``undo`` lines, so each row's previous decision (or none) holds again. [] when nothing is left."""
-        if not self._history:
-            return []
-        rows = self._history.pop()
+    def undo(self) -> Undo:
+        """Take back exactly the last action: this session's last decision or bulk decision (a bulk call
+        that recorded nothing takes nothing back), else this reviewer's last action in the decisions file
+        not yet undone. Appends ``undo`` lines naming that action, so each of its rows' previous decision
+        (or none) holds again; the result is empty, with a message saying why, when nothing is taken back."""
+        live = dict(actions(read_log(self.decisions_path), self.reviewer))
+        while self._session:
+            entry = self._session.pop()
+            if entry is None:
+                return Undo([], "nothing taken back: the last bulk decision recorded no row (undo again to take "
+                                "back the action before it)")
+            if entry in live:
+                return self._take_back(entry, live[entry])
+        if live:
+            last = list(live)[-1]
+            return self._take_back(last, live[last])
+        return Undo([], f"nothing to undo: reviewer {self.reviewer!r} has no decision left to take back in "
+                        f"{self.decisions_path}")
+
+    def _take_back(self, action: int, lines: list[Decision]) -> Undo:
         t = now()
-        lines = [Decision(row=r, decision=UNDO, reviewer=self.reviewer, time=t) for r in rows]
+        undo = [Decision(row=d.row, decision=UNDO, reviewer=self.reviewer, time=t, action=action) for d in lines]
+        self._record(undo)
+        rows = ", ".join(str(d.row) for d in lines[:10]) + (", ..." if len(lines) > 10 else "")
+        what = lines[0].decision
+        return Undo(undo, f"took back {what} of row {rows}" if len(lines) == 1
+                    else f"took back {what} of {len(lines)} rows ({rows})")
+
+    def _new_action(self) -> int:
+        """The next action number of the decisions file (re-read only when another writer changed it)."""
+        path = self.decisions_path
+        size = path.stat().st_size if path.exists() else 0
+        if size != self._log_size:
+            self._next_action = max(self._next_action, next_action(read_log(path)))
+        self._next_action += 1
+        return self._next_action - 1
+
+    def _record(self, lines: list[Decision]) -> None:
         append_decisions(self.decisions_path, lines)
-        return lines
+        self._log_size = self.decisions_path.stat().st_size
+        if lines[0].decision != UNDO:
+            self._session.append(lines[0].action)
 
     def merge(self, other: str | Path | Review) -> Merge:
         """Join another reviewer's decisions (a decisions file or a Review) into this one's file: rows

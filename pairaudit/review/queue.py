@@ -9,7 +9,7 @@ check's score (highest first), then the row number.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pairaudit.decisions import DECISIONS, Decision
 from pairaudit.errors import ConfigError
@@ -17,7 +17,27 @@ from pairaudit.errors import ConfigError
 if TYPE_CHECKING:
     import polars as pl
 
-    from pairaudit.review import PairView, Review
+    from pairaudit.outputs.reader import OutputFolder
+
+
+class Review(Protocol):
+    """What a queue uses of its review session (:class:`pairaudit.review.Review`, which creates the queues: this
+    module names the interface instead of importing the class, so the two modules do not import each other)."""
+
+    @property
+    def folder(self) -> OutputFolder: ...
+
+    def findings(self, check: str | None = None, action: str | None = None) -> pl.DataFrame: ...
+
+    def pair(self, row: int) -> Any: ...
+
+    def decisions(self) -> dict[int, Decision]: ...
+
+    def decide(self, row: Any, decision: str, note: str = "") -> Any: ...
+
+    def decide_many(self, rows: Any, decision: str, note: str = "", force: bool | list[str] = False) -> Any: ...
+
+    def undo(self) -> Any: ...
 
 KEEPING = ("keep", "flip")  # decisions that put a row into the cleaned output
 
@@ -52,7 +72,7 @@ def ordered_rows(review: Review, flt: Filter) -> list[int]:
     """Rows matching ``flt`` in severity order (see the module docstring)."""
     import polars as pl
 
-    folder = review._folder
+    folder = review.folder
     f = review.findings(check=flt.check, action=flt.action)
     if flt.check is None:
         f = f.filter(pl.col("check") != "malformed_record")  # cannot be kept: nothing to review
@@ -76,7 +96,7 @@ def _with_text(review: Review, rows: list[int], findings: pl.DataFrame, needle: 
     details: dict[int, str] = {}
     for r, d in findings.select("row", "detail").iter_rows():
         details[int(r)] = details.get(int(r), "") + " " + (d or "")
-    pairs = review._folder.pairs(rows)
+    pairs = review.folder.pairs(rows)
     out = []
     for r in rows:
         p = pairs.get(r)
@@ -90,7 +110,7 @@ def dropping_checks(review: Review, rows: list[int]) -> dict[int, set[str]]:
     """Per row, the checks whose finding drops it in the scan (rows without a drop left out)."""
     import polars as pl
 
-    f = review._folder.findings
+    f = review.folder.findings
     sub = f.filter((pl.col("action") == "drop") & pl.col("row").is_in(rows)).select("row", "check").unique()
     out: dict[int, set[str]] = {}
     for r, c in sub.iter_rows():
@@ -116,6 +136,8 @@ class Bulk(list):
             per = ", ".join(f"{c} {len(rows)}" for c, rows in sorted(self.held.items()))
             text += (f"; {len(self.held_rows)} rows left dropped ({per}): the scan drops them; "
                      f"force=True (or force=[check, ...]) to {self.decision} them too")
+        if not self:
+            text += "; nothing recorded, so this was no action: undo() right after it takes nothing back"
         return text
 
 
@@ -169,7 +191,7 @@ class ReviewQueue:
 
         pos = {r: i for i, r in enumerate(self.rows)}
         decided = self.review.decisions()
-        f = self.review._folder.findings.filter(pl.col("row").is_in(self.rows))
+        f = self.review.folder.findings.filter(pl.col("row").is_in(self.rows))
         t = (f.group_by("row").agg(pl.col("check").unique().sort().str.join(", ").alias("checks"),
                                    pl.col("action").unique().sort().str.join("/").alias("actions"),
                                    pl.col("score").max().alias("score"))
@@ -200,7 +222,7 @@ class ReviewQueue:
         todo = [r for r in self.rows if r not in decided]
         return [r for r in todo if r not in self.skipped] + [r for r in todo if r in self.skipped]
 
-    def next(self) -> PairView | None:
+    def next(self) -> Any:
         """The next unreviewed row's pair (None when every row has a decision)."""
         todo = self.pending()
         self.current = todo[0] if todo else None
@@ -223,8 +245,8 @@ class ReviewQueue:
         leave rows the scan drops as they are unless ``force`` (True, or the dropping checks' names)."""
         return self.review.decide_many(self.pending(), decision, note, force=force)
 
-    def undo(self) -> list[Decision]:
-        """Take back the last decision (or bulk decision) of this review session."""
+    def undo(self) -> Any:
+        """Take back the last decision (or bulk decision) of this review session (see :meth:`Review.undo`)."""
         return self.review.undo()
 
     def __iter__(self) -> Any:

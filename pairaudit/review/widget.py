@@ -8,6 +8,7 @@ used because it works in every notebook front end (Jupyter, VS Code, Colab) with
 
 from __future__ import annotations
 
+import html
 from dataclasses import replace
 from typing import Any
 
@@ -51,7 +52,7 @@ def queue_widget(queue: Any) -> Any:
         q = box.queue
         if what == "undo":
             undone = q.undo()
-            message.value = f"undid row {', '.join(str(d.row) for d in undone[:10])}" if undone else "nothing to undo"
+            message.value = html.escape(undone.message)
         elif q.current is None:
             return
         elif what == "skip":

@@ -1,4 +1,5 @@
-"""Command-line option values turned into configuration: check lists, --set, --fail-on, length limits."""
+"""Option values as the command line writes them turned into configuration: check lists, --set, --fail-on,
+length limits (shared by `pairaudit scan` and `pairaudit.scan`)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,81 @@
+"""Remedies for the rows the trainer changes (``too_long``, ``dropped_by_trainer``): the ``max_length`` that
+keeps 95% / 99% of the rows whole and the truncation mode that keeps the response, from the scan's own token
+counts (``report.json`` ``remedies``, the terminal summary, report.html).
+
+The lengths are those the checks measured, as the trainer tokenizes: ``too_long_score`` is (prompt + the
+longer response) / max_length and ``dropped_by_trainer_score`` the prompt / max_length, so with the scan's
+max_length they give back each row's token counts (``prompt_tokens`` + the longer of ``chosen_tokens`` /
+``rejected_tokens`` where those checks did not run).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+TRAINER_CHECKS = ("too_long", "dropped_by_trainer")
+
+
+def trainer_remedies(scores: Path, rows: dict[str, int], trainer: dict[str, Any]) -> dict[str, Any]:
+    """Per trainer check with rows: what would avoid it. ``rows``: rows per check (report.json ``checks``);
+    ``trainer``: report.json ``assumptions.trainer`` (max_length, truncation_mode)."""
+    limit, mode = trainer.get("max_length"), trainer.get("truncation_mode")
+    if not limit or not any(rows.get(c) for c in TRAINER_CHECKS) or not scores.exists():
+        return {}
+    lengths = _lengths(scores, int(limit))
+    if lengths is None or not lengths.height:
+        return {}
+    return {name: _remedy(name, lengths, int(limit), mode, rows[name]) for name in TRAINER_CHECKS if rows.get(name)}
+
+
+def _lengths(scores: Path, limit: int) -> Any:
+    """(total, prompt) tokens per row as the trainer counts them; None without token counts."""
+    import polars as pl
+
+    lf = pl.scan_parquet(scores, glob=False)
+    have = set(lf.collect_schema().names())
+    if "too_long_score" in have:
+        total = (pl.col("too_long_score") * limit).round(0)
+    elif {"prompt_tokens", "chosen_tokens", "rejected_tokens"} <= have:
+        total = pl.col("prompt_tokens") + pl.max_horizontal("chosen_tokens", "rejected_tokens")
+    else:
+        return None
+    if "dropped_by_trainer_score" in have:
+        prompt = (pl.col("dropped_by_trainer_score") * limit).round(0)
+    elif "prompt_tokens" in have:
+        prompt = pl.col("prompt_tokens")
+    else:
+        return None
+    df = lf.select(total.cast(pl.Int64).alias("total"), prompt.cast(pl.Int64).alias("prompt")).drop_nulls()
+    return df.filter(pl.col("total") > 0).collect()
+
+
+def _remedy(name: str, lengths: Any, limit: int, mode: str | None, rows: int) -> dict[str, Any]:
+    import polars as pl
+
+    total = lengths["total"]
+    p95, p99 = (int(total.quantile(q, interpolation="higher")) for q in (0.95, 0.99))
+    response = lengths["total"] - lengths["prompt"]
+    if name == "too_long":
+        affected = lengths.filter((pl.col("total") > limit) & (pl.col("prompt") < limit))
+    else:
+        affected = lengths.filter(pl.col("prompt") >= limit)
+    keep_end = int((affected["total"] - affected["prompt"] <= limit).sum())
+    out = {"rows": rows, "max_length": limit, "truncation_mode": mode, "max_length_95": p95, "max_length_99": p99,
+           "longest": int(total.max()), "keep_end_keeps_response": keep_end if mode == "keep_start" else None,
+           "longest_response": int(response.max())}
+    out["text"] = _text(name, out)
+    return out
+
+
+def _text(name: str, r: dict[str, Any]) -> str:
+    whole = (f"max_length {r['max_length_95']:,} keeps 95% of rows whole ({r['max_length_99']:,}: 99%; "
+             f"now {r['max_length']:,})")
+    if name == "too_long":
+        text = f"{whole}"
+        if r["keep_end_keeps_response"] is not None:
+            text += (f"; truncation_mode keep_end keeps the whole response of {r['keep_end_keeps_response']:,} of "
+                     f"the rows over max_length (it cuts the prompt's start instead of the response's end)")
+        return text
+    return (f"{whole}; or truncation_mode keep_end, with which the trainer keeps these rows (it cuts the "
+            f"prompt's start; {r['keep_end_keeps_response'] or 0:,} keep their whole response)")
