@@ -3,133 +3,111 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from pairaudit import exit_codes
 from pairaudit.cli.console import echo, fail, progress_display, silenced
+from pairaudit.cli.scan_options import (
+    AllowEmptyOpt,
+    BatchSizeOpt,
+    BetaOpt,
+    ColumnsOpt,
+    ConfigOpt,
+    DecisionsOpt,
+    DeviceOpt,
+    DropOpt,
+    EmbedBatchSizeOpt,
+    EmbedderOpt,
+    EmbedModeOpt,
+    EngineOpt,
+    ExplicitPromptOpt,
+    FailOnOpt,
+    FastOpt,
+    FlagOpt,
+    FlipOpt,
+    FormatOpt,
+    MaxCompletionLengthOpt,
+    MaxLengthOpt,
+    MaxPromptLengthOpt,
+    OnlyOpt,
+    OutOpt,
+    PolicyOpt,
+    PrecisionOpt,
+    QuietOpt,
+    RayAddressOpt,
+    RayWorkersOpt,
+    ReferenceMaxRowsOpt,
+    ReferenceOpt,
+    RewardModelOpt,
+    SetOpt,
+    SkipOpt,
+    SourceArg,
+    SplitOpt,
+    SubsetOpt,
+    TokenizerOpt,
+    TrainerOpt,
+    TruncationModeOpt,
+    TrustRemoteCodeOpt,
+    WorkersOpt,
+)
 from pairaudit.errors import PairauditError
-from pairaudit.options import CHECKS, check_fail_on, limit, names, parse_fail_on, parse_set
+from pairaudit.options import check_fail_on, limit, names, parse_fail_on, parse_set
+
+if TYPE_CHECKING:
+    from pairaudit.audit import Audit
+    from pairaudit.config import ScanConfig
 
 
 def scan(
-    source: Annotated[str, typer.Argument(metavar="SOURCE", help="A .jsonl / .jsonl.gz / .json / .parquet file or "
-                                          "folder, a save_to_disk folder, or a Hugging Face dataset id.")],
-    out: Annotated[Path, typer.Option("--out", "-o", metavar="DIR",
-                                      help="Output folder (created; files replaced atomically).")]
-    = Path("pairaudit-out"),
-    format: Annotated[str | None, typer.Option("--format", metavar="FORMAT", help="Force the format: standard, "
-                      "conversational, implicit_conversational, implicit_hh, pretokenized or pairwise_label.")]
-    = None,
-    columns: Annotated[str | None, typer.Option("--columns", metavar="NAME=COL,...", help="Map source columns to "
-                       "canonical names: comma-separated NAME=COLUMN pairs, e.g. chosen=a,rejected=b.")] = None,
-    split: Annotated[str | None, typer.Option("--split", metavar="SPLIT", help="Split(s) of a dataset dict / "
-                     "hub dataset: a name, 'all', or a list 'train,test' (or 'train+test') scanned into one output "
-                     "with split/split_row columns and the split_leakage check. Default: train if present.")]
-    = None,
-    subset: Annotated[str | None, typer.Option(metavar="NAME", help="Hub dataset configuration (subset).")] = None,
-    tokenizer: Annotated[str | None, typer.Option(metavar="PATH|ID", help="Training tokenizer: HF folder or id, "
-                         "or a .gguf file. Default: the bundled SmolLM2-135M-Instruct (lengths are then in its "
-                         "tokens, not your model's).")] = None,
-    trainer: Annotated[str, typer.Option(metavar="NAME", help="Trainer whose tokenization, truncation and row "
-                       "filters to reproduce: trl (the installed TRL; the newest known if none), trl==VERSION, "
-                       "or a profile: trl-1.14.2, trl-1.9, trl-0.29, trl-0.27.2 (= trl-legacy), trl-0.20.")]
-    = "trl",
-    max_length: Annotated[str | None, typer.Option(metavar="N|none", help="Trainer max_length (prompt + "
-                          "completion); none = no limit. Default: the trainer's (TRL: 1024).")] = None,
-    max_prompt_length: Annotated[str | None, typer.Option(metavar="N|none", help="Trainer max_prompt_length "
-                                 "(TRL < 0.29 only; its default 512).")] = None,
-    max_completion_length: Annotated[str | None, typer.Option(metavar="N|none", help="Trainer "
-                                     "max_completion_length (TRL < 0.29 only; default none).")] = None,
-    truncation_mode: Annotated[str | None, typer.Option(metavar="MODE", help="keep_start or keep_end: which end "
-                               "of prompt + completion max_length keeps. Default: the trainer's (TRL >= 0.29: "
-                               "keep_start; older: keep_end).")] = None,
-    only: Annotated[list[str] | None, typer.Option(metavar=CHECKS, help="Run only these checks (comma-separated "
-                    "or repeated; see `pairaudit checks`).")] = None,
-    skip: Annotated[list[str] | None, typer.Option(metavar=CHECKS, help="Do not run these checks.")] = None,
-    drop: Annotated[list[str] | None, typer.Option(metavar=CHECKS, help="Drop rows with findings of these "
-                    "checks.")] = None,
-    flag: Annotated[list[str] | None, typer.Option(metavar=CHECKS, help="Only flag (keep) rows with findings of "
-                    "these checks.")] = None,
-    flip: Annotated[list[str] | None, typer.Option(metavar=CHECKS, help="Keep rows with findings of these checks "
-                    "but swap chosen and rejected in the cleaned output (e.g. likely_flipped).")] = None,
-    explicit_prompt: Annotated[bool, typer.Option("--explicit-prompt", metavar="", help="Implicit-prompt data: "
-                               "write a prompt column (up to the last assistant turn) into the cleaned output, "
-                               "so the trainer does not split at the responses' common prefix (see "
-                               "prefix_pair, split_word).")] = False,
-    set_: Annotated[list[str] | None, typer.Option("--set", metavar="CHECK.PARAM=VALUE", help="Threshold override, "
-                    "e.g. length_outlier.max_z=4 (see `pairaudit checks --verbose`).")] = None,
-    config: Annotated[Path | None, typer.Option(metavar="FILE", help="TOML/JSON config file; command-line flags "
-                      "win over it.")] = None,
-    embedder: Annotated[str | None, typer.Option(metavar="PATH|ID", help="sentence-transformers model for "
-                        "near-duplicates. Default: the bundled all-MiniLM-L6-v2.")] = None,
-    embed_batch_size: Annotated[int, typer.Option(metavar="N", help="Embedding batch size.")] = 64,
-    fast: Annotated[bool, typer.Option("--fast", help="Near duplicates from the static (model2vec) embedding "
-                    "model alone: no transformer is loaded (same as --embed-mode static).")] = False,
-    embed_mode: Annotated[str, typer.Option(metavar="MODE", help="Near duplicates: auto (= hybrid: a static model "
-                          "distilled from the embedder finds candidates, the embedder decides), static, or "
-                          "transformer (the embedder embeds every text).")] = "auto",
-    precision: Annotated[str, typer.Option("--precision", metavar="PRECISION", help="auto, fp32, bf16 or fp16 (auto: models "
-                         "bf16 on CUDA and bf16-capable CPUs; the embedder fp32 on CUDA).")] = "auto",
-    reference: Annotated[str | None, typer.Option(metavar="PATH|ID", help="Reference causal LM (folder, id or "
-                         ".gguf) whose log-probs and hidden states join likely_flipped (on CPU only when given; on "
-                         "CUDA the bundled SmolLM2 joins by default). 'default' = the bundled SmolLM2.")] = None,
-    reward_model: Annotated[str | None, typer.Option(metavar="PATH|ID", help="Sequence-classification reward "
-                            "model.")] = None,
-    policy: Annotated[str | None, typer.Option(metavar="PATH", help="Policy checkpoint: real DPO logits for "
-                      "dpo_overflow_risk.")] = None,
-    beta: Annotated[float, typer.Option(metavar="FLOAT", help="DPO beta.")] = 0.1,
-    reference_max_rows: Annotated[int | None, typer.Option(metavar="N", help="Score only the first N rows (in "
-                                  "input order) with the reference model; later rows get no flip score.")] = None,
-    device: Annotated[str, typer.Option("--device", metavar="DEVICE", help="auto, cpu, cuda or cuda:N.")] = "auto",
-    decisions: Annotated[Path | None, typer.Option(metavar="FILE", help="Review decisions file to apply "
-                         "(OUT/decisions.jsonl is always applied).")] = None,
-    fail_on: Annotated[list[str] | None, typer.Option(metavar="CHECK>RATE", help="Exit 3 when a check's row rate "
-                       "exceeds a limit, e.g. 'duplicate_pair>0.05' or 'likely_flipped>10%'.")] = None,
-    allow_empty: Annotated[bool, typer.Option("--allow-empty", metavar="", help="Exit 0 even when no record could "
-                           "be read or every record was dropped (status \"empty\", exit 5 otherwise).")] = False,
-    batch_size: Annotated[int, typer.Option(metavar="N", help="Rows per streaming batch.")] = 1000,
-    workers: Annotated[int | None, typer.Option(metavar="N", help="Processes that read, check and embed the "
-                       "batches (local engine; default: one per CPU; 1: all in this process; inputs under "
-                       "10,000 rows run in this process).")] = None,
-    engine: Annotated[str, typer.Option("--engine", metavar="ENGINE", help="local, or ray: the same stages spread over a Ray "
-                                                           "cluster (docs/scale.md).")]
-    = "local",
-    ray_address: Annotated[str | None, typer.Option(metavar="ADDRESS", help="Ray cluster address (default: "
-                           "start a local Ray).")] = None,
-    ray_workers: Annotated[int | None, typer.Option(metavar="N", help="Ray actors (default: one per cluster "
-                           "CPU).")] = None,
-    trust_remote_code: Annotated[bool, typer.Option("--trust-remote-code", metavar="", help="Allow custom model code (off "
-                                 "by default).")] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", metavar="", help="Silent: no progress, messages or "
-                     "summary (errors and failed checks are still reported).")] = False,
+    source: SourceArg,
+    out: OutOpt = Path("pairaudit-out"),
+    format: FormatOpt = None,
+    columns: ColumnsOpt = None,
+    split: SplitOpt = None,
+    subset: SubsetOpt = None,
+    tokenizer: TokenizerOpt = None,
+    trainer: TrainerOpt = "trl",
+    max_length: MaxLengthOpt = None,
+    max_prompt_length: MaxPromptLengthOpt = None,
+    max_completion_length: MaxCompletionLengthOpt = None,
+    truncation_mode: TruncationModeOpt = None,
+    only: OnlyOpt = None,
+    skip: SkipOpt = None,
+    drop: DropOpt = None,
+    flag: FlagOpt = None,
+    flip: FlipOpt = None,
+    explicit_prompt: ExplicitPromptOpt = False,
+    set_: SetOpt = None,
+    config: ConfigOpt = None,
+    embedder: EmbedderOpt = None,
+    embed_batch_size: EmbedBatchSizeOpt = 64,
+    fast: FastOpt = False,
+    embed_mode: EmbedModeOpt = "auto",
+    precision: PrecisionOpt = "auto",
+    reference: ReferenceOpt = None,
+    reward_model: RewardModelOpt = None,
+    policy: PolicyOpt = None,
+    beta: BetaOpt = 0.1,
+    reference_max_rows: ReferenceMaxRowsOpt = None,
+    device: DeviceOpt = "auto",
+    decisions: DecisionsOpt = None,
+    fail_on: FailOnOpt = None,
+    allow_empty: AllowEmptyOpt = False,
+    batch_size: BatchSizeOpt = 1000,
+    workers: WorkersOpt = None,
+    engine: EngineOpt = "local",
+    ray_address: RayAddressOpt = None,
+    ray_workers: RayWorkersOpt = None,
+    trust_remote_code: TrustRemoteCodeOpt = False,
+    quiet: QuietOpt = False,
 ) -> None:
     """Audit SOURCE and write clean/dropped data, findings, scores and a report to --out."""
-    from pairaudit.config import ScanConfig
-    from pairaudit.io.formats import parse_columns
-
+    options = dict(locals())
     try:
         limits = parse_fail_on(fail_on)
-        cfg = ScanConfig(
-            format=format, columns=parse_columns(columns), split=split, subset=subset, tokenizer=tokenizer,
-            trainer=trainer, max_length=limit(max_length, "--max-length"),
-            max_prompt_length=limit(max_prompt_length, "--max-prompt-length"),
-            max_completion_length=limit(max_completion_length, "--max-completion-length"),
-            truncation_mode=truncation_mode or "auto", batch_size=batch_size, only=names(only) or None, skip=names(skip),
-            drop=names(drop), flag=names(flag), flip=names(flip), explicit_prompt=explicit_prompt,
-            thresholds=parse_set(set_), embedder=embedder,
-            embed_mode="static" if fast else embed_mode, embed_batch_size=embed_batch_size, precision=precision,
-            reference=reference, reward_model=reward_model,
-            policy=policy, beta=beta, reference_max_rows=reference_max_rows, device=device,
-            decisions=str(decisions) if decisions else None, trust_remote_code=trust_remote_code, engine=engine,
-            ray_address=ray_address, ray_workers=ray_workers, workers=workers)
-        if config:
-            from pairaudit.config import load_config_file
-            from pairaudit.plan import apply_config_file
-
-            cfg = apply_config_file(cfg, load_config_file(config))
-        check_fail_on(limits, cfg)
+        cfg = _config(options)
         from pairaudit.api import scan as run_scan
 
         progress, log, display = progress_display(quiet)
@@ -147,6 +125,38 @@ def scan(
         else:
             echo("interrupted: no outputs were changed")
         raise typer.Exit(exit_codes.INTERRUPTED) from None
+    _finish(audit, quiet, allow_empty, limits)
+
+
+def _config(o: dict[str, Any]) -> ScanConfig:
+    """The scan's configuration from the command's option values (a config file fills what flags left at default)."""
+    from pairaudit.config import ScanConfig
+    from pairaudit.io.formats import parse_columns
+
+    cfg = ScanConfig(
+        format=o["format"], columns=parse_columns(o["columns"]), split=o["split"], subset=o["subset"],
+        tokenizer=o["tokenizer"], trainer=o["trainer"], max_length=limit(o["max_length"], "--max-length"),
+        max_prompt_length=limit(o["max_prompt_length"], "--max-prompt-length"),
+        max_completion_length=limit(o["max_completion_length"], "--max-completion-length"),
+        truncation_mode=o["truncation_mode"] or "auto", batch_size=o["batch_size"], only=names(o["only"]) or None,
+        skip=names(o["skip"]), drop=names(o["drop"]), flag=names(o["flag"]), flip=names(o["flip"]),
+        explicit_prompt=o["explicit_prompt"], thresholds=parse_set(o["set_"]), embedder=o["embedder"],
+        embed_mode="static" if o["fast"] else o["embed_mode"], embed_batch_size=o["embed_batch_size"],
+        precision=o["precision"], reference=o["reference"], reward_model=o["reward_model"], policy=o["policy"],
+        beta=o["beta"], reference_max_rows=o["reference_max_rows"], device=o["device"],
+        decisions=str(o["decisions"]) if o["decisions"] else None, trust_remote_code=o["trust_remote_code"],
+        engine=o["engine"], ray_address=o["ray_address"], ray_workers=o["ray_workers"], workers=o["workers"])
+    if o["config"]:
+        from pairaudit.config import load_config_file
+        from pairaudit.plan import apply_config_file
+
+        cfg = apply_config_file(cfg, load_config_file(o["config"]))
+    check_fail_on(parse_fail_on(o["fail_on"]), cfg)
+    return cfg
+
+
+def _finish(audit: Audit, quiet: bool, allow_empty: bool, limits: list[tuple[str, float]]) -> None:
+    """The summary, warnings and --fail-on messages; exits with the scan's code."""
     if not quiet:
         from pairaudit.report.summary import print_summary
 

@@ -302,7 +302,7 @@ class PairView:
         from pairaudit.report.html import pair_context
 
         self.review, self.row = review, row
-        folder = review._folder
+        folder = review.folder
         self.pair = folder.pairs([row]).get(row)
         self.findings: list[dict[str, Any]] = folder.row_findings(row)
         self.scores: dict[str, Any] = folder.row_scores(row)

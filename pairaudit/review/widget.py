@@ -19,22 +19,34 @@ ANY = "(any)"
 SHORTCUTS = {"k": "keep", "d": "drop", "f": "flip", "s": "skip", "u": "undo"}
 
 
-def queue_widget(queue: Any) -> Any:
-    """The widget for ``queue`` (a VBox); ``.queue`` on it is the queue the filters currently select."""
-    w = require("ipywidgets", "review", "review buttons")
-    review = queue.review
-    checks = [ANY] + [c for c in review._folder.checks if c != "malformed_record"]
+def _filters(w: Any, queue: Any) -> tuple[Any, Any, Any, Any]:
+    """The filter controls (check, action, minimum score, text), set to the queue's filter."""
+    checks = [ANY] + [c for c in queue.review.folder.checks if c != "malformed_record"]
     f_check = w.Dropdown(options=checks, value=queue.flt.check or ANY, description="check")
     f_action = w.Dropdown(options=[ANY, "drop", "flag"], value=queue.flt.action or ANY, description="action")
     f_score = w.Text(value="" if queue.flt.min_score is None else str(queue.flt.min_score),
                      placeholder="min score", description="score ≥")
     f_text = w.Text(value=queue.flt.text or "", placeholder="text in the pair", description="search")
-    status, pair_html, message = w.HTML(), w.HTML(), w.HTML()
-    note = w.Text(placeholder="note (optional)")
-    keys = w.Text(placeholder="keys: k d f s u", description="shortcuts")
+    return f_check, f_action, f_score, f_text
+
+
+def _buttons(w: Any) -> dict[str, Any]:
+    """One button per decision, then skip and undo."""
     buttons = {d: w.Button(description=d, tooltip=f"record '{d}' and go to the next row ({d[0]})") for d in DECISIONS}
     buttons["skip"] = w.Button(description="skip", tooltip="next row without a decision (s)")
     buttons["undo"] = w.Button(description="undo", tooltip="take back the last decision (u)")
+    return buttons
+
+
+def queue_widget(queue: Any) -> Any:
+    """The widget for ``queue`` (a VBox); ``.queue`` on it is the queue the filters currently select."""
+    w = require("ipywidgets", "review", "review buttons")
+    review = queue.review
+    f_check, f_action, f_score, f_text = _filters(w, queue)
+    status, pair_html, message = w.HTML(), w.HTML(), w.HTML()
+    note = w.Text(placeholder="note (optional)")
+    keys = w.Text(placeholder="keys: k d f s u", description="shortcuts")
+    buttons = _buttons(w)
     box = w.VBox()
     box.queue = queue
 
