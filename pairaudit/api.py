@@ -31,6 +31,7 @@ from pairaudit.config import (
 )
 from pairaudit.engines import get_engine
 from pairaudit.errors import InputError
+from pairaudit.output_files import DECISIONS_FILE, FINDINGS, REPORT_JSON, SCORES
 from pairaudit.pipeline import Audit, Scanner
 from pairaudit.plan import apply_config_file
 from pairaudit.report import render_report
@@ -104,7 +105,7 @@ def _from_findings(source: Any, out: str | Path | None, cfg: ScanConfig, log: Ca
     scan with ``decisions`` whose source and configuration are those of the scan in ``out``); says which."""
     from pairaudit.reapply import why_not
 
-    if out is None or not (apply or cfg.decisions) or not (Path(out) / "report.json").exists():
+    if out is None or not (apply or cfg.decisions) or not (Path(out) / REPORT_JSON).exists():
         return False
     reason = why_not(Path(out), source, None if apply else cfg)
     if reason is None:
@@ -213,13 +214,13 @@ def open_folder(out_dir: str | Path) -> Audit:
     from pairaudit import exit_codes
 
     out = Path(out_dir)
-    report_path = out / "report.json"
+    report_path = out / REPORT_JSON
     if not report_path.is_file():
         raise InputError(f"{out} holds no report.json: it is not a pairaudit output folder",
                          expected="the --out folder of `pairaudit scan`",
                          fix=f"run `pairaudit scan SOURCE --out {out}` first, or pass the folder it wrote")
     report = read_report_json(report_path)
-    for name in ("findings.parquet", "scores.parquet"):
+    for name in (FINDINGS, SCORES):
         if not (out / name).is_file():
             raise InputError(f"{out} has report.json but no {name} (an interrupted or partial copy)",
                              fix=f"copy the whole folder, or run `pairaudit scan SOURCE --out {out}` again")
@@ -251,10 +252,10 @@ def apply_decisions(out_dir: str | Path, *, source: Any = None, progress: Progre
     before) it raises InputError and changes nothing. The trainer settings are asked for as the scan
     asked for them, so report.json's provenance (how the profile was chosen, which limits are the
     profile's defaults) stays as it was."""
-    from pairaudit.decisions import FILENAME, load_decisions
+    from pairaudit.decisions import load_decisions
 
     out = Path(out_dir)
-    report_path = out / "report.json"
+    report_path = out / REPORT_JSON
     if not report_path.exists():
         raise InputError(f"{out} holds no report.json", fix="run `pairaudit scan SOURCE --out DIR` first")
     report = read_report_json(report_path)
@@ -266,10 +267,10 @@ def apply_decisions(out_dir: str | Path, *, source: Any = None, progress: Progre
     cfg = ScanConfig(**report["config"])
     validate_config(cfg)
     cfg = _as_requested(cfg, report)
-    files = [out / FILENAME] + ([Path(cfg.decisions)] if cfg.decisions else [])
+    files = [out / DECISIONS_FILE] + ([Path(cfg.decisions)] if cfg.decisions else [])
     pending = any(load_decisions(f) for f in files if f.exists())
     if not pending and not (report.get("decisions") or {}).get("total"):
-        raise InputError(f"{out} has no review decisions ({out / FILENAME} is missing or empty): nothing to apply, "
+        raise InputError(f"{out} has no review decisions ({out / DECISIONS_FILE} is missing or empty): nothing to apply, "
                          "nothing changed",
                          fix="record decisions first: Review(OUT).decide(row, 'keep'|'drop'|'flip') (docs/review.md)")
     recorded = report["source"]

@@ -16,6 +16,7 @@ import numpy as np
 import polars as pl
 
 from pairaudit.errors import ConfigError
+from pairaudit.output_files import FINDINGS, SCORES
 
 #: column added to ``audit.clean``: the source row of each kept record (dunder name, so that it does
 #: not clash with a dataset column; ``audit.load_clean(row_column=...)`` picks another name)
@@ -36,7 +37,7 @@ class Audit:
     def findings(self) -> pl.DataFrame:
         """findings.parquet as a polars DataFrame (read on first use: a scan keeps no finding in memory)."""
         if self._findings is None:
-            self._findings = pl.read_parquet(self.out_dir / "findings.parquet", glob=False)
+            self._findings = pl.read_parquet(self.out_dir / FINDINGS, glob=False)
         return self._findings
 
     @property
@@ -46,20 +47,20 @@ class Audit:
     @property
     def scores(self) -> pl.DataFrame:
         """scores.parquet: one row per input record, in row order."""
-        return pl.read_parquet(self.out_dir / "scores.parquet", glob=False)
+        return pl.read_parquet(self.out_dir / SCORES, glob=False)
 
     @property
     def keep_mask(self) -> np.ndarray:
         """Boolean array, one entry per input record in row order: True where the record is in the
         cleaned output. For sources whose rows are positions (everything but JSONL with blank lines),
         entry ``i`` is row ``i``: ``ds.select(np.flatnonzero(audit.keep_mask))``, ``df.filter(mask)``."""
-        kept = pl.read_parquet(self.out_dir / "scores.parquet", columns=["row", "kept"], glob=False).sort("row")
+        kept = pl.read_parquet(self.out_dir / SCORES, columns=["row", "kept"], glob=False).sort("row")
         return kept["kept"].to_numpy().astype(bool)
 
     @property
     def kept_rows(self) -> np.ndarray:
         """Row numbers of the kept records, ascending."""
-        s = pl.read_parquet(self.out_dir / "scores.parquet", columns=["row", "kept"], glob=False)
+        s = pl.read_parquet(self.out_dir / SCORES, columns=["row", "kept"], glob=False)
         return s.filter(pl.col("kept")).sort("row")["row"].to_numpy()
 
     @property
@@ -73,7 +74,7 @@ class Audit:
         ds = load_records_dataset(self.out_dir, "clean")
         if row_column is None:
             return ds
-        scores = pl.read_parquet(self.out_dir / "scores.parquet", glob=False)
+        scores = pl.read_parquet(self.out_dir / SCORES, glob=False)
         kept = scores.filter(pl.col("kept")).sort("row")
         from datasets import DatasetDict
 

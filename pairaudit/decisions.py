@@ -19,7 +19,6 @@ from pairaudit.errors import InputError
 
 DECISIONS = ("keep", "drop", "flip")
 UNDO = "undo"
-FILENAME = "decisions.jsonl"
 KEYS = ("row", "decision", "note", "pair_hash", "reviewer", "time", "action")
 EXAMPLE = '{"row": 12, "decision": "keep|drop|flip", "note": "..."}'
 

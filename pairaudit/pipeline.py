@@ -19,12 +19,12 @@ from pairaudit.audit import Audit
 from pairaudit.batch import BatchProcessor, BatchResult
 from pairaudit.config import Context, Progress, ScanConfig, default_cache_dir, validate_config
 from pairaudit.datatypes import Finding
-from pairaudit.decisions import FILENAME as DECISIONS_FILE
 from pairaudit.decisions import Resolution, load_decisions, resolve
 from pairaudit.errors import ConfigError, InputError, MissingDependency, file_system_error, os_error_of
 from pairaudit.io.formats import IMPLICIT_FORMATS, parse_columns
 from pairaudit.io.readers import Record, Source, open_source
 from pairaudit.models.runtime import check_runtime
+from pairaudit.output_files import DECISIONS_FILE, FINDINGS, REPORT_JSON, SCORES, TIMINGS
 from pairaudit.outputs.folder import (
     OutputDir,
     findings_table,
@@ -34,8 +34,8 @@ from pairaudit.outputs.folder import (
     write_parquet,
 )
 from pairaudit.outputs.records import write_outputs
-from pairaudit.outputs.report_json import REPORT_JSON, TIMINGS, ScanFacts, build_report
-from pairaudit.outputs.scores import SCORES, part_hashes, write_part, write_scores
+from pairaudit.outputs.report_json import ScanFacts, build_report
+from pairaudit.outputs.scores import part_hashes, write_part, write_scores
 from pairaudit.outputs.tally import Tally, dedupe, drops_and_flips
 from pairaudit.plan import CheckPlan, build_plan
 from pairaudit.stages.base import Stage
@@ -266,7 +266,7 @@ class Scanner:
                                explicit_prompt=self.cfg.explicit_prompt)
         self.timings["write_clean_dropped"] += time.perf_counter() - t
         self.ctx.progress("write", 1, steps)
-        write_parquet(findings_table(findings), self.out.tmp / "findings.parquet")
+        write_parquet(findings_table(findings), self.out.tmp / FINDINGS)
         self.ctx.progress("write", 2, steps)
         write_scores(self.out.tmp / SCORES, parts, stage_scores, drops, self.source.splits)
         self.ctx.progress("write", 3, steps)

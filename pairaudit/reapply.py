@@ -25,11 +25,12 @@ from typing import Any
 from pairaudit import exit_codes
 from pairaudit.audit import Audit
 from pairaudit.config import ScanConfig
-from pairaudit.decisions import FILENAME, Resolution, load_decisions, resolve
+from pairaudit.decisions import Resolution, load_decisions, resolve
 from pairaudit.io.readers import open_source
+from pairaudit.output_files import DECISIONS_FILE, FINDINGS, REPORT_JSON, SCORES, TIMINGS
 from pairaudit.outputs.folder import OutputDir, output_names, write_json
 from pairaudit.outputs.records import write_outputs
-from pairaudit.outputs.report_json import REPORT_JSON, RUN_SPECIFIC, TIMINGS, versions
+from pairaudit.outputs.report_json import RUN_SPECIFIC, versions
 from pairaudit.versions import __version__
 
 FINGERPRINT = ".scan.json"
@@ -112,7 +113,7 @@ def reapply(out: Path, source_arg: Any, cfg: ScanConfig, finish: Callable[[Path]
     report = json.loads((out / REPORT_JSON).read_text(encoding="utf-8"))
     source = open_source(source_arg, split=cfg.split, subset=cfg.subset)
     decisions = _decisions(out, cfg)
-    findings = pl.read_parquet(out / "findings.parquet", columns=["row", "check", "action"], glob=False)
+    findings = pl.read_parquet(out / FINDINGS, columns=["row", "check", "action"], glob=False)
     drops, flips = _drops_and_flips(findings, cfg.flip)
     resolution = resolve(decisions, drops, flips, _hashes(out, set(decisions)))
     fingerprint_now = fingerprint(source_arg, cfg)
@@ -120,10 +121,10 @@ def reapply(out: Path, source_arg: Any, cfg: ScanConfig, finish: Callable[[Path]
     try:
         fmt, columns = report["source"].get("format") or "standard", report["source"].get("columns") or {}
         counts = write_outputs(source, outdir.tmp, drops, flips, fmt, columns, explicit_prompt=cfg.explicit_prompt)
-        shutil.copyfile(out / "findings.parquet", outdir.tmp / "findings.parquet")
-        (pl.scan_parquet(out / "scores.parquet", glob=False)
+        shutil.copyfile(out / FINDINGS, outdir.tmp / FINDINGS)
+        (pl.scan_parquet(out / SCORES, glob=False)
          .with_columns((~pl.col("row").is_in(pl.Series(sorted(drops), dtype=pl.Int64).implode())).alias("kept"))
-         .sink_parquet(outdir.tmp / "scores.parquet", compression="zstd"))
+         .sink_parquet(outdir.tmp / SCORES, compression="zstd"))
         flagged = findings.filter(pl.col("action") == "flag")["row"].unique().to_list()
         report = _report(report, source, cfg, counts, len(set(flagged) - set(drops)), decisions, resolution, flips)
         write_json(outdir.tmp / REPORT_JSON, report)
@@ -141,7 +142,7 @@ def reapply(out: Path, source_arg: Any, cfg: ScanConfig, finish: Callable[[Path]
 def _decisions(out: Path, cfg: ScanConfig) -> dict:
     from pairaudit.errors import InputError
 
-    decisions = load_decisions(out / FILENAME)
+    decisions = load_decisions(out / DECISIONS_FILE)
     if cfg.decisions:
         if not Path(cfg.decisions).exists():  # as the scan says it
             raise InputError(f"decisions file {cfg.decisions} does not exist",
@@ -168,7 +169,7 @@ def _hashes(out: Path, rows: set[int]) -> dict[int, str]:
 
     if not rows:
         return {}
-    s = pl.scan_parquet(out / "scores.parquet", glob=False)
+    s = pl.scan_parquet(out / SCORES, glob=False)
     if "pair_hash" not in s.collect_schema():
         return {}
     df = s.select("row", "pair_hash").filter(pl.col("row").is_in(sorted(rows))).drop_nulls().collect()

@@ -26,7 +26,7 @@ ROOT = "pairaudit"
 # lowest first; a module may import its own layer and the ones below it. An entry is a top-level module, or
 # a package (its modules included); ``pairaudit`` itself is the package root (__init__.py) only.
 LAYERS: list[tuple[str, ...]] = [
-    ("pairaudit.versions", "pairaudit.exit_codes", "pairaudit.errors", "pairaudit.quiet"),
+    ("pairaudit.versions", "pairaudit.exit_codes", "pairaudit.errors", "pairaudit.quiet", "pairaudit.output_files"),
     ("pairaudit.schema", "pairaudit.datatypes", "pairaudit.hashing", "pairaudit.config", "pairaudit.audit"),
     ("pairaudit.io", "pairaudit.outputs", "pairaudit.trainer"),
     ("pairaudit.models",),

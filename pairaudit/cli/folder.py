@@ -11,6 +11,7 @@ import typer
 
 from pairaudit.cli.console import damaged_report, fail, progress_display, silenced
 from pairaudit.errors import ConfigError, PairauditError
+from pairaudit.output_files import REPORT_JSON
 from pairaudit.report import terminal
 
 
@@ -42,7 +43,7 @@ def report(out: Annotated[Path, typer.Argument(help="An output folder written by
     """Re-render OUT/report.html from the output folder."""
     from pairaudit.report import render_report
 
-    if not (out / "report.json").exists():
+    if not (out / REPORT_JSON).exists():
         fail(ConfigError(f"{out} holds no report.json", fix="run `pairaudit scan SOURCE --out DIR` first"))
     try:
         with damaged_report(out):

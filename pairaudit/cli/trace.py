@@ -11,6 +11,7 @@ from pairaudit import exit_codes
 from pairaudit.cli.console import fail, log_to
 from pairaudit.errors import PairauditError
 from pairaudit.options import CHECKS, names
+from pairaudit.output_files import TRACE_JSON
 from pairaudit.report import terminal
 
 
@@ -61,7 +62,7 @@ def trace_cmd(
     except (PairauditError, OSError) as exc:
         fail(exc)
     if as_json:  # JSON escapes for what a terminal must not get: still valid JSON
-        terminal.echo(terminal.json_safe((res.out_dir / "trace.json").read_text(encoding="utf-8")), nl=False)
+        terminal.echo(terminal.json_safe((res.out_dir / TRACE_JSON).read_text(encoding="utf-8")), nl=False)
     elif not quiet:
         from pairaudit.trace.render import print_trace
 

@@ -17,6 +17,7 @@ import polars as pl
 from pairaudit.datatypes import Finding
 from pairaudit.decisions import Decision, resolve
 from pairaudit.io.formats import IMPLICIT_FORMATS
+from pairaudit.output_files import FINDINGS, SCORES
 
 PARTS = ".shards"
 TAIL_COLUMNS = ("kept", "split", "split_row")  # written last, as the local engine does
@@ -68,7 +69,7 @@ def commit_parts(tmp: Path, n_shards: int, data_names: list[str] | None) -> None
 
     from pairaudit.outputs.folder import FINDINGS_SCHEMA
 
-    with pq.ParquetWriter(tmp / "findings.parquet", FINDINGS_SCHEMA, compression="zstd") as writer:
+    with pq.ParquetWriter(tmp / FINDINGS, FINDINGS_SCHEMA, compression="zstd") as writer:
         for s in range(n_shards):
             writer.write_table(pq.read_table(_part(tmp, "findings", s, "parquet"), schema=FINDINGS_SCHEMA))
     scores = [pl.scan_parquet(_part(tmp, "scores", s, "parquet"), glob=False) for s in range(n_shards)]
@@ -76,7 +77,7 @@ def commit_parts(tmp: Path, n_shards: int, data_names: list[str] | None) -> None
     for lf in scores:
         names += [c for c in lf.collect_schema().names() if c not in names]
     names = [c for c in names if c not in TAIL_COLUMNS] + [c for c in TAIL_COLUMNS if c in names]
-    pl.concat(scores, how="diagonal_relaxed").select(names).sink_parquet(tmp / "scores.parquet",
+    pl.concat(scores, how="diagonal_relaxed").select(names).sink_parquet(tmp / SCORES,
                                                                          compression="zstd")
     for name in data_names or ():
         kind = name.split(".", 1)[0]

@@ -10,12 +10,13 @@ from pairaudit.datatypes import Pair
 from pairaudit.errors import PairauditError
 from pairaudit.io.formats import Malformed, normalise, row_format
 from pairaudit.io.readers import open_source
+from pairaudit.output_files import REPORT_JSON
 
 
 def load_pairs(out_dir: str | Path, rows: list[int]) -> dict[int, Pair]:
     """Canonical pairs of the given rows, read back from the source named in ``OUT/report.json``."""
     out = Path(out_dir)
-    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    report = json.loads((out / REPORT_JSON).read_text(encoding="utf-8"))
     cfg = ScanConfig(**report["config"])
     src = report["source"]
     source = open_source(src["path"], split=src.get("split") or cfg.split, subset=cfg.subset)

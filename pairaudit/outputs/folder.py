@@ -17,12 +17,9 @@ import pyarrow.parquet as pq
 
 from pairaudit.datatypes import Finding
 from pairaudit.errors import ConfigError, file_system_error
+from pairaudit.output_files import FINDINGS_COLUMNS, OUTPUT_NAMES
 
-FINDINGS_SCHEMA = pa.schema([
-    ("row", pa.int64()), ("check", pa.string()), ("action", pa.string()), ("field", pa.string()),
-    ("score", pa.float64()), ("group", pa.int64()), ("detail", pa.string()),
-])
-OUTPUT_NAMES = ("findings.parquet", "scores.parquet", "report.json", "report.html", "timings.json")
+FINDINGS_SCHEMA = pa.schema([(name, getattr(pa, kind)()) for name, kind in FINDINGS_COLUMNS])
 META = ".pairaudit"
 
 

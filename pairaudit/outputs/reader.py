@@ -17,25 +17,16 @@ from typing import TYPE_CHECKING, Any
 
 from pairaudit.datatypes import Pair
 from pairaudit.errors import InputError, PairauditError
+from pairaudit.output_files import FINDINGS, FINDINGS_COLUMNS, REPORT_JSON, SCORES
 
 if TYPE_CHECKING:
     import polars as pl
 
-FINDINGS_COLUMNS = ("row", "check", "action", "field", "score", "group", "detail")
-
-
 def _findings_schema() -> dict[str, Any]:
     import polars as pl
 
-    return {
-        "row": pl.Int64,
-        "check": pl.Utf8,
-        "action": pl.Utf8,
-        "field": pl.Utf8,
-        "score": pl.Float64,
-        "group": pl.Int64,
-        "detail": pl.Utf8,
-    }
+    kinds = {"int64": pl.Int64, "string": pl.Utf8, "float64": pl.Float64}
+    return {name: kinds[kind] for name, kind in FINDINGS_COLUMNS}
 
 
 def empty_findings() -> pl.DataFrame:
@@ -60,7 +51,7 @@ class OutputFolder:
         import polars as pl
 
         path = Path(out_dir)
-        report_path, findings_path = path / "report.json", path / "findings.parquet"
+        report_path, findings_path = path / REPORT_JSON, path / FINDINGS
         if not path.is_dir() or not (report_path.exists() or findings_path.exists()):
             raise InputError(
                 f"{path} is not a pairaudit output folder (no report.json or findings.parquet found)",
@@ -83,7 +74,7 @@ class OutputFolder:
             findings = findings.select(
                 [pl.col(n).cast(t, strict=False) for n, t in _findings_schema().items()]
             )
-        scores_path = path / "scores.parquet"
+        scores_path = path / SCORES
         scores = pl.read_parquet(scores_path, glob=False) if scores_path.exists() else None
         return cls(path=path, report=report, findings=findings, scores=scores)
 
@@ -168,7 +159,7 @@ def load_pairs(out_dir: str | Path, rows: list[int]) -> dict[int, Pair]:
 
     out = Path(out_dir)
     try:
-        report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+        report = json.loads((out / REPORT_JSON).read_text(encoding="utf-8"))
         in_memory = (report.get("source") or {}).get("path") is None
     except (OSError, json.JSONDecodeError):
         in_memory = False
@@ -261,7 +252,7 @@ def _fallback_load_pairs(out_dir: Path, rows: list[int]) -> dict[int, Pair]:
 
 
 def _kept_rows(out_dir: Path, dropped_rows: set[int]) -> list[int]:
-    scores = out_dir / "scores.parquet"
+    scores = out_dir / SCORES
     if scores.exists():
         import polars as pl
 
@@ -306,7 +297,7 @@ def _pair_maker(out_dir: Path) -> Any:
     from pairaudit.io.formats import Malformed, normalise
 
     try:
-        src = json.loads((out_dir / "report.json").read_text(encoding="utf-8")).get("source") or {}
+        src = json.loads((out_dir / REPORT_JSON).read_text(encoding="utf-8")).get("source") or {}
     except (OSError, json.JSONDecodeError):
         src = {}
     fmt, columns = src.get("format"), src.get("columns") or {}

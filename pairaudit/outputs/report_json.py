@@ -10,11 +10,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pairaudit.output_files import TIMINGS
 from pairaudit.outputs.remedies import trainer_remedies
 from pairaudit.versions import __version__, package_versions
 
-REPORT_JSON = "report.json"
-TIMINGS = "timings.json"
 #: options that change how a scan runs, never what it finds: left out of report.json's config
 RUN_SPECIFIC = frozenset({"workers"})
 

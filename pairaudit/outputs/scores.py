@@ -13,8 +13,6 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-SCORES = "scores.parquet"
-
 
 def write_part(metrics: dict[str, list[Any]], folder: Path, parts: list[Path]) -> None:
     """One batch's metrics (column -> values) as the next part file in ``folder``."""

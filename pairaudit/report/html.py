@@ -19,6 +19,7 @@ import jinja2  # noqa: F401 - ImportError here lets the pipeline fall back to th
 from markupsafe import Markup
 
 from pairaudit.datatypes import Pair
+from pairaudit.output_files import DECISIONS_FILE, REPORT_HTML
 from pairaudit.outputs.reader import OutputFolder
 from pairaudit.outputs.single import committed_file, refresh_record
 from pairaudit.report.trainer_view import trainer_tokenizer, trainer_view
@@ -35,10 +36,10 @@ def render_report(out_dir: str | Path, *, max_examples: int = 5) -> Path:
     """Write ``out_dir/report.html`` (atomically) and return its path."""
     folder = ReportFolder.open(out_dir)
     html = build_html(folder, max_examples=max_examples)
-    link = folder.path / "report.html"
+    link = folder.path / REPORT_HTML
     # outputs are links into the committed generation (pairaudit.outputs.folder): replace the file there, never
     # a file the link leads to outside it
-    target = committed_file(folder.path, "report.html")
+    target = committed_file(folder.path, REPORT_HTML)
     fd, tmp = tempfile.mkstemp(prefix=".report.html.", suffix=".tmp", dir=target.parent)
     try:
         # a lone surrogate in dataset text (legal in JSON, not in UTF-8) shows as its escape, \udc00
@@ -51,7 +52,7 @@ def render_report(out_dir: str | Path, *, max_examples: int = 5) -> Path:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    refresh_record(folder.path, "report.html")
+    refresh_record(folder.path, REPORT_HTML)
     return link
 
 
@@ -258,7 +259,7 @@ def pair_context(folder: OutputFolder, pair: Pair | None, row: int, check: str |
 
 
 def _decisions(folder: OutputFolder) -> list[dict[str, Any]]:
-    path = folder.path / "decisions.jsonl"
+    path = folder.path / DECISIONS_FILE
     if not path.exists():
         return []
     from pairaudit.decisions import load_decisions

@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from pairaudit.output_files import FINDINGS
+
 if TYPE_CHECKING:
     from pairaudit.outputs.reader import OutputFolder
 
@@ -41,7 +43,7 @@ def table_data(folder: OutputFolder, limit: int | None = None) -> dict[str, Any]
     their findings are read: memory and page size stay bounded however many rows are flagged (``all``: how
     many are, when more than ``limit``)."""
     limit = TABLE_ROWS if limit is None else limit
-    path = folder.path / "findings.parquet"
+    path = folder.path / FINDINGS
     found = _checks_found(path)
     checks = [c for c in folder.checks if c in found]
     checks += sorted(found - set(checks))

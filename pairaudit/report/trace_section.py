@@ -11,7 +11,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-TRACE_FILE = "trace.json"
+from pairaudit.output_files import TRACE_JSON
 
 
 def _e(v: Any) -> str:
@@ -110,7 +110,7 @@ def trace_section(doc: dict[str, Any]) -> str:
 
 def add_trace_section(page: str, folder: Path) -> str:
     """``page`` with the trace section (and a nav link) when ``folder/trace.json`` exists."""
-    path = Path(folder) / TRACE_FILE
+    path = Path(folder) / TRACE_JSON
     if not path.exists():
         return page
     try:

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from pairaudit.output_files import FINDINGS, SCORES
 from pairaudit.outputs.reader import OutputFolder
 
 SAMPLE_ROWS = 100_000
@@ -158,7 +159,7 @@ class ReportFolder(OutputFolder):
         from pairaudit.outputs.reader import empty_findings
 
         base = OutputFolder.open.__func__(cls, out_dir, lazy=True)  # type: ignore[attr-defined]
-        fpath, spath = base.path / "findings.parquet", base.path / "scores.parquet"
+        fpath, spath = base.path / FINDINGS, base.path / SCORES
         base.findings = empty_findings()
         base.__dict__["_lazy"] = pl.scan_parquet(fpath, glob=False) if fpath.exists() else None
         base.__dict__["_summary"] = ScoreSummary(spath) if spath.exists() else None
@@ -205,7 +206,7 @@ class ReportFolder(OutputFolder):
             for r in f.sort(["row", "check", "field"], nulls_last=True).iter_rows(named=True):
                 index.setdefault(r["row"], []).append(r)
         self.__dict__["_findings_by_row"] = index
-        spath = self.path / "scores.parquet"
+        spath = self.path / SCORES
         self.scores = pl.scan_parquet(spath, glob=False).filter(pl.col("row").is_in(rows)).collect() if spath.exists() and rows \
             else None
         self.__dict__.pop("_score_index", None)

@@ -32,7 +32,6 @@ from typing import TYPE_CHECKING, Any
 
 from pairaudit.decisions import (
     DECISIONS,
-    FILENAME,
     UNDO,
     Decision,
     Merge,
@@ -46,6 +45,7 @@ from pairaudit.decisions import (
     read_log,
 )
 from pairaudit.errors import ConfigError, InputError
+from pairaudit.output_files import DECISIONS_FILE
 from pairaudit.review.queue import Bulk, Filter, ReviewQueue, guard
 
 if TYPE_CHECKING:
@@ -53,7 +53,6 @@ if TYPE_CHECKING:
 
     from pairaudit.outputs.reader import OutputFolder
 
-DECISIONS_FILE = FILENAME
 __all__ = ["DECISIONS", "Bulk", "Decision", "Merge", "PairView", "Review", "ReviewQueue", "Undo", "load_decisions"]
 
 
