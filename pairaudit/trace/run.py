@@ -23,7 +23,7 @@ import numpy as np
 
 from pairaudit.errors import ConfigError, InputError, PairauditError
 from pairaudit.report.terminal import echo
-from pairaudit.trace import explain, history, order, record, rows, settings, verify
+from pairaudit.trace import dataset, explain, history, record, rows, settings, verify
 from pairaudit.trace.checkpoints import checkpoint_step
 
 DPO_KEYS = ("rewards/margins", "rewards/chosen", "logps/chosen", "logits/chosen")
@@ -50,6 +50,18 @@ def _checkpoints(run_dir: Path) -> list[tuple[int, Path]]:
         if step >= 0 and p.is_dir() and (p / "config.json").exists():
             out.append((step, p))
     return sorted(out)
+
+
+def _vocab_size(run_dir: Path) -> int | None:
+    """The model's vocabulary (``config.json`` of a checkpoint): entropy at ln(vocabulary) is a collapse."""
+    for _, ckpt in _checkpoints(run_dir):
+        try:
+            v = json.loads((ckpt / "config.json").read_text(encoding="utf-8")).get("vocab_size")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if isinstance(v, int) and v > 1:
+            return v
+    return None
 
 
 def _default_tokenizer(run_dir: Path, s: settings.TraceSettings) -> None:
@@ -135,7 +147,8 @@ def trace(run_dir: str | Path, data: str | Path, *, out: str | Path | None = Non
     s = settings.resolve(run_dir, meta=meta, state=state, state_path=state_path,
                          settings_file=Path(settings_file) if settings_file else None,
                          assignments=assignments or {}, trust_pickle=trust_pickle)
-    hist = history.analyse(state.get("log_history") or [], state_path=state_path, jump_z=jump_z) if state else None
+    hist = history.analyse(state.get("log_history") or [], state_path=state_path, jump_z=jump_z,
+                           vocab_size=_vocab_size(run_dir)) if state else None
     _trainer_kind(s, hist)
     _default_tokenizer(run_dir, s)
 
@@ -148,7 +161,8 @@ def trace(run_dir: str | Path, data: str | Path, *, out: str | Path | None = Non
     doc_common = {"run_dir": str(run_dir), "data": data, "settings": s.to_json(),
                   "log_history": str(state_path) if state_path else None,
                   "first_nonfinite": hist.first_nonfinite.to_json() if hist and hist.first_nonfinite else None,
-                  "first_jump": hist.first_jump.to_json() if hist and hist.first_jump else None}
+                  "first_jump": hist.first_jump.to_json() if hist and hist.first_jump else None,
+                  "first_collapse": hist.first_collapse.to_json() if hist and hist.first_collapse else None}
     if event is None:
         last_logged = hist.entries[-1]["step"] if hist and hist.entries else None
         doc_common["last_logged_step"] = last_logged
@@ -164,31 +178,20 @@ def trace(run_dir: str | Path, data: str | Path, *, out: str | Path | None = Non
         prev = (max(1, first - width), first - 1) if first > 1 else None
 
     # -- rows of those steps ---------------------------------------------------------------------
-    lengths = rows.token_lengths(data, s) if s.trainer == "trl-dpo" else None
-    trainer_rows = rows.trainer_rows(data, s, lengths=lengths)
-    order_info: dict[str, Any] = {"trainer_rows": len(trainer_rows), "checks": []}
+    inp = dataset.resolve_input(data, Path(audit) if audit else None)
+    source = inp.source
+    lengths = rows.token_lengths(source, s) if s.trainer == "trl-dpo" else None
+    cands = dataset.candidates(inp, s, lengths)
     lo = prev[0] if prev else first
     have = table is not None and len(table) and set(range(lo, last + 1)) <= set(table.steps.tolist())
     if have:
-        steps = table.select(lo, last).with_rows(trainer_rows)
-        order_info["source"] = "recorded by PairauditCallback"
-        n_meta = (meta or {}).get("dataset_length")
-        if n_meta is not None and n_meta != len(trainer_rows) and (steps.data["row"] < 0).any():
-            order_info["checks"].append(f"the trainer dataset had {n_meta} rows, pairaudit's emulation of the "
-                                        f"trainer's filter keeps {len(trainer_rows)}: trainer indices may map to the "
-                                        "wrong source rows (record source rows with add_pairaudit_callback)")
+        steps, order_info = _recorded(table, meta, cands, lo, last)
     else:
+        steps, order_info = _reconstructed(run_dir, cands, s, hist, state, lengths, last, lo)
         if table is not None and len(table):
             order_info["checks"].append("the record does not cover these steps: the order was reconstructed")
-        table_r, sched = order.reconstruct(s, len(trainer_rows), last_step=last)
-        steps = table_r.select(lo, last).with_rows(trainer_rows)
-        order_info.update(source="reconstructed", schedule=sched.to_json())
-        mismatches, inside_epoch = verify.epoch_check(hist, sched)
-        order_info["checks"] += mismatches
-        order_info["epochs_compared_inside_an_epoch"] = inside_epoch
-        if state and state.get("max_steps") and int(state["max_steps"]) != sched.max_steps:
-            order_info["checks"].append(f"trainer_state.json says max_steps={state['max_steps']}, the reconstruction "
-                                        f"{sched.max_steps}")
+    order_info["data"] = inp.to_json()
+    trainer_rows = np.asarray(order_info.pop("_rows"), dtype=np.int64)
     if not len(steps.select(first, last)):
         raise ConfigError(f"no rows for steps {first}-{last}: the run has fewer steps with these settings",
                           fix="check the settings listed by `pairaudit trace --json` (max_steps, batch size...)")
@@ -203,7 +206,7 @@ def trace(run_dir: str | Path, data: str | Path, *, out: str | Path | None = Non
 
     # -- explain ---------------------------------------------------------------------------------
     out_dir.mkdir(parents=True, exist_ok=True)
-    audit_dir = _scan_audit(data, out_dir, s, Path(audit) if audit else None, skip or [], log)
+    audit_dir = _scan_audit(source, out_dir, s, inp.audit, skip or [], log)
     window_rows = sorted({int(r) for r in steps.select(first, last).data["row"] if r >= 0})
     prev_rows = sorted({int(r) for r in steps.select(lo, first - 1).data["row"] if r >= 0}) if prev else []
     all_rows = sorted(set(window_rows) | set(prev_rows))
@@ -212,13 +215,13 @@ def trace(run_dir: str | Path, data: str | Path, *, out: str | Path | None = Non
     info: dict[int, dict[str, Any]] = {r: {"findings": findings.get(r, [])} for r in all_rows}
     if lengths is None:
         try:
-            lengths = rows.token_lengths(data, s)
+            lengths = rows.token_lengths(source, s)
         except PairauditError as exc:
             order_info["checks"].append(f"token lengths not computed: {exc}")
     for r in all_rows:
         if lengths is not None:
             info[r]["tokens"] = lengths.lookup(r)
-    texts = explain.read_records(data, window_rows)
+    texts = explain.read_records(source, window_rows)
     for r, rec in texts.items():
         if rec.data is not None:
             info[r]["text"] = {k: explain.excerpt(rec.data.get(k)) for k in ("prompt", "chosen", "rejected")
@@ -236,6 +239,36 @@ def trace(run_dir: str | Path, data: str | Path, *, out: str | Path | None = Non
     drops = _diagnose(doc, run_dir, state, s, (first, last), data, out_dir, reference)
     write_outputs(doc, out_dir, drops, render_html=render_html)
     return TraceResult(doc, out_dir)
+
+
+def _recorded(table: record.StepTable, meta: dict[str, Any] | None, cands: list[dataset.Candidate], lo: int,
+              last: int) -> tuple[record.StepTable, dict[str, Any]]:
+    """The steps as the callback recorded them; trainer indices mapped with the candidate of the recorded length."""
+    n_meta = (meta or {}).get("dataset_length")
+    cand = next((c for c in cands if len(c.rows) == n_meta), cands[0])
+    sel = table.select(lo, last)
+    info: dict[str, Any] = {"source": "recorded by PairauditCallback", "checks": [], "trainer_rows": len(cand.rows),
+                            "trainer_dataset": cand.name, "_rows": cand.rows}
+    if n_meta is not None and n_meta != len(cand.rows) and (sel.data["row"] < 0).any():
+        info["checks"].append(f"the trainer dataset had {n_meta} rows, pairaudit's emulation of the trainer's filter "
+                              f"keeps {len(cand.rows)}: trainer indices may map to the wrong source rows (record "
+                              "source rows with add_pairaudit_callback)")
+    return sel.with_rows(cand.rows), info
+
+
+def _reconstructed(run_dir: Path, cands: list[dataset.Candidate], s: settings.TraceSettings,
+                   hist: history.History | None, state: dict[str, Any] | None, lengths: rows.TokenLengths | None,
+                   last: int, lo: int) -> tuple[record.StepTable, dict[str, Any]]:
+    """Each candidate dataset's order, checked against the run's logs; the one they fit."""
+    restarts = sorted({*s.resumed_at, *(st for st, _ in _checkpoints(run_dir))})
+    recs = [verify.reconstruct(c, s, hist=hist, state=state, lengths=lengths, last=last, single=len(cands) == 1,
+                               restarts=restarts) for c in cands]
+    best, open_choice = verify.choose(recs)
+    info: dict[str, Any] = {"source": "reconstructed", "schedule": best.sched.to_json(), "checks": list(open_choice),
+                            "trainer_rows": len(best.candidate.rows), "trainer_dataset": best.candidate.name,
+                            "verification": best.checks, "epochs_compared_inside_an_epoch": best.inside_epoch,
+                            "candidates": [r.summary() for r in recs], "_rows": best.candidate.rows}
+    return best.steps.select(lo, last), info
 
 
 def _diagnose(doc: dict[str, Any], run_dir: Path, state: dict[str, Any] | None, s: settings.TraceSettings,
@@ -263,11 +296,15 @@ def _policy(run_dir: Path, policy: str | None, reference: str | None, first: int
     note = "given with --policy" if policy else ""
     if chosen is None:
         before = [(st, p) for st, p in _checkpoints(run_dir) if st < first]
-        if not before:
+        if not before and reference is None:
             return {"computed": False, "reason": f"no checkpoint-N with N < {first} (the first failing step) in "
                                                  f"{run_dir}; pass --policy CHECKPOINT"}
-        st, p = before[-1]
-        chosen, note = str(p), f"the last checkpoint before step {first} (step {st})"
+        if before:
+            st, p = before[-1]
+            chosen, note = str(p), f"the last checkpoint before step {first} (step {st})"
+        else:  # the weights the run started from: a row non-finite under them is non-finite for the run too
+            chosen, note = reference, f"the starting model (--reference): no checkpoint before step {first}"
+            reference = None  # policy == reference: log-probs only, a DPO logit of 0 would say nothing
     try:
         from pairaudit.io.pairs import load_pairs
 
