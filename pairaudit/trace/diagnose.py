@@ -34,6 +34,7 @@ from typing import Any
 
 from pairaudit.trace.checkpoints import checkpoints_health
 from pairaudit.trace.explain import LN_FP16_MAX
+from pairaudit.trace.fixcmd import read_report, scan_command
 
 #: learning rates and DPO betas people train with (the diagnosis says how far a run's value is from them)
 USUAL_LR = {"trl-dpo": (5e-7, 5e-6, "DPO"), "transformers": (1e-6, 2e-4, "fine-tuning")}
@@ -113,8 +114,9 @@ def _no_cause(causes: list[dict[str, Any]]) -> str:
     """The summary when no cause is strong enough to fix: each cause named once, with its verdict."""
     weak = [c["cause"] for c in causes if c["verdict"] == "supported"]
     rest = [f"{c['cause']}: {c['verdict'].replace('_', ' ')}" for c in causes if c["verdict"] != "supported"]
-    return ("no cause is clearly supported by the run's files" + (f" (weak evidence only: {', '.join(weak)})"
-                                                                   if weak else "") + ("; " + "; ".join(rest) if rest else ""))
+    head = (f"no cause is clearly supported by the run's files (weak evidence only: {', '.join(weak)})" if weak
+            else "no cause is supported by the run's files")
+    return head + ("; " + "; ".join(rest) if rest else "")
 
 
 def _data(ctx: dict[str, Any], data: str, out_dir: Path) -> dict[str, Any]:
@@ -147,9 +149,9 @@ def _data(ctx: dict[str, Any], data: str, out_dir: Path) -> dict[str, Any]:
         decisions = out_dir / "trace-drop.jsonl"
         c["rows"] = named
         c["decisions"] = str(decisions)
-        c["fixes"].append(f"pairaudit scan {data} --decisions {decisions} --out CLEAN_DIR   # writes "
-                          f"CLEAN_DIR/clean.* without row(s) {', '.join(map(str, named))} (and every other drop "
-                          "finding); train on it")
+        cmd = scan_command(data, decisions, read_report(doc.get("audit")))
+        c["fixes"].append(f"{cmd}   # the audit's settings; writes CLEAN_DIR/clean.* without source row(s) "
+                          f"{', '.join(map(str, named))} (and every other drop finding); train on it")
         good = _last_finite_ckpt(ctx, before=ctx["first"])
         if good:
             c["fixes"].append(f"resume_from_checkpoint={good} (the last checkpoint before the failure)")

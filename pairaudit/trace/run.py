@@ -200,7 +200,7 @@ def trace(run_dir: str | Path, data: str | Path, *, out: str | Path | None = Non
     if not reliability["reliable"]:
         doc = build_doc(status="unreliable", common=doc_common, event=event, window=(first, last), prev=prev,
                         order_info=order_info)
-        drops = _diagnose(doc, run_dir, state, s, (first, last), data, out_dir, reference)
+        drops = _diagnose(doc, run_dir, state, s, (first, last), source, out_dir, reference)
         write_outputs(doc, out_dir, drops, render_html=False)
         return TraceResult(doc, out_dir)
 
@@ -236,7 +236,7 @@ def trace(run_dir: str | Path, data: str | Path, *, out: str | Path | None = Non
     doc = build_doc(status="found", common=doc_common, event=event, window=(first, last), prev=prev,
                     steps=steps, order_info=order_info, info=info, window_rows=window_rows, prev_rows=prev_rows,
                     policy=policy_info, audit=str(audit_dir), run_rates=run_rates)
-    drops = _diagnose(doc, run_dir, state, s, (first, last), data, out_dir, reference)
+    drops = _diagnose(doc, run_dir, state, s, (first, last), source, out_dir, reference)
     write_outputs(doc, out_dir, drops, render_html=render_html)
     return TraceResult(doc, out_dir)
 
@@ -280,9 +280,11 @@ def _diagnose(doc: dict[str, Any], run_dir: Path, state: dict[str, Any] | None, 
     diag = diagnose(run_dir=run_dir, state=state, args=s.run_args, args_source=s.run_args_source, window=window,
                     trace_doc=doc, data=data, out_dir=out_dir, reference=reference)
     doc["diagnosis"] = diag
+    from pairaudit.trace.fixcmd import earlier_decisions, read_report
+
     for c in diag.get("causes") or []:
         if c.get("decisions") and c.get("rows"):
-            return "".join(json.dumps({"row": r, "decision": "drop", "note": "pairaudit trace: row of the failing "
+            return earlier_decisions(read_report(doc.get("audit"))) + "".join(json.dumps({"row": r, "decision": "drop", "note": "pairaudit trace: row of the failing "
                                        f"window {window[0]}-{window[1]}" if window else "pairaudit trace"}) + "\n"
                            for r in c["rows"]).encode("utf-8")
     return None
