@@ -65,7 +65,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     quiet = {"progress": False, "log": lambda m: None, "skip": ["near_duplicate_pair"]}
     pairaudit.scan(str(data), out=str(root / "audit"), tokenizer=str(init), max_length=ML, **quiet)
     seed, planted = next((sd, p) for sd in range(11, 60) if (p := _plan(data, root / "audit", init, sd)) is not None)
-    recs[planted]["chosen"] = f"{TRAP} {recs[planted]['chosen']}"
+    recs[planted]["chosen"] = f" {TRAP} {recs[planted]['chosen']}"  # TRL joins prompt + chosen: a space keeps it a word
     write_jsonl(data, recs)
     audit = pairaudit.scan(str(data), out=str(root / "audit"), tokenizer=str(init), max_length=ML, **quiet)
     bad = save_init(root / "init-poisoned", recs, poison=True)
@@ -160,8 +160,9 @@ def test_trained_on_audit_clean_traced_against_the_source_alone_is_unreliable(
     assert res.exit_code == 6, res.output
     doc = json.loads((tmp_path / "t" / "trace.json").read_text())
     assert doc["status"] == "unreliable" and doc["rows"] == [] and doc["culprits"] == []
-    failed = [c for c in doc["order"]["verification"] if c["result"] == "failed"]
-    assert failed and failed[0]["check"] == "num_tokens"
+    failed = {c["check"] for c in doc["order"]["verification"] if c["result"] == "failed"}
+    assert "num_tokens" in failed  # (with 167 rows against 166 the epochs disagree too)
+    assert doc["order"]["trainer_rows"] == len(r["trained"]) + 1
 
 
 def test_the_printed_fix_command_keeps_the_trained_rows_minus_the_culprit(

@@ -231,7 +231,7 @@ def _lr_range(c: dict[str, Any], ctx: dict[str, Any], peak: float | None, lrs: l
         return None
     at = next((s for s, v in lrs if v >= peak * (1 - 1e-9)), None)
     times = peak / hi
-    c["score"] += 0.8 if times >= 10 else 0.3
+    c["score"] += 0.6 if times >= 10 else 0.3
     c["for"].insert(0, f"learning_rate {peak:g}: about " + (f"10^{round(math.log10(times))}" if times >= 10 else
                                                            f"{times:.1f}") + f" x the usual {what} range "
                     f"{lo:g}..{hi:g}" + (f", peak reached at step {at}" if at is not None else "")
