@@ -71,6 +71,8 @@ def unverified(s: TraceSettings, *, inside_epoch: int, reconstructed: bool) -> l
     return out
 
 
+DATASET_HINT = ("pass --audit DIR when the run trained on a scan's clean output (audit.clean), or --data the file it "
+                "trained on")
 FIRST = ("seed", "gradient_accumulation_steps", "max_length", "world_size", "data_seed", "train_batch_size")
 
 
@@ -94,8 +96,10 @@ def assess(s: TraceSettings, order_info: dict[str, Any], *, inside_epoch: int) -
                         f"({SPEC[k][2]})")
     bad_epoch = [k for k in ("gradient_accumulation_steps", "train_batch_size", "world_size", "dataloader_drop_last")
                  if any("logged epoch" in p for p in problems)]
-    return {"reliable": not problems, "problems": problems, "assumed": keys,
-            "fix": what_to_pass(s, keys or bad_epoch)}
+    fix = what_to_pass(s, keys or bad_epoch)
+    if any(p.startswith(("num_tokens:", "trainer_rows:", "the run's logs fit")) for p in problems):
+        fix = (f"{DATASET_HINT}; or {fix}" if keys or bad_epoch else f"{DATASET_HINT}, {RECORD_HINT}")
+    return {"reliable": not problems, "problems": problems, "assumed": keys, "fix": fix}
 
 
 def _check(name: str, result: str, detail: str, *, matters: bool = True) -> dict[str, Any]:
