@@ -93,7 +93,7 @@ def resolve_input(data: str, audit: Path | None) -> DataInput:
                              "gone: rows cannot be reported in source numbers",
                              fix="pass --data SOURCE (the file the scan read) with --audit")
         return DataInput(data, src, audit, True)
-    if src and not _same(src, data):
+    if src and Path(src).exists() and not _same(src, data):  # (a relative path from another folder: trusted)
         raise InputError(f"--audit {audit} is a scan of {src}, not of --data {data}",
                          expected="--data the scanned source, or the audit's clean output",
                          fix=f"pass --data {src}, or --audit a scan of {data}")

@@ -225,6 +225,8 @@ def _lr_range(c: dict[str, Any], ctx: dict[str, Any], peak: float | None, lrs: l
     """Evidence from how far the peak rate is above the usual range; the fix that brings it back (or None)."""
     trainer = ((ctx["doc"].get("settings") or {}).get("values") or {}).get("trainer")
     lo, hi, what = USUAL_LR.get(trainer, USUAL_LR["transformers"])
+    if str(ctx["args"].get("optim") or "").startswith("sgd"):  # the usual ranges are those of Adam-like optimizers
+        return None
     if not peak or peak <= 2 * hi:
         if peak:
             c["against"].append(f"learning_rate {peak:g} is within the usual {what} range {lo:g}..{hi:g}")
