@@ -143,3 +143,50 @@ def test_diagnosis_in_the_report_section_and_terminal_is_escaped(tmp_path: Path)
     console = Console(record=True, width=200)
     print_diagnosis(diag, console)
     assert "fixes, in the order to try them:" in console.export_text()
+
+
+def test_finite_blow_up_and_collapse_are_failures() -> None:
+    """The issue's learning-rate blow-up, as TRL logged it: loss 0.69 -> 1.46e8 and grad_norm 5.8 -> 1.35e9 at step
+    2, then grad_norm exactly 0, logits 0 and entropy at ln(vocabulary) (a collapse after the spike)."""
+    import math
+
+    from pairaudit.trace.history import analyse
+
+    v = 49152
+    log = [{"step": 1, "epoch": 0.01, "loss": 0.6931, "grad_norm": 5.8, "entropy": 9.1, "logits/chosen": -0.1,
+            "logits/rejected": -0.2, "rewards/chosen": 0.0, "rewards/rejected": 0.0},
+           {"step": 2, "epoch": 0.02, "loss": 1.46e8, "grad_norm": 1.35e9, "entropy": 3.0, "logits/chosen": 5e5,
+            "logits/rejected": 4e5, "rewards/chosen": -1e6, "rewards/rejected": -2e6}]
+    log += [{"step": s, "epoch": s / 100, "loss": 0.6931, "grad_norm": 0.0, "entropy": math.log(v),
+             "logits/chosen": 0.0, "logits/rejected": 0.0, "rewards/chosen": 0.0, "rewards/rejected": 0.0}
+            for s in range(3, 13)]
+    h = analyse(log, vocab_size=v)
+    assert h.event is not None and (h.event.kind, h.event.first_step, h.event.step) == ("jump", 2, 2)
+    assert "x its running median: a jump by orders of magnitude" in h.event.detail
+    assert h.first_collapse is not None and h.first_collapse.step == 3
+    assert all(w in h.first_collapse.detail for w in ("grad_norm exactly 0", "logits/chosen and logits/rejected",
+                                                      "ln(vocabulary 49152)", "pinned at ln 2"))
+    # the spike averaged away (logging_steps > 1): the collapse alone is the failure
+    h = analyse([log[0]] + log[2:], vocab_size=v)
+    assert h.event is not None and (h.event.kind, h.event.step) == ("collapse", 3)
+    # a run that starts at ln 2 with zero rewards (policy == reference) has not collapsed
+    assert analyse([log[0], {**log[0], "step": 2, "loss": 0.6925}], vocab_size=v).event is None
+
+
+def test_learning_rate_far_above_the_usual_range_is_the_top_cause(tmp_path: Path) -> None:
+    args = {**BASE, "learning_rate": 1000.0, "warmup_steps": 0, "warmup_ratio": 0.0}
+    log = [{"step": 1, "epoch": 0.01, "loss": 0.69, "grad_norm": 5.8, "learning_rate": 1000.0},
+           {"step": 2, "epoch": 0.02, "loss": 1.46e8, "grad_norm": 1.35e9, "learning_rate": 1000.0}]
+    state = _run(tmp_path, args=args, log=log, max_steps=12)
+    doc = {"status": "found", "rows": [], "culprits": [], "suspects": [], "policy": {}, "comparison": {"failing": {}},
+           "settings": {"values": {"trainer": "trl-dpo"}}}
+    d = diagnose(run_dir=tmp_path, state=state, args=args, args_source="training_args.json", window=(2, 2),
+                 trace_doc=doc, data="pairs.jsonl", out_dir=tmp_path / "t")
+    lr = d["causes"][0]
+    assert d["top"] == "learning_rate" and lr["for"][0] == ("learning_rate 1000: about 10^8 x the usual DPO range "
+                                                            "5e-07..5e-06, peak reached at step 1 with no warmup")
+    assert d["fixes"][0].startswith("learning_rate=5e-06 (was 1000")
+    assert "supported" in d["summary"] or d["summary"].startswith("most likely cause: learning rate")
+    weak = diagnose(run_dir=tmp_path, state=state, args={**args, "learning_rate": 5e-6}, args_source="x",
+                    window=(2, 2), trace_doc=doc, data="pairs.jsonl", out_dir=tmp_path / "t")
+    assert ": supported" not in weak["summary"]  # never "no cause is supported ...: X: supported"

@@ -85,7 +85,9 @@ def test_resumed_dpo_run_is_traced_exactly_without_settings(resumed: dict[str, A
     assert res.culprits == [planted] and doc["suspects"] == []
     diag = doc["diagnosis"]
     assert diag["top"] == "data" and diag["causes"][0]["rows"] == [planted]
-    assert diag["fixes"][0].startswith(f"pairaudit scan {resumed['data']} --decisions ")
+    fix = diag["fixes"][0]  # the scan trace ran, reproduced: its tokenizer, max_length, trainer profile, checks
+    assert fix.startswith(f"pairaudit scan {resumed['data']} --format standard ") and f"--max-length {ML} " in fix
+    assert "--skip near_duplicate_pair " in fix and f" --decisions {tmp_path / 't' / 'trace-drop.jsonl'} " in fix
     drop = [json.loads(x) for x in (tmp_path / "t" / "trace-drop.jsonl").read_text().splitlines()]
     assert [(d["row"], d["decision"]) for d in drop] == [(planted, "drop")]
     assert any(f.startswith(f"resume_from_checkpoint={run / 'checkpoint-4'}") for f in diag["fixes"])

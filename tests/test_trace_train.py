@@ -98,7 +98,8 @@ def test_trainer_record_equals_reconstruction_after_resume(sft_run: tuple[Path, 
     assert res.doc["contrast"]["steps"]["19"] == table.per_step()[19]
     res = trace(run, data, step=20, use_record=False, assignments={**known, "gradient_accumulation_steps": 3},
                 skip=["near_duplicate_pair"], out=run / "t", render_html=False, log=lambda m: None)
-    assert any("logged epoch" in c for c in res.doc["order"]["checks"])
+    epochs = next(c for c in res.doc["order"]["verification"] if c["check"] == "epochs")
+    assert epochs["result"] == "failed" and "logged epoch" in epochs["detail"] and res.doc["status"] == "unreliable"
 
 
 # -- DPOTrainer: TRL's filter, a planted non-finite row, trace ------------------------------------------

@@ -18,11 +18,13 @@ from pairaudit.report import terminal
 def trace_cmd(
     run_dir: Annotated[Path, typer.Argument(help="The trainer's output_dir (trainer_state.json, checkpoint-*/, "
                                                  "pairaudit-record/).")],
-    data: Annotated[str, typer.Option("--data", help="The training data, as for scan (rows are its row numbers).")],
+    data: Annotated[str, typer.Option("--data", help="The training data, as for scan: the source, or the --audit "
+                                             "folder's clean output (rows are reported in source row numbers).")],
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Output folder for trace.json, the scan and "
                    "report.html (default: the --audit folder, else RUN_DIR/pairaudit-trace).")] = None,
-    audit: Annotated[Path | None, typer.Option(help="An existing `pairaudit scan` output of the same data (else the "
-                     "scan runs into --out).")] = None,
+    audit: Annotated[Path | None, typer.Option(help="An existing `pairaudit scan` output of the source (else the "
+                     "scan runs into --out); the run may have trained on its clean output (audit.clean): the run's "
+                     "logs say which.")] = None,
     settings: Annotated[Path | None, typer.Option("--settings", help="JSON/TOML file of trainer settings (seed, "
                         "gradient_accumulation_steps, world_size, max_length, ...).")] = None,
     set_: Annotated[list[str] | None, typer.Option("--set", metavar="KEY=VALUE", help="One trainer setting KEY=VALUE, e.g. "

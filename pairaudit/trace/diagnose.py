@@ -34,7 +34,11 @@ from typing import Any
 
 from pairaudit.trace.checkpoints import checkpoints_health
 from pairaudit.trace.explain import LN_FP16_MAX
+from pairaudit.trace.fixcmd import read_report, scan_command
 
+#: learning rates and DPO betas people train with (the diagnosis says how far a run's value is from them)
+USUAL_LR = {"trl-dpo": (5e-7, 5e-6, "DPO"), "transformers": (1e-6, 2e-4, "fine-tuning")}
+USUAL_BETA = (0.01, 0.5)
 SAFE_LOGIT = 8.0  # target |beta * margin| after a beta change: well inside fp16's exp range
 MIN_FIX_SCORE = 0.2  # weaker evidence is shown, but its fixes are not in the list to try
 CAUSES = ("data", "learning_rate", "precision", "amplifier", "broken_weights")
@@ -99,13 +103,20 @@ def diagnose(*, run_dir: Path, state: dict[str, Any] | None, args: dict[str, Any
     for c in causes:
         if c["verdict"] == "supported" and c["score"] >= MIN_FIX_SCORE:
             fixes += [f for f in c["fixes"] if f.split(" (")[0] not in {x.split(" (")[0] for x in fixes}]
-    top = causes[0] if causes[0]["verdict"] == "supported" else None
+    top = causes[0] if causes[0]["verdict"] == "supported" and fixes else None
     summary = (f"most likely cause: {top['cause'].replace('_', ' ')} ({top['for'][0]}); first fix: "
-               f"{fixes[0].split('   #')[0]}"
-               if top and fixes else "no cause is supported by the run's files: "
-               + "; ".join(f"{c['cause']}: {c['verdict']}" for c in causes))
+               f"{fixes[0].split('   #')[0]}" if top else _no_cause(causes))
     return {"status": "failure", "window": [first, last], "arguments_from": args_source, "checkpoints": ckpts,
             "causes": causes, "fixes": fixes, "top": top["cause"] if top else None, "summary": summary}
+
+
+def _no_cause(causes: list[dict[str, Any]]) -> str:
+    """The summary when no cause is strong enough to fix: each cause named once, with its verdict."""
+    weak = [c["cause"] for c in causes if c["verdict"] == "supported"]
+    rest = [f"{c['cause']}: {c['verdict'].replace('_', ' ')}" for c in causes if c["verdict"] != "supported"]
+    head = (f"no cause is clearly supported by the run's files (weak evidence only: {', '.join(weak)})" if weak
+            else "no cause is supported by the run's files")
+    return head + ("; " + "; ".join(rest) if rest else "")
 
 
 def _data(ctx: dict[str, Any], data: str, out_dir: Path) -> dict[str, Any]:
@@ -138,9 +149,9 @@ def _data(ctx: dict[str, Any], data: str, out_dir: Path) -> dict[str, Any]:
         decisions = out_dir / "trace-drop.jsonl"
         c["rows"] = named
         c["decisions"] = str(decisions)
-        c["fixes"].append(f"pairaudit scan {data} --decisions {decisions} --out CLEAN_DIR   # writes "
-                          f"CLEAN_DIR/clean.* without row(s) {', '.join(map(str, named))} (and every other drop "
-                          "finding); train on it")
+        cmd = scan_command(data, decisions, read_report(doc.get("audit")))
+        c["fixes"].append(f"{cmd}   # the audit's settings; writes CLEAN_DIR/clean.* without source row(s) "
+                          f"{', '.join(map(str, named))} (and every other drop finding); train on it")
         good = _last_finite_ckpt(ctx, before=ctx["first"])
         if good:
             c["fixes"].append(f"resume_from_checkpoint={good} (the last checkpoint before the failure)")
@@ -184,6 +195,7 @@ def _learning_rate(ctx: dict[str, Any]) -> dict[str, Any]:
     elif warm == 0 and first <= 20:
         c["score"] += 0.1
         c["for"].append(f"no warmup, and the run failed early (step {last})")
+    far = _lr_range(c, ctx, peak, lrs, warm)
     restarts = [s for (s0, v0), (s, v) in zip(lrs, lrs[1:]) if v > v0 * 1.05 and (warm is None or s > warm)]
     if restarts and first - restarts[-1] <= max(10, last - first + 1):
         c["score"] += 0.4
@@ -195,15 +207,38 @@ def _learning_rate(ctx: dict[str, Any]) -> dict[str, Any]:
         c["for"].append(climb)
     elif len(_series(log, "grad_norm", first)) >= 5:
         c["against"].append("grad_norm did not climb over the logged steps before the failure")
+    if far is not None:
+        c["fixes"].append(far)
     if c["score"] > 0:
         ok = [v for s, v in lrs if s < first]
         safe = _nice_down(min(ok[-1], (peak or ok[-1]) / 2) if ok else (peak or 0) / 2) if (ok or peak) else None
         longer = max(2 * (warm or 0), math.ceil(0.1 * (ctx["max_steps"] or 0)), 10)
-        if safe:
+        if safe and far is None:
             c["fixes"].append(f"learning_rate={safe:g} (the peak was {peak:g}"
                               + (f"; {ok[-1]:g} at the last step before the failure" if ok else "") + ")")
         c["fixes"].append(f"warmup_steps={longer} (was {warm if warm is not None else 'unknown'})")
     return c
+
+
+def _lr_range(c: dict[str, Any], ctx: dict[str, Any], peak: float | None, lrs: list[tuple[int, float]],
+              warm: int | None) -> str | None:
+    """Evidence from how far the peak rate is above the usual range; the fix that brings it back (or None)."""
+    trainer = ((ctx["doc"].get("settings") or {}).get("values") or {}).get("trainer")
+    lo, hi, what = USUAL_LR.get(trainer, USUAL_LR["transformers"])
+    if str(ctx["args"].get("optim") or "").startswith("sgd"):  # the usual ranges are those of Adam-like optimizers
+        return None
+    if not peak or peak <= 2 * hi:
+        if peak:
+            c["against"].append(f"learning_rate {peak:g} is within the usual {what} range {lo:g}..{hi:g}")
+        return None
+    at = next((s for s, v in lrs if v >= peak * (1 - 1e-9)), None)
+    times = peak / hi
+    c["score"] += 0.6 if times >= 10 else 0.3
+    c["for"].insert(0, f"learning_rate {peak:g}: about " + (f"10^{round(math.log10(times))}" if times >= 10 else
+                                                           f"{times:.1f}") + f" x the usual {what} range "
+                    f"{lo:g}..{hi:g}" + (f", peak reached at step {at}" if at is not None else "")
+                    + (" with no warmup" if warm == 0 else f" after {warm} warmup steps" if warm else ""))
+    return f"learning_rate={hi:g} (was {peak:g}: the top of the usual {what} range {lo:g}..{hi:g})"
 
 
 def _climb(log: list[dict[str, Any]], first: int) -> str | None:
@@ -265,6 +300,12 @@ def _amplifier(ctx: dict[str, Any]) -> dict[str, Any]:
             c["fixes"].append(f"beta={new:g} (was {beta:g}: keeps that logit at {mx * new / beta:.1f})")
         else:
             c["against"].append(f"beta={beta:g} keeps the window's logits small (max |logit| {mx:.2f})")
+    if _finite(beta) and beta > 2 * USUAL_BETA[1]:
+        c["score"] += 0.6 if beta >= 10 * USUAL_BETA[1] else 0.2
+        c["for"].append(f"beta={beta:g}: {beta / USUAL_BETA[1]:.3g} x the top of the usual DPO range "
+                        f"{USUAL_BETA[0]:g}..{USUAL_BETA[1]:g} (the DPO logit and its gradient scale with beta)")
+        if not c["fixes"]:
+            c["fixes"].append(f"beta=0.1 (was {beta:g})")
     mgn = args.get("max_grad_norm")
     if args and (mgn is None or (_finite(mgn) and (mgn <= 0 or mgn > 10))):
         c["score"] += 0.3
@@ -287,7 +328,7 @@ def _weights(ctx: dict[str, Any]) -> dict[str, Any]:
     k = bad[0]
     good = [g for g in ck if g["weights_finite"] and g["step"] < k["step"]]
     what = f"checkpoint-{k['step']} holds non-finite weights ({k['n_nonfinite']} of {k['n_tensors']} tensors)"
-    if k["step"] <= ctx["first"]:
+    if k["step"] < ctx["first"]:  # checkpoint-N holds the weights after step N's update
         c["score"] = 0.95
         c["for"].append(what + f", saved before the failure showed at steps {ctx['first']}-{ctx['last']}: training "
                         "went on from broken weights")

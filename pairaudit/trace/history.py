@@ -10,8 +10,16 @@ window. With ``logging_nan_inf_filter`` (the default) transformers replaces a no
 mean before logging it: then the loss hides the failure and ``grad_norm`` / the DPO metrics show it.
 
 A jump is a value whose robust z-score (median / MAD of the previous ``JUMP_HISTORY`` values of the same
-metric, scale floored at 1% of the median) exceeds ``jump_z``; only upward jumps of ``loss`` and ``grad_norm``
-are looked for by default (DPO metrics drift by design).
+metric, scale floored at 1% of the median) exceeds ``jump_z``, or, from the second logged value on, a value
+``MAGNITUDE`` times (two orders of magnitude) its running median and ten times anything logged before (a
+finite blow-up: ``learning_rate=1e3`` takes the DPO loss from 0.69 to 1e8 at step 2); only upward jumps of
+``loss`` and ``grad_norm`` are looked for by default (DPO metrics drift by design).
+
+A collapse is a logged state a training model only reaches when it is broken, after the run was in another
+state before: ``grad_norm`` exactly 0, TRL's ``logits/chosen`` and ``logits/rejected`` exactly 0, ``entropy`` at
+ln(vocabulary) (a uniform output distribution), or the DPO loss pinned at ln 2 with both rewards exactly 0.
+
+The failing step is the first of a non-finite value, a jump and a collapse; :attr:`Event.kind` says which.
 """
 
 from __future__ import annotations
@@ -32,13 +40,15 @@ SKIP_KEYS = {"step", "epoch", "learning_rate", "num_tokens", "num_input_tokens_s
 JUMP_METRICS = ("loss", "grad_norm")
 JUMP_HISTORY = 50
 MIN_HISTORY = 5
+MAGNITUDE = 100.0  # a finite blow-up: this many times the running median
+LN2 = math.log(2.0)
 
 
 @dataclass
 class Event:
     """The first failing logging window."""
 
-    kind: str  # nonfinite | jump | chosen (a step the user asked for)
+    kind: str  # nonfinite | jump | collapse | chosen (a step the user asked for)
     step: int  # the logged step
     first_step: int  # first step of the window the logged values cover
     metrics: dict[str, float] = field(default_factory=dict)
@@ -58,6 +68,7 @@ class History:
     event: Event | None
     first_nonfinite: Event | None
     first_jump: Event | None
+    first_collapse: Event | None = None
 
     def window_of(self, step: int) -> tuple[int, int]:
         """(first, last) step of the logging window that contains ``step``."""
@@ -126,38 +137,102 @@ def training_entries(log_history: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [out[s] for s in sorted(out)]
 
 
+def _robust_jump(k: str, v: float, hist: list[float], jump_z: float) -> dict[str, float]:
+    if len(hist) < MIN_HISTORY:
+        return {}
+    med = float(np.median(hist))
+    scale = max(1.4826 * float(np.median(np.abs(np.asarray(hist) - med))), 0.01 * abs(med), 1e-8)
+    z = (v - med) / scale
+    return {k: v, f"{k}_robust_z": round(z, 2)} if z > jump_z else {}
+
+
+def _magnitude_jump(k: str, v: float, hist: list[float]) -> dict[str, float]:
+    if not hist:
+        return {}
+    med = float(np.median(hist))
+    if med > 0 and v >= MAGNITUDE * med and v >= 10.0 * max(hist):
+        return {k: v, f"{k}_times_median": float(f"{v / med:.3g}")}
+    return {}
+
+
+def _jumps(values: dict[str, float], past: dict[str, list[float]], jump_z: float,
+           jump_metrics: tuple[str, ...]) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for k in jump_metrics:
+        v, hist = values.get(k), past.get(k, [])[-JUMP_HISTORY:]
+        if v is None or not math.isfinite(v):
+            continue
+        out.update(_robust_jump(k, v, hist, jump_z) or _magnitude_jump(k, v, hist))
+    return out
+
+
+def _jump_detail(jumps: dict[str, float], jump_z: float) -> str:
+    parts = []
+    for k, v in jumps.items():
+        if f"{k}_times_median" in jumps:
+            parts.append(f"{k}={v:.4g} ({jumps[k + '_times_median']:g} x its running median: a jump by orders of "
+                         "magnitude)")
+        elif f"{k}_robust_z" in jumps:
+            parts.append(f"{k}={v:.4g} (robust z {jumps[k + '_robust_z']:.1f} > {jump_z:g})")
+    return "jump " + ", ".join(parts)
+
+
+def collapsed(values: dict[str, float], vocab_size: int | None) -> dict[str, str]:
+    """The broken-model states of one logged entry: name -> what was logged."""
+    out: dict[str, str] = {}
+    if values.get("grad_norm") == 0.0:
+        out["grad_norm"] = "grad_norm exactly 0"
+    if values.get("logits/chosen") == 0.0 and values.get("logits/rejected") == 0.0:
+        out["logits"] = "logits/chosen and logits/rejected exactly 0"
+    ent = values.get("entropy")
+    if vocab_size and ent is not None and abs(ent - math.log(vocab_size)) < 0.01:
+        out["entropy"] = f"entropy {ent:.4g} = ln(vocabulary {vocab_size}): a uniform output distribution"
+    loss = values.get("loss")
+    if loss is not None and abs(loss - LN2) < 1e-4 and values.get("rewards/chosen") == 0.0 \
+            and values.get("rewards/rejected") == 0.0:
+        out["dpo_ln2"] = "DPO loss pinned at ln 2 with both rewards exactly 0"
+    return out
+
+
+def _collapse(values: dict[str, float], seen_healthy: set[str], vocab_size: int | None) -> dict[str, str]:
+    """The collapsed states of this entry that the run was out of before (a state it started in is not one)."""
+    now = collapsed(values, vocab_size)
+    for name in _STATE_KEYS:
+        if name not in now and all(k in values for k in _STATE_KEYS[name]):
+            seen_healthy.add(name)
+    return {k: v for k, v in now.items() if k in seen_healthy}
+
+
+_STATE_KEYS = {"grad_norm": ("grad_norm",), "logits": ("logits/chosen", "logits/rejected"), "entropy": ("entropy",),
+               "dpo_ln2": ("loss", "rewards/chosen", "rewards/rejected")}
+
+
 def analyse(log_history: list[dict[str, Any]], *, state_path: Path | None = None, jump_z: float = 10.0,
-            jump_metrics: tuple[str, ...] = JUMP_METRICS) -> History:
+            jump_metrics: tuple[str, ...] = JUMP_METRICS, vocab_size: int | None = None) -> History:
     entries = training_entries(log_history)
-    first_bad: Event | None = None
-    first_jump: Event | None = None
+    first: dict[str, Event | None] = {"nonfinite": None, "jump": None, "collapse": None}
     past: dict[str, list[float]] = {}
+    healthy: set[str] = set()
     prev_step = 0
     for e in entries:
         values = {k: float(v) for k, v in e.items() if k not in ("step", "epoch")}
         bad = {k: v for k, v in values.items() if not math.isfinite(v)}
-        if bad and first_bad is None:
-            first_bad = Event("nonfinite", e["step"], prev_step + 1, bad,
-                              "non-finite " + ", ".join(f"{k}={v}" for k, v in sorted(bad.items())))
-        if first_jump is None and first_bad is None:
-            jumps = {}
-            for k in jump_metrics:
-                hist = past.get(k, [])[-JUMP_HISTORY:]
-                if k in values and math.isfinite(values[k]) and len(hist) >= MIN_HISTORY:
-                    med = float(np.median(hist))
-                    scale = max(1.4826 * float(np.median(np.abs(np.asarray(hist) - med))), 0.01 * abs(med), 1e-8)
-                    z = (values[k] - med) / scale
-                    if z > jump_z:
-                        jumps[k] = values[k]
-                        jumps[f"{k}_robust_z"] = round(z, 2)
+        if bad and first["nonfinite"] is None:
+            first["nonfinite"] = Event("nonfinite", e["step"], prev_step + 1, bad,
+                                       "non-finite " + ", ".join(f"{k}={v}" for k, v in sorted(bad.items())))
+        if first["jump"] is None and first["nonfinite"] is None:
+            jumps = _jumps(values, past, jump_z, jump_metrics)
             if jumps:
-                first_jump = Event("jump", e["step"], prev_step + 1, jumps, "jump " + ", ".join(
-                    f"{k}={v:.4g} (robust z {jumps[k + '_robust_z']:.1f} > {jump_z:g})" for k, v in jumps.items()
-                    if not k.endswith("_robust_z")))
+                first["jump"] = Event("jump", e["step"], prev_step + 1, jumps, _jump_detail(jumps, jump_z))
+        states = _collapse(values, healthy, vocab_size)
+        if states and first["collapse"] is None:
+            first["collapse"] = Event("collapse", e["step"], prev_step + 1,
+                                      {k: values[k] for k in ("grad_norm", "loss", "entropy") if k in values},
+                                      "collapse: " + "; ".join(states.values()))
         for k, v in values.items():
             if math.isfinite(v):
                 past.setdefault(k, []).append(v)
         prev_step = e["step"]
-    candidates = [ev for ev in (first_bad, first_jump) if ev is not None]
+    candidates = [ev for ev in first.values() if ev is not None]
     event = min(candidates, key=lambda ev: ev.step) if candidates else None
-    return History(entries, state_path, event, first_bad, first_jump)
+    return History(entries, state_path, event, first["nonfinite"], first["jump"], first["collapse"])

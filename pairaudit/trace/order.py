@@ -172,6 +172,22 @@ def _rank_steps(s: TraceSettings, n: int, rank: int, last_step: int, sched_out: 
     return parts
 
 
+def micro_batches(s: TraceSettings, n: int) -> int:
+    """Micro-batches per epoch per process for a trainer dataset of ``n`` rows (what the logged epochs fix)."""
+    if n <= 0:
+        return 0
+    require("accelerate", "trace", "pairaudit trace")
+    from accelerate.state import GradientState, PartialState
+
+    fresh = {cls: not cls._shared_state for cls in (PartialState, GradientState)}
+    try:
+        return len(_loader(s, n, 0))
+    finally:
+        for cls, was_fresh in fresh.items():
+            if was_fresh:
+                cls._reset_state()
+
+
 def reconstruct(s: TraceSettings, n: int, *, last_step: int | None = None) -> tuple[StepTable, Schedule]:
     """Every step's trainer dataset indices (``row`` = -1), per process, for a trainer dataset of ``n`` rows.
 

@@ -257,13 +257,18 @@ def add_pairaudit_callback(trainer: Any, *, data: str | Path | None = None, row_
     """Build a :class:`PairauditCallback` that knows the source row of every trainer dataset index, and add it.
 
     The rows come from ``trainer.train_dataset[row_column]`` when that column exists (add it before building
-    the trainer: ``ds.map(lambda _, i: {"row": i}, with_indices=True)``; TRL keeps it through its filters), else
+    the trainer: ``ds.map(lambda _, i: {"row": i}, with_indices=True)``; TRL keeps it through its filters), or
+    from ``__pairaudit_row__`` (``audit.clean`` carries the source rows in it), else
     from ``data`` with pairaudit's emulation of the trainer's row filters, else they stay trainer indices.
     """
+    from pairaudit.audit import ROW_COLUMN
+
     ds = trainer.train_dataset
     rows = None
-    if ds is not None and row_column in (getattr(ds, "column_names", None) or []):
-        rows = np.asarray(ds[row_column], dtype=np.int64)
+    names = getattr(ds, "column_names", None) or []
+    column = row_column if row_column in names else ROW_COLUMN if ROW_COLUMN in names else None
+    if ds is not None and column is not None:  # audit.clean carries the source rows in __pairaudit_row__
+        rows = np.asarray(ds[column], dtype=np.int64)
     elif data is not None and ds is not None:
         from pairaudit.trace.rows import trainer_rows
         from pairaudit.trace.settings import TraceSettings

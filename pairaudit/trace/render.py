@@ -166,7 +166,12 @@ def print_trace(doc: dict[str, Any], console: Any, out_dir: Path) -> None:
     console.print(f"[bold red]{escape(doc['summary'])}[/bold red]")
     order = doc.get("order") or {}
     console.print(f"order: {escape(str(order.get('source')))}; {order.get('trainer_rows')} rows in the trainer dataset "
-                  f"({escape(str((st.get('values') or {}).get('trainer')))})")
+                  f"({escape(str((st.get('values') or {}).get('trainer')))}, trained on the "
+                  f"{escape(str(order.get('trainer_dataset')))}; rows are source rows)")
+    checks = order.get("verification") or []
+    if checks:
+        console.print("checked against the run's logs: " + escape(", ".join(f"{c['check']} {c['result']}"
+                                                                         for c in checks)))
     assumed = (doc.get("reliability") or {}).get("assumed", st.get("assumed"))
     if assumed:
         vals = st.get("values") or {}
