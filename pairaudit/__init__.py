@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 # lazy: keep `import pairaudit` and `pairaudit --help` fast
 # name -> "module" (the same name there) or "module:name"
 _LAZY = {"scan": "pairaudit.api", "apply_decisions": "pairaudit.api", "open": "pairaudit.api:open_folder",
-         "Audit": "pairaudit.pipeline", "ScanConfig": "pairaudit.config", "load_pairs": "pairaudit.io.pairs"}
+         "Audit": "pairaudit.pipeline", "ScanConfig": "pairaudit.config", "load_pairs": "pairaudit.outputs.reader"}
 
 
 def __getattr__(name: str) -> Any:

@@ -13,8 +13,9 @@ from pairaudit.io.readers import open_source
 from pairaudit.output_files import REPORT_JSON
 
 
-def load_pairs(out_dir: str | Path, rows: list[int]) -> dict[int, Pair]:
-    """Canonical pairs of the given rows, read back from the source named in ``OUT/report.json``."""
+def source_pairs(out_dir: str | Path, rows: list[int]) -> dict[int, Pair]:
+    """Canonical pairs of the given rows, read back from the source named in ``OUT/report.json`` (rows it cannot
+    read are missing: :func:`pairaudit.outputs.reader.load_pairs` falls back to the cleaned / dropped output)."""
     out = Path(out_dir)
     report = json.loads((out / REPORT_JSON).read_text(encoding="utf-8"))
     cfg = ScanConfig(**report["config"])

@@ -3,7 +3,7 @@ notebook review helper.
 
 The output folder does not hold the text of flagged-but-kept rows in a row-addressable form, so
 example texts come from :func:`load_pairs`: the source recorded in report.json
-(``pairaudit.io.pairs.load_pairs``), else ``clean.jsonl`` / ``dropped.jsonl``.
+(``pairaudit.io.pairs.source_pairs``), else ``clean.jsonl`` / ``dropped.jsonl``.
 """
 
 from __future__ import annotations
@@ -149,13 +149,13 @@ class OutputFolder:
 def load_pairs(out_dir: str | Path, rows: list[int]) -> dict[int, Pair]:
     """Pairs for ``rows``; rows whose text cannot be found are missing from the result.
 
-    Reads the source recorded in report.json (any format, ``pairaudit.io.pairs.load_pairs``); rows it
+    Reads the source recorded in report.json (any format, ``pairaudit.io.pairs.source_pairs``); rows it
     cannot return (malformed records, a source that moved since the scan, an in-memory source) are
     looked up in the clean / dropped outputs of the folder.
     """
     if not rows:
         return {}
-    from pairaudit.io.pairs import load_pairs as source_pairs
+    from pairaudit.io.pairs import source_pairs
 
     out = Path(out_dir)
     try:

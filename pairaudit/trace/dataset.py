@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from pairaudit.errors import InputError
+from pairaudit.output_files import REPORT_JSON, SCORES
 from pairaudit.trace import rows
 from pairaudit.trace.settings import TraceSettings
 
@@ -59,7 +60,7 @@ class Candidate:
 
 def _report(audit: Path) -> dict[str, Any]:
     try:
-        rep = json.loads((audit / "report.json").read_text(encoding="utf-8"))
+        rep = json.loads((audit / REPORT_JSON).read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise InputError(f"--audit {audit}: report.json is not readable ({exc})",
                          fix="run `pairaudit scan` into it first") from exc
@@ -80,11 +81,11 @@ def _is_clean_output(data: str, audit: Path) -> bool:
 
 def resolve_input(data: str, audit: Path | None) -> DataInput:
     """What ``--data`` is (see the module docstring); a clean output is recognised by its folder."""
-    if audit is None and Path(data).name.split(".")[0] == "clean" and (Path(data).parent / "report.json").exists():
+    if audit is None and Path(data).name.split(".")[0] == "clean" and (Path(data).parent / REPORT_JSON).exists():
         audit = Path(data).parent
     if audit is None:
         return DataInput(data, data, None, False)
-    if not (audit / "report.json").exists():
+    if not (audit / REPORT_JSON).exists():
         raise InputError(f"--audit {audit} holds no report.json", fix="run `pairaudit scan` into it first")
     src = str((_report(audit).get("source") or {}).get("path") or "")
     if _is_clean_output(data, audit):
@@ -104,7 +105,7 @@ def kept_rows(audit: Path) -> np.ndarray:
     """Source rows of the audit's clean output, in order (``scores.parquet``'s ``kept``)."""
     import polars as pl
 
-    s = pl.read_parquet(audit / "scores.parquet", columns=["row", "kept"], glob=False)
+    s = pl.read_parquet(audit / SCORES, columns=["row", "kept"], glob=False)
     return s.filter(pl.col("kept")).sort("row")["row"].to_numpy().astype(np.int64)
 
 

@@ -32,6 +32,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from pairaudit.output_files import TRACE_DROPS
 from pairaudit.trace.checkpoints import checkpoints_health
 from pairaudit.trace.explain import LN_FP16_MAX
 from pairaudit.trace.fixcmd import read_report, scan_command
@@ -146,7 +147,7 @@ def _data(ctx: dict[str, Any], data: str, out_dir: Path) -> dict[str, Any]:
             f"row {r['row']}: {next(x for x in r['reasons'] if x.startswith('drop findings'))[15:]}" for r in drop[:3]))
     named = sorted(set(culprits) | {r["row"] for r in drop})
     if named:
-        decisions = out_dir / "trace-drop.jsonl"
+        decisions = out_dir / TRACE_DROPS
         c["rows"] = named
         c["decisions"] = str(decisions)
         cmd = scan_command(data, decisions, read_report(doc.get("audit")))

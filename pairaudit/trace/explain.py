@@ -26,6 +26,8 @@ from typing import Any
 
 import numpy as np
 
+from pairaudit.output_files import FINDINGS
+
 LN_FP16_MAX = math.log(65504.0)  # 11.09
 FP16_MAX = 65504.0
 BF16_REL = 2.0 ** -8  # relative rounding step of bf16 (8 significant bits)
@@ -61,7 +63,7 @@ def excerpt(value: Any, limit: int = TEXT_LIMIT) -> str:
 def audit_findings(audit: str | Path, rows: list[int]) -> dict[int, list[dict[str, Any]]]:
     import polars as pl
 
-    path = Path(audit) / "findings.parquet"
+    path = Path(audit) / FINDINGS
     out: dict[int, list[dict[str, Any]]] = {r: [] for r in rows}
     if not path.exists():
         return out
@@ -197,7 +199,7 @@ def finding_rates(audit: str | Path, trainer_rows: Any) -> dict[str, Any]:
     import polars as pl
 
     rows_ = np.unique(np.asarray(trainer_rows, dtype=np.int64))
-    path = Path(audit) / "findings.parquet"
+    path = Path(audit) / FINDINGS
     out: dict[str, Any] = {"of": int(len(rows_)), "checks": {}}
     if not path.exists() or not len(rows_):
         return out

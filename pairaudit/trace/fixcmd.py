@@ -14,6 +14,8 @@ import shlex
 from pathlib import Path
 from typing import Any
 
+from pairaudit.output_files import REPORT_JSON
+
 _LISTS = (("only", "--only"), ("skip", "--skip"), ("drop", "--drop"), ("flag", "--flag"), ("flip", "--flip"))
 _VALUES = (("split", "--split"), ("subset", "--subset"), ("tokenizer", "--tokenizer"), ("trainer", "--trainer"),
            ("max_length", "--max-length"), ("max_prompt_length", "--max-prompt-length"),
@@ -56,7 +58,7 @@ def read_report(audit: str | Path | None) -> dict[str, Any] | None:
     if audit is None:
         return None
     try:
-        rep = json.loads((Path(audit) / "report.json").read_text(encoding="utf-8"))
+        rep = json.loads((Path(audit) / REPORT_JSON).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     return rep if isinstance(rep, dict) else None

@@ -7,6 +7,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from pairaudit.output_files import REPORT_JSON, TRACE_DROPS, TRACE_JSON
 from pairaudit.trace.explain import rank_rows
 from pairaudit.trace.record import StepTable
 from pairaudit.versions import __version__
@@ -109,9 +110,9 @@ def write_outputs(doc: dict[str, Any], out_dir: Path, drops: bytes | None = None
 
     out_dir = Path(out_dir)
     text = json.dumps(_clean(doc), indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False, default=_safe)
-    replace_outputs(out_dir, {"trace.json": (text + "\n").encode("utf-8"), "trace-drop.jsonl": drops},
+    replace_outputs(out_dir, {TRACE_JSON: (text + "\n").encode("utf-8"), TRACE_DROPS: drops},
                     doing="writing trace.json")
-    if render_html and (out_dir / "report.json").exists():
+    if render_html and (out_dir / REPORT_JSON).exists():
         try:
             from pairaudit.report.html import render_report
         except ImportError:  # jinja2 missing: trace.json is the output

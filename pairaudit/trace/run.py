@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from pairaudit.errors import ConfigError, InputError, PairauditError
+from pairaudit.output_files import REPORT_JSON
 from pairaudit.report.terminal import echo
 from pairaudit.trace import dataset, explain, history, record, rows, settings, verify
 from pairaudit.trace.checkpoints import checkpoint_step
@@ -102,12 +103,12 @@ def _record_event(events: list[dict[str, Any]]) -> history.Event | None:
 def _scan_audit(data: str, out: Path, s: settings.TraceSettings, audit: Path | None, skip: list[str],
                 log: Callable[[str], None]) -> Path:
     if audit is not None:
-        if not (audit / "report.json").exists():
+        if not (audit / REPORT_JSON).exists():
             raise InputError(f"--audit {audit} holds no report.json", fix="run `pairaudit scan` into it first")
         return audit
     from pairaudit.api import scan
 
-    prev = out / "report.json"
+    prev = out / REPORT_JSON
     if prev.exists():  # reuse a scan of the same source with the same trainer settings
         try:
             rep = json.loads(prev.read_text(encoding="utf-8"))
@@ -370,7 +371,7 @@ def _policy(run_dir: Path, policy: str | None, reference: str | None, first: int
             chosen, note = reference, f"the starting model (--reference): no checkpoint before step {first}"
             reference = None  # policy == reference: log-probs only, a DPO logit of 0 would say nothing
     try:
-        from pairaudit.io.pairs import load_pairs
+        from pairaudit.outputs.reader import load_pairs
 
         pairs = load_pairs(audit_dir, rows_)
         scores = explain.dpo_scores(pairs, policy=chosen, reference=reference, beta=s.beta, tokenizer=s.tokenizer,
