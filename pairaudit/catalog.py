@@ -40,5 +40,6 @@ def validate_names(names: list[str] | None, option: str) -> list[str]:
         if n not in known:
             raise ConfigError(f"{option} names unknown check {n!r}{did_you_mean(n, known)}",
                               expected=f"one of: {', '.join(known)}",
-                              fix="run `pairaudit checks` to list them")
+                              fix="run `pairaudit checks` to list them (a stage of your own package: name it in "
+                                  "PAIRAUDIT_STAGES)")
     return list(names or [])

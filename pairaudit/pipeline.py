@@ -341,10 +341,11 @@ class Scanner:
 
 def stage_findings(stage: Stage, res: Any, plan: CheckPlan) -> list[Finding]:
     """The findings of a stage's result that the user asked for, with the plan's action set."""
-    shared = stage.refines & plan.enabled
+    # the plan decides, not the instance's ``enabled`` (a stage cannot turn on a check the user left off)
+    own = ({i.name for i in stage.infos} | stage.refines) & plan.enabled
     out = []
     for f in res.findings:
-        if f.check in stage.enabled or f.check in shared:
+        if f.check in own:
             f.action = "flag" if f.unsure else plan.action(f.check)
             out.append(f)
     return out

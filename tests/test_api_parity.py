@@ -31,7 +31,7 @@ CLI_VALUES: dict[str, str | None] = {
     "--embed-mode": "transformer", "--precision": "fp32", "--reference": "some/ref", "--reward-model": "some/rm",
     "--policy": "some/policy", "--beta": "0.2", "--reference-max-rows": "10", "--device": "cpu",
     "--decisions": "d.jsonl", "--fail-on": "length_outlier>0.5", "--allow-empty": None, "--batch-size": "10",
-    "--workers": "1", "--engine": "local", "--ray-address": "auto", "--ray-workers": "2",
+    "--workers": "1", "--engine": "local", "--ray-address": "auto", "--ray-workers": "2", "--ray-shards": "3",
     "--trust-remote-code": None, "--quiet": None,
 }
 DEFAULTS = {"max_length": "auto", "max_prompt_length": "auto", "max_completion_length": "auto"}
@@ -84,7 +84,7 @@ def test_each_option_gives_the_same_config_in_the_api(tmp_path: Path, monkeypatc
         if keyword != "engine":  # the one option whose only local value is the default
             assert cli.to_json() != ScanConfig(**DEFAULTS).to_json(), f"{flag} changed nothing: not a test"
         typed: Any = True if value is None else value
-        if keyword in ("embed_batch_size", "reference_max_rows", "batch_size", "workers", "ray_workers"):
+        if keyword in ("embed_batch_size", "reference_max_rows", "batch_size", "workers", "ray_workers", "ray_shards"):
             typed = int(value)  # the API takes numbers as numbers
         elif keyword == "beta":
             typed = float(value)

@@ -220,3 +220,87 @@ def test_every_registered_stage_declares_its_models_and_state() -> None:
     assert uses["NearDuplicateStage"] and uses["FlipStage"] and not uses["ExactStage"]
     for cls in stage_classes():
         assert cls.state and cls.rows_attr in cls.state, cls.__name__
+
+
+def test_an_init_without_super_fails_at_definition() -> None:
+    with pytest.raises(StageDeclarationError, match=r"__init__ does not call super\(\).__init__"):
+        class NoSuper(Stage):
+            infos = (INFO,)
+            state = {"n": Count()}
+
+            def __init__(self, ctx: object, enabled: set[str]) -> None:
+                self.ctx, self.n = ctx, 0
+
+            def observe(self, pairs: list, encoded: object) -> None:
+                self.n += len(pairs)
+
+            def finalize(self) -> StageResult:
+                return StageResult()
+
+
+BAD_STAGE = '''
+import numpy as np
+from pairaudit.checks.base import CheckInfo
+from pairaudit.datatypes import StageResult
+from pairaudit.stages.base import Stage
+from pairaudit.stages.state import Column
+
+INFO = CheckInfo("bad_stage_check", "a test", "flag", summary="a test", kind="global", why="a test")
+
+
+class CountingStage(Stage):
+    infos = (INFO,)
+    state = {"_rows": Column(np.int64)}
+
+    def observe(self, pairs, encoded):
+        self._rows.append(np.arange(len(pairs)))
+        self.seen = len(pairs)
+
+    def finalize(self):
+        return StageResult()
+'''
+
+
+def test_a_registered_stage_declared_wrongly_is_a_usage_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """From the CLI: exit 2 with what to declare, no traceback; a class name with a typo gets a suggestion."""
+    from typer.testing import CliRunner
+
+    from pairaudit.cli import app
+    from pairaudit.errors import ConfigError
+    from pairaudit.stages.registry import stage_classes
+
+    (tmp_path / "my_bad_stages.py").write_text(BAD_STAGE, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("PAIRAUDIT_STAGES", "my_bad_stages:CountingStage")
+    res = CliRunner().invoke(app, ["scan", str(ROOT / "examples" / "hh-rlhf-helpful-base-500.jsonl"), "--out",
+                                   str(tmp_path / "out")])
+    assert res.exit_code == 2, res.output
+    assert "Traceback" not in res.output and "self.seen, not declared in `state`" in res.output
+    assert not (tmp_path / "out").exists()
+    monkeypatch.setenv("PAIRAUDIT_STAGES", "support.first_word_stage:FirstWordstage")
+    with pytest.raises(ConfigError, match=r"has no 'FirstWordstage' \(did you mean 'FirstWordStage'\?\)"):
+        stage_classes()
+
+
+def test_the_plan_decides_which_stage_findings_count(source: Path, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stage that reports a check the user left off (here: it widens its own ``enabled`` and reports
+    duplicate_pair findings) adds nothing: the plan decides."""
+    from support import first_word_stage
+
+    from pairaudit.stages.exact import DUPLICATE_INFO
+
+    _env(monkeypatch)
+    real = first_word_stage.FirstWordStage.finalize
+
+    def widened(self: Stage) -> StageResult:
+        self.enabled = self.enabled | {"duplicate_pair"}
+        res = real(self)
+        res.findings.append(DUPLICATE_INFO.finding(3, None, 1.0, 1, "not asked for"))
+        return res
+
+    monkeypatch.setattr(first_word_stage.FirstWordStage, "finalize", widened)
+    pairaudit.scan(source, out=tmp_path / "o", only=["lone_opening"], workers=1, progress=False,
+                   log=lambda m: None)
+    checks = set(pl.read_parquet(tmp_path / "o" / "findings.parquet")["check"])
+    assert "lone_opening" in checks and "duplicate_pair" not in checks

@@ -37,6 +37,7 @@ from pairaudit.cli.scan_options import (
     PrecisionOpt,
     QuietOpt,
     RayAddressOpt,
+    RayShardsOpt,
     RayWorkersOpt,
     ReferenceMaxRowsOpt,
     ReferenceOpt,
@@ -100,6 +101,7 @@ def scan(
     engine: EngineOpt = "local",
     ray_address: RayAddressOpt = None,
     ray_workers: RayWorkersOpt = None,
+    ray_shards: RayShardsOpt = None,
     trust_remote_code: TrustRemoteCodeOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
@@ -145,7 +147,8 @@ def _config(o: dict[str, Any]) -> ScanConfig:
         precision=o["precision"], reference=o["reference"], reward_model=o["reward_model"], policy=o["policy"],
         beta=o["beta"], reference_max_rows=o["reference_max_rows"], device=o["device"],
         decisions=str(o["decisions"]) if o["decisions"] else None, trust_remote_code=o["trust_remote_code"],
-        engine=o["engine"], ray_address=o["ray_address"], ray_workers=o["ray_workers"], workers=o["workers"])
+        engine=o["engine"], ray_address=o["ray_address"], ray_workers=o["ray_workers"], ray_shards=o["ray_shards"],
+        workers=o["workers"])
     if o["config"]:
         from pairaudit.config import load_config_file
         from pairaudit.plan import apply_config_file

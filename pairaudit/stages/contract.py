@@ -20,6 +20,9 @@ DISTRIBUTE = (None, "hash", "summary", "cells", "sample")
 #: methods that change a container in place: ``self.x.append(...)`` writes ``x``
 MUTATORS = frozenset({"append", "extend", "insert", "update", "setdefault", "add", "pop", "popitem", "clear",
                       "remove", "discard", "sort", "reverse", "__setitem__", "__iadd__"})
+#: the kind to suggest for an undeclared attribute, by how ``observe`` changes it
+KIND_HINTS = {"add": "Count()", "append": "Column(np.int64)  # or Items() for values that are not per-row arrays",
+              "key": "Tally()", "set": "Count()  # or the kind of what it holds"}
 #: attributes every stage gets from the base class's ``__init__`` (the run's context, its enabled checks)
 BASE_ATTRS = frozenset({"ctx", "enabled"})
 
@@ -50,10 +53,11 @@ def check_stage_class(cls: type, base: type) -> None:
     if overlap:
         raise StageDeclarationError(f"stage {name}: {sorted(overlap)} declared both in `state` and in `local`")
     _check_distribute(cls, base, state)
-    undeclared = sorted(observed_writes(cls, base) - set(state) - set(cls.local) - BASE_ATTRS)
+    _check_init(cls)
+    writes = observed_writes(cls, base)
+    undeclared = sorted(set(writes) - set(state) - set(cls.local) - BASE_ATTRS)
     if undeclared:
-        example = ", ".join(f"{a!r}: Count()" if not a.startswith("_") else f"{a!r}: Column(np.int64)"
-                            for a in undeclared[:2])
+        example = ", ".join(f"{a!r}: {KIND_HINTS[writes[a]]}" for a in undeclared[:2])
         raise StageDeclarationError(
             f"stage {name}: observe changes {', '.join('self.' + a for a in undeclared)}, not declared in `state`: "
             "under the worker pool and Ray, observe runs in other processes and only declared state comes back. "
@@ -79,12 +83,13 @@ def _check_distribute(cls: type, base: type, state: dict[str, Any]) -> None:
         raise StageDeclarationError(f"stage {name}: distribute={mode!r} needs the methods {missing}")
 
 
-def observed_writes(cls: type, base: type | None = None) -> set[str]:
+def observed_writes(cls: type, base: type | None = None) -> dict[str, str]:
     """Attributes of ``self`` that ``observe`` and the methods / properties of ``cls`` it uses assign or change
     in place (``self.x = ...``, ``self.x += ...``, ``self.x[k] = ...``, ``self.x.append(...)``); methods
-    ``cls`` inherits unchanged from ``base`` are the base class's business."""
+    ``cls`` inherits unchanged from ``base`` are the base class's business. Returns attribute -> how it is
+    changed: "add" (``+=``), "append" (a list method), "key" (``x[k] = ...``, a dict method), "set" (assigned)."""
     seen: set[str] = set()
-    writes: set[str] = set()
+    writes: dict[str, str] = {}
     todo = ["observe"]
     while todo:
         meth = todo.pop()
@@ -95,7 +100,7 @@ def observed_writes(cls: type, base: type | None = None) -> set[str]:
         if tree is None:
             continue
         w, used = _writes_and_uses(tree)
-        writes |= w
+        writes = {**w, **writes}
         todo += [u for u in used if _is_own_code(cls, u)]
     return writes
 
@@ -151,19 +156,39 @@ def _targets(node: ast.AST) -> list[ast.AST]:
     return []
 
 
-def _writes_and_uses(tree: ast.AST) -> tuple[set[str], set[str]]:
-    writes: set[str] = set()
+def _writes_and_uses(tree: ast.AST) -> tuple[dict[str, str], set[str]]:
+    writes: dict[str, str] = {}
     uses: set[str] = set()
     for node in ast.walk(tree):
         for t in _targets(node):
             root = _root(t)
             if root is not None:
-                writes.add(root)
+                how = "add" if isinstance(node, ast.AugAssign) else "key" if isinstance(t, ast.Subscript) else "set"
+                writes.setdefault(root, how)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             if node.func.attr in MUTATORS:
                 root = _root(node.func.value)
                 if root is not None:
-                    writes.add(root)
+                    how = "key" if node.func.attr in ("update", "setdefault", "popitem", "__setitem__") else "append"
+                    writes.setdefault(root, how)
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
             uses.add(node.attr)
     return writes, uses
+
+
+def _check_init(cls: type) -> None:
+    """A stage's own ``__init__`` must call ``super().__init__(ctx, enabled)``: the base class sets the context,
+    the enabled checks and the declared state there."""
+    obj = inspect.getattr_static(cls, "__init__", None)
+    if not inspect.isfunction(obj) or "__init__" not in vars(cls):
+        return
+    tree = _method_ast(cls, "__init__")
+    if tree is None:
+        return
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+             and n.func.attr == "__init__" and isinstance(n.func.value, ast.Call)
+             and isinstance(n.func.value.func, ast.Name) and n.func.value.func.id == "super"]
+    if not calls:
+        raise StageDeclarationError(
+            f"stage {cls.__name__}: __init__ does not call super().__init__(ctx, enabled): the base class sets "
+            "self.ctx, self.enabled and the declared state there; call it first")

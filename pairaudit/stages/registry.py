@@ -14,7 +14,9 @@ import importlib
 import os
 
 from pairaudit.errors import ConfigError
+from pairaudit.schema import did_you_mean
 from pairaudit.stages.base import Stage
+from pairaudit.stages.contract import StageDeclarationError
 
 #: extra stages by import path, comma separated (your own package's stages)
 ENV_VAR = "PAIRAUDIT_STAGES"
@@ -46,6 +48,9 @@ def load_stage(path: str) -> type[Stage] | None:
     mod, _, cls = path.partition(":")
     try:
         module = importlib.import_module(mod)
+    except StageDeclarationError as exc:  # a stage class declared wrongly: a usage error, said as one
+        raise ConfigError(f"stage {path!r} cannot run: {exc}",
+                          fix="correct the class's declaration (docs/layout.md, \"Adding a stage\")") from exc
     except ModuleNotFoundError as exc:
         if path not in STAGE_PATHS:
             raise ConfigError(f"stage {path!r} ({ENV_VAR}) cannot be imported: {exc}",
@@ -54,6 +59,11 @@ def load_stage(path: str) -> type[Stage] | None:
             return None  # stage not part of this build
         raise
     loaded = getattr(module, cls, None)
+    if loaded is None:
+        classes = [n for n, v in vars(module).items() if isinstance(v, type) and issubclass(v, Stage) and v is not Stage]
+        raise ConfigError(f"stage {path!r}: module {mod!r} has no {cls!r}{did_you_mean(cls, classes)}",
+                          expected=f"one of its stage classes: {', '.join(classes) or 'none'}",
+                          fix=f"correct the class name in {ENV_VAR}")
     if not (isinstance(loaded, type) and issubclass(loaded, Stage)):
         raise ConfigError(f"{path!r} is not a Stage subclass (found {loaded!r})",
                           fix=f"name a subclass of pairaudit.stages.base.Stage in {ENV_VAR}")
