@@ -66,27 +66,46 @@ def scan(source: Any, out: str | Path | None = "pairaudit-out", *, config: ScanC
          log: Callable[[str], None] | None = None, trainer_args: Any = None, quiet: bool = False,
          fast: bool = False, fail_on: str | list[str] | None = None, allow_empty: bool = False,
          **options: Any) -> Audit:
-    """Audit ``source`` and write the contract outputs to ``out``.
+    """Audit a preference dataset and write the cleaned data, dropped rows, findings, scores and a report.
 
-    ``source``: a path (JSONL / JSON / Parquet file or folder, ``save_to_disk`` folder), a hub dataset
-    id, a ``datasets.Dataset`` / ``DatasetDict`` / ``IterableDataset``, a polars or pandas DataFrame, a
-    pyarrow Table, or an iterable of dicts (rows are positions). ``options`` are ScanConfig fields
-    (``only=[...]``, ``drop=[...]``, ``max_length=2048``, ``split="all"`` or ``["train", "test"]``,
-    ``tokenizer="path"``...). ``tokenizer`` may also be the tokenizer object itself (the
-    ``processing_class`` you give ``DPOTrainer``; it is saved once into the cache so the scan can record it),
-    and ``trainer_args`` a ``trl.DPOConfig`` (or a dict of its fields): ``max_length`` and
-    ``truncation_mode`` come from it. ``out=None``: the outputs go to a temporary folder that is deleted
-    when the returned Audit is garbage-collected (``audit.out_dir`` names it). ``progress``: None (lines to the ``pairaudit.progress`` logger), True (a
-    live bar on stderr or in the notebook), False (nothing), or a callable ``progress(phase, done,
-    total)``. ``log`` receives messages (default: the ``pairaudit`` logger at INFO). Returns an
-    :class:`Audit`: findings (polars), report, ``clean`` (``datasets.Dataset`` with the source row in
-    ``__pairaudit_row__``), ``keep_mask``.
+    Args:
+        source: a path (JSONL / JSON / Parquet file or folder, ``save_to_disk`` folder), a hub dataset id, a
+            ``datasets.Dataset`` / ``DatasetDict`` / ``IterableDataset``, a polars or pandas DataFrame, a pyarrow
+            Table, or an iterable of dicts (rows are positions).
+        out: the output folder (outputs replaced atomically; nothing else in it is touched). ``None``: a
+            temporary folder deleted when the returned Audit is garbage-collected (``audit.out_dir`` names it).
+        config: a ``ScanConfig``, or the path of a TOML / JSON config file (keywords win over it).
+        config_file: a config file applied on top of ``config``.
+        progress: None (lines to the ``pairaudit.progress`` logger), True (a live bar on stderr or in the
+            notebook), False (nothing), or a callable ``progress(phase, done, total)``.
+        log: receives messages (default: the ``pairaudit`` logger at INFO).
+        trainer_args: a ``trl.DPOConfig`` (or a dict of its fields): ``max_length`` and ``truncation_mode``
+            come from it.
+        quiet: no progress, messages or library warnings (``pairaudit scan -q``).
+        fast: near duplicates from the static model alone (``embed_mode="static"``).
+        fail_on: limits such as ``"duplicate_pair>5%"``: ``audit.exit_code`` 3 and a message in
+            ``audit.messages`` when one is exceeded.
+        allow_empty: exit code 0 instead of 5 when nothing usable came through.
+        **options: every other option of ``pairaudit scan`` by its keyword, with the CLI's values: ``only=[...]``,
+            ``drop=[...]``, ``max_length=2048`` (or ``"none"``), ``split="all"``, ``columns="chosen=a,rejected=b"``,
+            ``set=["length_outlier.max_z=4"]``, ``tokenizer="path"`` (or the tokenizer object you give
+            ``DPOTrainer``), ``workers=2``, ``engine="ray"`` ...
 
-    Every option of ``pairaudit scan`` has its keyword, with the same values: ``quiet=True`` (no progress,
-    messages or library warnings), ``fast=True`` (``embed_mode="static"``), ``set=["too_long.max_z=4"]``
-    (or ``thresholds={...}``), ``config="file.toml"`` (a config file; or a ScanConfig), ``columns="chosen=a,
-    rejected=b"`` (or a dict), ``max_length="none"``, ``fail_on=["duplicate_pair>5%"]`` (``audit.exit_code``
-    3 and a message in ``audit.messages`` when exceeded), ``allow_empty=True`` (exit code 0 instead of 5).
+    Returns:
+        An :class:`~pairaudit.audit.Audit`: ``findings`` (polars), ``report`` (report.json), ``clean`` (a
+        ``datasets.Dataset`` of the kept rows with the source row in ``__pairaudit_row__``), ``keep_mask``,
+        ``exit_code`` (as ``pairaudit scan``'s).
+
+    Example:
+        >>> import pairaudit
+        >>> pairs = [{"prompt": "Name a colour.", "chosen": "Red.", "rejected": "Blue."},
+        ...          {"prompt": "Name a colour.", "chosen": "Red.", "rejected": "Blue."},
+        ...          {"prompt": "What is 2+2?", "chosen": "4", "rejected": " "}]
+        >>> audit = pairaudit.scan(pairs, out=None, only=["duplicate_pair", "empty_response"], quiet=True)
+        >>> audit.report["totals"]["input"], audit.report["totals"]["kept"]
+        (3, 1)
+        >>> sorted(audit.findings["check"].to_list())
+        ['duplicate_pair', 'empty_response']
     """
     from pairaudit.options import check_fail_on, parse_fail_on
 

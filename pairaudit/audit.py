@@ -25,7 +25,25 @@ ROW_COLUMN = "__pairaudit_row__"
 
 @dataclass
 class Audit:
-    """Result of a scan: the output folder plus its contents as Python objects."""
+    """Result of a scan: the output folder plus its contents as Python objects (``pairaudit.scan`` returns one,
+    ``pairaudit.open(DIR)`` reads one back without rescanning).
+
+    Args:
+        out_dir: the output folder.
+        report: report.json as a dict (``totals``: input = kept + dropped; ``checks``; ``status``).
+        exit_code: as ``pairaudit scan``'s (0 ok, 4 a check failed, 5 nothing usable ...).
+        messages: the problems report.json lists, one line each.
+
+    Example:
+        >>> import pairaudit
+        >>> pairs = [{"prompt": "Hi", "chosen": "Hello!", "rejected": "Hello!"},
+        ...          {"prompt": "Hi", "chosen": "Hello!", "rejected": "Go away."}]
+        >>> audit = pairaudit.scan(pairs, out=None, only=["identical_pair"], quiet=True)
+        >>> audit.keep_mask.tolist(), audit.findings["row"].to_list(), audit.exit_code
+        ([False, True], [0], 0)
+        >>> list(audit.clean["__pairaudit_row__"])
+        [1]
+    """
 
     out_dir: Path
     report: dict[str, Any]

@@ -69,7 +69,28 @@ class Undo(list):
 
 
 class Review:
-    """Review helper over one output folder (see module docstring)."""
+    """Review the findings of one output folder and record decisions (keep / drop / flip) that ``pairaudit apply``
+    and the next ``pairaudit scan`` read (see the module docstring).
+
+    Args:
+        out_dir: the scan's output folder.
+        source: the source, when report.json's path is not readable from here.
+        reviewer: recorded with every decision (default ``$PAIRAUDIT_REVIEWER``, else the login name).
+        decisions_file: where decisions go (default ``OUT/decisions.jsonl``).
+
+    Example:
+        >>> import pairaudit, tempfile
+        >>> from pairaudit.review import Review
+        >>> out = tempfile.mkdtemp()
+        >>> pairs = [{"prompt": "Hi", "chosen": "Hello!", "rejected": "Hello!"},
+        ...          {"prompt": "Hi", "chosen": "Hello!", "rejected": "Go away."}]
+        >>> _ = pairaudit.scan(pairs, out=out, only=["identical_pair"], quiet=True)
+        >>> rv = Review(out, reviewer="me")
+        >>> rv.decide(0, "keep").decision, sorted(rv.decisions())
+        ('keep', [0])
+        >>> _ = rv.undo(); rv.decisions()
+        {}
+    """
 
     def __init__(self, out_dir: str | Path, source: Any = None, reviewer: str | None = None,
                  decisions_file: str | Path | None = None) -> None:

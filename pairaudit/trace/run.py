@@ -263,7 +263,34 @@ def trace(run_dir: str | Path, data: str | Path, *, out: str | Path | None = Non
           policy: str | None = None, reference: str | None = None, device: str = "auto",
           precision: str = "fp32", jump_z: float = 10.0, skip: list[str] | None = None,
           render_html: bool = True, log: Callable[[str], None] | None = None) -> TraceResult:
-    """Trace a run that went non-finite back to its source rows; writes ``OUT/trace.json`` (+ report.html)."""
+    """Trace a training run that failed (a non-finite value, a jump by orders of magnitude, a collapse) back to
+    the source rows of the failing steps; writes ``OUT/trace.json``, ``OUT/trace-drop.jsonl`` (+ report.html).
+
+    Args:
+        run_dir: the trainer's output folder (``trainer_state.json``, checkpoints, the recorder's record).
+        data: the dataset the run trained on: the audit's source or its cleaned output.
+        out: where trace.json goes (default: ``audit``, else ``RUN_DIR/pairaudit-trace``).
+        audit: the ``pairaudit scan`` output folder of that data (findings, row mapping, the fix command).
+        settings_file / assignments / trust_pickle: the run's settings when the run folder lacks them.
+        use_record: use the recording callback's record of each step's rows when present.
+        step: trace this step instead of the first failing one.
+        policy / reference: models that score the culprit rows (default: the checkpoint before the failure).
+        device / precision: where and how they run.
+        jump_z: how far a logged value must jump above its running median to count as a failure.
+        skip: causes not to consider.
+        render_html: also add the trace section to ``OUT/report.html``.
+        log: receives messages.
+
+    Returns:
+        A ``TraceResult``: ``doc`` (trace.json as a dict: ``status`` "traced" / "unreliable" / "no_failure",
+        the failing step, its source rows, the checks against the run's logs, the diagnosis and fixes in order)
+        and ``out_dir``.
+
+    Example:
+        >>> from pairaudit.trace.run import trace
+        >>> res = trace("run", data="pairs.jsonl", audit="audit")  # doctest: +SKIP
+        >>> res.doc["status"], res.doc["event"]["step"], res.doc["rows"]  # doctest: +SKIP
+    """
     from pairaudit.trace.render import build_doc, write_outputs
 
     log = log or (lambda m: echo(f"pairaudit: {m}", err=True))
