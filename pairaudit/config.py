@@ -103,7 +103,7 @@ def load_config_file(path: str | Path) -> dict[str, Any]:
             import tomllib
 
             data = tomllib.loads(text)
-    except Exception as exc:  # noqa: BLE001 - parser errors vary
+    except Exception as exc:
         raise ConfigError(f"config file {p} cannot be parsed: {exc}", expected="valid TOML or JSON") from exc
     if not isinstance(data, dict):
         raise ConfigError(f"config file {p} must hold a table/object at top level")
@@ -116,7 +116,7 @@ class Context:
 
     config: ScanConfig
     cache_dir: Path = field(default_factory=default_cache_dir)
-    log: Callable[[str], None] = lambda msg: None  # noqa: E731
+    log: Callable[[str], None] = lambda msg: None
     # resolved parameters per check name (defaults overridden by config)
     params: dict[str, dict[str, Any]] = field(default_factory=dict)
     # filled by stages: model ids and hashes for report.json

@@ -45,7 +45,7 @@ class ModelError(PairauditError):
     exit_code = exit_codes.CHECK_FAILED
 
 
-def require(module: str, extra: str, purpose: str):  # noqa: ANN201 - returns a module
+def require(module: str, extra: str, purpose: str):  # returns a module
     """Import ``module`` lazily or raise a one-line MissingDependency naming the extra."""
     import importlib
 

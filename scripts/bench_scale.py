@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_scan import ONLY, generate  # noqa: E402
+from bench_scan import ONLY, generate
 
 
 def _tree_rss_mb(root_pid: int) -> float:

@@ -104,7 +104,7 @@ def collect(pairs: list, with_ref: bool, cache: Path) -> tuple[dict, np.ndarray 
     return raw, emb, hid
 
 
-def evaluate(raw: dict, emb, hid, truth: np.ndarray, with_ref: bool) -> dict:  # noqa: ANN001
+def evaluate(raw: dict, emb, hid, truth: np.ndarray, with_ref: bool) -> dict:
     from pairaudit.stages.flips.stage import LIKELY_FLIPPED_INFO
     from pairaudit.stages.flips.verdict import flip_result
 
@@ -112,7 +112,7 @@ def evaluate(raw: dict, emb, hid, truth: np.ndarray, with_ref: bool) -> dict:  #
     params = {**LIKELY_FLIPPED_INFO.thresholds}
     nan = {k: np.full(n, np.nan) for k in raw}
 
-    def run(keys: tuple[str, ...], e=None, h=None) -> tuple[np.ndarray, dict]:  # noqa: ANN001
+    def run(keys: tuple[str, ...], e=None, h=None) -> tuple[np.ndarray, dict]:
         sub = {**nan, **{k: raw[k] for k in keys}}
         sub["chars"] = raw["chars"] if "chars" in keys or e is not None else np.where(np.isfinite(raw["chars"]), 0.0,
                                                                                           np.nan)
@@ -152,7 +152,7 @@ def evaluate(raw: dict, emb, hid, truth: np.ndarray, with_ref: bool) -> dict:  #
     return out
 
 
-def min_rows_curve(raw: dict, emb, truth: np.ndarray, name: str) -> None:  # noqa: ANN001
+def min_rows_curve(raw: dict, emb, truth: np.ndarray, name: str) -> None:
     """AUROC vs truth and the at-chance z of the default combination on random subsets of size m."""
     from pairaudit.stages.flips.stage import LIKELY_FLIPPED_INFO
     from pairaudit.stages.flips.verdict import flip_result

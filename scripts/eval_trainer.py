@@ -32,7 +32,7 @@ def load_rows(path: Path) -> list[dict]:
         return [{k: v for k, v in json.loads(line).items() if k in keep} for line in fh if line.strip()]
 
 
-def trl_truth(rows: list[dict], tok, max_length: int | None, mode: str, tmp: Path) -> dict:  # noqa: ANN001
+def trl_truth(rows: list[dict], tok, max_length: int | None, mode: str, tmp: Path) -> dict:
     import torch
     import transformers
     import trl
@@ -66,7 +66,7 @@ def trl_truth(rows: list[dict], tok, max_length: int | None, mode: str, tmp: Pat
     return {"kept": set(ids), "ids": ids, "identical": identical, "trl": trl.__version__}
 
 
-def pairaudit_rows(src: Path, out: Path, **kw) -> dict[str, set[int]]:  # noqa: ANN003
+def pairaudit_rows(src: Path, out: Path, **kw) -> dict[str, set[int]]:
     import pairaudit
 
     audit = pairaudit.scan(src, out=out, only=TOKEN_CHECKS + ["identical_pair"], log=lambda m: None, **kw)
@@ -74,7 +74,7 @@ def pairaudit_rows(src: Path, out: Path, **kw) -> dict[str, set[int]]:  # noqa: 
     return {c: set(f.filter(f["check"] == c)["row"].to_list()) for c in TOKEN_CHECKS}
 
 
-def pairaudit_ids(rows: list[dict], tok, spec, max_length: int | None, mode: str) -> dict:  # noqa: ANN001
+def pairaudit_ids(rows: list[dict], tok, spec, max_length: int | None, mode: str) -> dict:
     from pairaudit.io.formats import detect_format, normalise
     from pairaudit.trainer import profiles
     from pairaudit.trainer.tokenizer import DPOTokenizer

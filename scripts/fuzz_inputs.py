@@ -199,7 +199,7 @@ def row_check(out: Path, src: Path) -> str | None:
     return None
 
 
-def run_case(runner, app, case, victim: Path, snapshot: dict) -> tuple[str | None, int]:  # noqa: ANN001
+def run_case(runner, app, case, victim: Path, snapshot: dict) -> tuple[str | None, int]:
     from fuzz_edges import check, file_limit
     from fuzz_edges import snapshot as out_tree
     from fuzz_surfaces import tree
@@ -230,7 +230,7 @@ def run_case(runner, app, case, victim: Path, snapshot: dict) -> tuple[str | Non
     return problem, res.exit_code
 
 
-def surface_cases(work: Path, rng: random.Random, runner, app, scale: float):  # noqa: ANN001, ANN201
+def surface_cases(work: Path, rng: random.Random, runner, app, scale: float):
     """Issue 23: config files, decisions, report.json, trace run folders, output folders, roles; terminal
     escapes, write limits, long texts, splits (fuzz_edges)."""
     import shutil
@@ -251,7 +251,7 @@ def surface_cases(work: Path, rng: random.Random, runner, app, scale: float):  #
         c.out = work / f"o-{len(cases)}"
         c.argv = [c.argv[0], str(c.out), *c.argv[2:]] if len(c.argv) > 1 else [c.argv[0], str(c.out)]
 
-        def prepare(c=c, text=text) -> None:  # noqa: ANN001
+        def prepare(c=c, text=text) -> None:
             shutil.copytree(scanned, c.out, symlinks=True)
             (c.out / "report.json").resolve().write_text(text, encoding="utf-8")
         cases.append((c, prepare))
@@ -265,7 +265,7 @@ def surface_cases(work: Path, rng: random.Random, runner, app, scale: float):  #
         c = fs.Case("output folder", f"out: {what}", [], {0, 2}, 5, work / f"o-{len(cases)}")
         c.argv = ["scan", str(src), "--out", str(c.out), "-q", "--only", CHEAP, "--max-length", "99"]
 
-        def prepare(c=c, what=what) -> None:  # noqa: ANN001
+        def prepare(c=c, what=what) -> None:
             runner.invoke(app, ["scan", str(src), "--out", str(c.out), "-q", "--only", CHEAP])
             c.protected = fs.plant(c.out, work / "victim", what, rng)
         cases.append((c, prepare))

@@ -123,7 +123,7 @@ PROMPTS = ["What is the capital of France?", "Name a primary colour."]
 
 
 @pytest.fixture(scope="module")
-def real_run(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
+def real_run(tmp_path_factory: pytest.TempPathFactory):
     pytest.importorskip("torch")
     pairs = []
     for k in range(2):  # each gibberish-chosen pair next to its twin
@@ -138,7 +138,7 @@ def real_run(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
     return stage, stage.finalize(), ctx, logs, pairs
 
 
-def test_real_reference_logps_and_pooled_states(real_run) -> None:  # noqa: ANN001
+def test_real_reference_logps_and_pooled_states(real_run) -> None:
     stage, res, ctx, logs, pairs = real_run
     assert res.rows == [0, 1, 2, 3]
     lc, lr = np.asarray(res.scores["ref_logp_chosen"]), np.asarray(res.scores["ref_logp_rejected"])
@@ -153,7 +153,7 @@ def test_real_reference_logps_and_pooled_states(real_run) -> None:  # noqa: ANN0
     np.testing.assert_allclose(hid[0], -hid[1], atol=1e-2)
     assert ctx.models["reference"]["sha256"] and any("tokens" in m for m in logs)
     assert res.stats["dpo_overflow_risk"]["reference"]["rows_scored"] == 4
-def test_real_reference_overflow_and_cache(real_run) -> None:  # noqa: ANN001
+def test_real_reference_overflow_and_cache(real_run) -> None:
     stage, res, ctx, _, pairs = real_run
     risk = np.asarray(res.scores["dpo_overflow_risk_score"])
     assert np.all((risk >= 0) & (risk <= 1))

@@ -68,7 +68,7 @@ def test_a_tokenizer_it_cannot_cut_encodes_long_texts_whole(backend: object) -> 
     assert isinstance(got[1], list)
 
 
-def test_a_scan_with_a_long_response_finds_the_same(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+def test_a_scan_with_a_long_response_finds_the_same(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
     rows = [json.loads(x) for x in EXAMPLE.read_text(encoding="utf-8").splitlines()[:40]]
     body = " ".join(r["chosen"] for r in rows) * 3  # ~100k characters of real text
     rows[7]["chosen"] += body

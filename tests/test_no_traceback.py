@@ -47,7 +47,7 @@ def _tree(d: Path) -> dict[str, bytes | str]:
 # ------------------------------------------------------------------------- IterableDataset, mid-stream
 @pytest.mark.parametrize("at", [3, 20, 45])
 def test_an_iterable_dataset_whose_rows_change_type_is_exit_2_naming_the_row(tmp_path: Path, at: int) -> None:
-    def gen():  # noqa: ANN202
+    def gen():
         yield from _rows(50, x=lambda i: i if i < at else f"s{i}")
 
     stream = datasets.IterableDataset.from_generator(gen)
@@ -60,7 +60,7 @@ def test_an_iterable_dataset_whose_rows_change_type_is_exit_2_naming_the_row(tmp
 
 
 def test_an_iterable_dataset_with_features_scans(tmp_path: Path) -> None:
-    def gen():  # noqa: ANN202
+    def gen():
         yield from _rows(30, same={4}, x=lambda i: str(i))
 
     feats = datasets.Features({k: datasets.Value("string") for k in ("prompt", "chosen", "rejected", "x")})

@@ -19,7 +19,7 @@ from pairaudit.outputs.folder import OutputDir
 ROWS = [{"prompt": f"Question {i}?", "chosen": f"A careful answer number {i}.", "rejected": "no"} for i in range(12)]
 
 
-def _scan(src: Path, out: Path, **kw):  # noqa: ANN202
+def _scan(src: Path, out: Path, **kw):
     return pairaudit.scan(src, out=out, only=CHEAP, log=lambda m: None, **kw)
 
 
@@ -86,7 +86,7 @@ def test_outputs_switch_as_one_even_when_commit_dies_midway(tmp_path: Path, src:
     before = output_files(out)
     real_symlink = os.symlink
 
-    def die_before_switch(target, link, *a, **k):  # noqa: ANN001, ANN202
+    def die_before_switch(target, link, *a, **k):
         if str(link).endswith(".current"):
             raise KeyboardInterrupt  # every new file and link exists; the switch has not happened
         return real_symlink(target, link, *a, **k)
@@ -111,7 +111,7 @@ def test_interrupt_message_says_whether_outputs_changed(tmp_path: Path, src: Pat
     _scan(src, out)
     real = OutputDir.commit
 
-    def commit(self):  # noqa: ANN001, ANN202
+    def commit(self):
         if when == "after":
             real(self)
         raise KeyboardInterrupt

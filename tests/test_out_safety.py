@@ -16,7 +16,7 @@ from pairaudit.cli import app
 ROWS = [{"prompt": f"Question {i}?", "chosen": f"A careful answer number {i}.", "rejected": "no"} for i in range(6)]
 
 
-def _scan(src: Path, out: Path, *extra: str):  # noqa: ANN202
+def _scan(src: Path, out: Path, *extra: str):
     return CliRunner().invoke(app, ["scan", str(src), "--out", str(out), "-q", "--only", "identical_pair", *extra])
 
 
@@ -36,7 +36,7 @@ def setup(tmp_path: Path) -> tuple[Path, Path, Path]:
 
 
 @pytest.mark.parametrize("how", ["absolute", "relative"])
-def test_a_current_link_pointing_outside_out_never_removes_its_target(setup, how: str) -> None:  # noqa: ANN001
+def test_a_current_link_pointing_outside_out_never_removes_its_target(setup, how: str) -> None:
     src, out, victim = setup
     assert _scan(src, out).exit_code == 0
     current = out / ".pairaudit" / "current"
@@ -49,7 +49,7 @@ def test_a_current_link_pointing_outside_out_never_removes_its_target(setup, how
     assert _tree(victim) == before
 
 
-def test_a_meta_folder_that_is_a_link_is_refused(setup) -> None:  # noqa: ANN001
+def test_a_meta_folder_that_is_a_link_is_refused(setup) -> None:
     src, out, victim = setup
     out.mkdir()
     (victim / "gen-old").mkdir()
@@ -61,7 +61,7 @@ def test_a_meta_folder_that_is_a_link_is_refused(setup) -> None:  # noqa: ANN001
     assert _tree(victim) == before and (victim / "gen-old").is_dir() and not (victim / "lock").exists()
 
 
-def test_a_stray_generation_link_pointing_outside_is_left_alone(setup) -> None:  # noqa: ANN001
+def test_a_stray_generation_link_pointing_outside_is_left_alone(setup) -> None:
     src, out, victim = setup
     assert _scan(src, out).exit_code == 0
     os.symlink(victim, out / ".pairaudit" / "gen-evil")
@@ -71,7 +71,7 @@ def test_a_stray_generation_link_pointing_outside_is_left_alone(setup) -> None: 
 
 
 @pytest.mark.parametrize("tmpname", ["manifest.json.tmp", "current.tmp", "link-report.json.tmp"])
-def test_temp_names_in_the_meta_folder_are_never_written_through(setup, tmpname: str) -> None:  # noqa: ANN001
+def test_temp_names_in_the_meta_folder_are_never_written_through(setup, tmpname: str) -> None:
     src, out, victim = setup
     assert _scan(src, out).exit_code == 0
     os.symlink(victim / "precious.txt", out / ".pairaudit" / tmpname)
@@ -79,7 +79,7 @@ def test_temp_names_in_the_meta_folder_are_never_written_through(setup, tmpname:
     assert (victim / "precious.txt").read_text() == "do not delete\n"
 
 
-def test_an_output_replaced_by_a_user_file_is_left_alone(setup) -> None:  # noqa: ANN001
+def test_an_output_replaced_by_a_user_file_is_left_alone(setup) -> None:
     src, out, _ = setup
     assert _scan(src, out).exit_code == 0
     text = (out / "clean.jsonl").read_text()
@@ -92,7 +92,7 @@ def test_an_output_replaced_by_a_user_file_is_left_alone(setup) -> None:  # noqa
     assert not (out / "clean.jsonl").is_symlink()
 
 
-def test_an_output_edited_through_its_link_is_left_alone(setup) -> None:  # noqa: ANN001
+def test_an_output_edited_through_its_link_is_left_alone(setup) -> None:
     src, out, _ = setup
     assert _scan(src, out).exit_code == 0
     with open(out / "clean.jsonl", "a") as fh:  # edits the file in the committed generation
@@ -121,7 +121,7 @@ def test_an_hf_output_link_turned_into_a_real_folder_is_left_alone(tmp_path: Pat
     assert (out / "clean" / "my-notes.txt").read_text() == "mine\n"
 
 
-def test_a_refused_scan_leaves_no_lock_or_meta_folder(setup) -> None:  # noqa: ANN001
+def test_a_refused_scan_leaves_no_lock_or_meta_folder(setup) -> None:
     src, out, _ = setup
     out.mkdir()
     (out / "report.json").write_text("my own report\n")
@@ -130,7 +130,7 @@ def test_a_refused_scan_leaves_no_lock_or_meta_folder(setup) -> None:  # noqa: A
     assert sorted(p.name for p in out.iterdir()) == ["report.json"]
 
 
-def test_rescans_still_replace_their_own_outputs(setup) -> None:  # noqa: ANN001
+def test_rescans_still_replace_their_own_outputs(setup) -> None:
     src, out, _ = setup
     for n in range(3):
         res = _scan(src, out, "--max-length", str(64 + n))
@@ -140,7 +140,7 @@ def test_rescans_still_replace_their_own_outputs(setup) -> None:  # noqa: ANN001
     assert '"max_length": 66' in (out / "report.json").read_text()
 
 
-def test_report_html_link_pointing_outside_is_never_replaced(setup) -> None:  # noqa: ANN001
+def test_report_html_link_pointing_outside_is_never_replaced(setup) -> None:
     src, out, victim = setup
     assert _scan(src, out).exit_code == 0
     (out / "report.html").unlink()

@@ -14,7 +14,7 @@ import pairaudit
 from pairaudit.outputs import records as writers
 
 
-def _scan(out: Path, **kw):  # noqa: ANN202
+def _scan(out: Path, **kw):
     return pairaudit.scan(EXAMPLE, out=out, only=CHEAP, log=lambda m: None, **kw)
 
 
@@ -57,7 +57,7 @@ def test_interrupted_run_leaves_previous_outputs_untouched(tmp_path: Path, monke
     before = output_files(out)
     real = writers.write_outputs
 
-    def interrupted(source, tmp_dir, *a, **k):  # noqa: ANN001, ANN202
+    def interrupted(source, tmp_dir, *a, **k):
         real(source, tmp_dir, *a, **k)  # the clean/dropped files exist in the temp folder...
         raise KeyboardInterrupt        # ...when the user hits Ctrl-C
 
@@ -71,7 +71,7 @@ def test_interrupted_run_leaves_previous_outputs_untouched(tmp_path: Path, monke
 def test_a_failing_check_does_not_look_clean(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from pairaudit.checks.identical import NearIdenticalPair
 
-    def broken(self, pair, enc, out):  # noqa: ANN001, ANN202
+    def broken(self, pair, enc, out):
         if pair.row == 7:
             raise ValueError("boom")
         return None

@@ -35,7 +35,7 @@ def _quiet(msg: str) -> None:
     return None
 
 
-def _gen():  # noqa: ANN202
+def _gen():
     yield from (dict(p) for p in PAIRS)
 
 
@@ -122,7 +122,7 @@ def test_non_json_values_are_written_faithfully(tmp_path: Path) -> None:
 def test_iterable_dataset_streams_batch_by_batch(tmp_path: Path) -> None:
     produced = [0]
 
-    def gen():  # noqa: ANN202
+    def gen():
         for i in range(1200):
             produced[0] += 1
             yield {"prompt": f"Question {i}?", "chosen": f"Answer {i}.", "rejected": f"No answer {i}."}
@@ -173,7 +173,7 @@ def test_scores_hold_null_not_nan(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 
     original = LengthStage.finalize
 
-    def finalize(self):  # noqa: ANN001, ANN202
+    def finalize(self):
         res = original(self)
         n = len(res.rows)
         col = np.full(n, np.nan)

@@ -24,7 +24,7 @@ STORE = 80 * 1024 * 1024
 
 
 @pytest.fixture(scope="module")
-def cluster():  # noqa: ANN201
+def cluster():
     from ray.cluster_utils import Cluster
 
     os.environ["RAY_USAGE_STATS_ENABLED"] = "0"

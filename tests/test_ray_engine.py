@@ -16,7 +16,7 @@ ray = pytest.importorskip("ray", reason="install pairaudit[ray]")
 
 
 @pytest.fixture(scope="module")
-def local_ray():  # noqa: ANN201
+def local_ray():
     ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False,
              object_store_memory=200 * 1024 * 1024)
     yield
@@ -65,7 +65,7 @@ class _Payload:
     def __init__(self, marker: Path) -> None:
         self.marker = marker
 
-    def __reduce__(self):  # noqa: ANN204
+    def __reduce__(self):
         return (Path.touch, (self.marker,))
 
 

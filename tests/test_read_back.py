@@ -22,7 +22,7 @@ def src(tmp_path: Path) -> Path:
     return write_jsonl(tmp_path / "pairs.jsonl", ROWS)
 
 
-def _scan(src: Path, out: Path, *extra: str):  # noqa: ANN202
+def _scan(src: Path, out: Path, *extra: str):
     return CliRunner().invoke(app, ["scan", str(src), "--out", str(out), "-q", *extra])
 
 

@@ -20,11 +20,11 @@ OK = [{"prompt": f"What is {i} plus {i}?", "chosen": f"It is {2 * i}.", "rejecte
       for i in range(6)]
 
 
-def _scan(src: Path, out: Path, **kw):  # noqa: ANN202
+def _scan(src: Path, out: Path, **kw):
     return pairaudit.scan(src, out=out, only=kw.pop("only", CHEAP), log=lambda m: None, **kw)
 
 
-def _cli(*args: str):  # noqa: ANN202
+def _cli(*args: str):
     return CliRunner().invoke(app, [str(a) for a in args])
 
 

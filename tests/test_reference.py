@@ -43,7 +43,7 @@ PAIRS = [
 ]
 
 
-def hand_logp(model, prompt: list[int], completion: list[int]) -> tuple[float, int]:  # noqa: ANN001
+def hand_logp(model, prompt: list[int], completion: list[int]) -> tuple[float, int]:
     """Explicit loop over positions of one unpadded sequence."""
     full = prompt + completion
     with torch.no_grad():
@@ -77,7 +77,7 @@ def kept_by_hand(scorer: LogpScorer, pair: Pair) -> list[tuple[list[int], list[i
 
 
 @pytest.mark.parametrize("max_length,max_prompt", [(None, None), (12, 6)])
-def test_logps_match_hand_loop(tiny: dict[str, Path], tmp_path: Path, max_length, max_prompt) -> None:  # noqa: ANN001
+def test_logps_match_hand_loop(tiny: dict[str, Path], tmp_path: Path, max_length, max_prompt) -> None:
     scorer = LogpScorer(str(tiny["ref"]), cache_dir=tmp_path, device="cpu", precision="fp32",
                         max_length=max_length, max_prompt_length=max_prompt, batch_tokens=64)
     res = scorer.score_pairs(PAIRS)

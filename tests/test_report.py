@@ -216,7 +216,7 @@ class _Beacon:
         hits: list[str] = []
 
         class Handler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 hits.append(self.path)
                 self.send_response(204)
                 self.end_headers()

@@ -35,7 +35,7 @@ def test_extract_prompt_matches_trl_on_real_hh_rows() -> None:
         assert {"prompt": p, "chosen": c, "rejected": r} == trl_data_utils.extract_prompt(dict(rec))
 
 
-def _trl_prepare(records: list[dict], tok, max_length: int | None, mode: str) -> dict[int, tuple[int, int, int]]:  # noqa: ANN001
+def _trl_prepare(records: list[dict], tok, max_length: int | None, mode: str) -> dict[int, tuple[int, int, int]]:
     """TRL's own DPOTrainer._prepare_dataset on these records -> {row: (prompt, chosen, rejected) token counts}."""
     datasets = pytest.importorskip("datasets")
     trl = pytest.importorskip("trl")
@@ -228,7 +228,7 @@ def test_settings_priority_and_assumed(tmp_path: Path) -> None:
 
 
 class _Boom:
-    def __reduce__(self):  # noqa: ANN204 - what a malicious training_args.bin would do when unpickled
+    def __reduce__(self):  # what a malicious training_args.bin would do when unpickled
         return (Path.write_text, (Path(_Boom.target), "pwned"))
 
 

@@ -21,7 +21,7 @@ ARGS = {"per_device_train_batch_size": 2, "gradient_accumulation_steps": 1, "see
 INF = float("inf")
 
 
-def _run(tmp_path: Path, state: object, args: object = ARGS, *extra: str):  # noqa: ANN202
+def _run(tmp_path: Path, state: object, args: object = ARGS, *extra: str):
     run = tmp_path / "run"
     run.mkdir()
     (run / "trainer_state.json").write_text(state if isinstance(state, str) else json.dumps(state))

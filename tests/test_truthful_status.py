@@ -16,7 +16,7 @@ from pairaudit.cli import app
 ROWS = [{"prompt": f"Question {i}?", "chosen": f"A careful answer number {i}.", "rejected": "no"} for i in range(5)]
 
 
-def _scan(src: Path, out: Path, *extra: str):  # noqa: ANN202
+def _scan(src: Path, out: Path, *extra: str):
     return CliRunner().invoke(app, ["scan", str(src), "--out", str(out), "--only", "identical_pair", *extra])
 
 

@@ -36,7 +36,7 @@ def _tree(d: Path) -> dict[str, bytes]:
     return {str(p.relative_to(d)): p.read_bytes() for p in sorted(d.rglob("*")) if p.is_file()}
 
 
-def _scan(src: Path, out: Path, *extra: str):  # noqa: ANN202
+def _scan(src: Path, out: Path, *extra: str):
     return CliRunner().invoke(app, ["scan", str(src), "--out", str(out), "-q", "--only", "identical_pair", *extra])
 
 
@@ -101,7 +101,7 @@ def traced(tmp_path: Path) -> dict[str, Path]:
     return {"data": data, "run": run, "out": out, "victim": victim}
 
 
-def _trace(t: dict[str, Path]):  # noqa: ANN202
+def _trace(t: dict[str, Path]):
     return CliRunner().invoke(app, ["trace", str(t["run"]), "--data", str(t["data"]), "--audit", str(t["out"]), "-q"])
 
 

@@ -28,7 +28,7 @@ def _escape_usage_error(exc: Exception) -> None:
 class _EscapedUsageErrors:
     """Mixin for typer's command classes: a usage error raised while parsing is escaped before it is shown."""
 
-    def make_context(self, *args, **kwargs):  # noqa: ANN002, ANN003, ANN201
+    def make_context(self, *args, **kwargs):
         try:
             return super().make_context(*args, **kwargs)  # type: ignore[misc]
         except Exception as exc:
@@ -43,7 +43,7 @@ class SafeCommand(_EscapedUsageErrors, typer.core.TyperCommand):
 class SafeGroup(_EscapedUsageErrors, typer.core.TyperGroup):
     """The command group, with usage errors (an unknown command) escaped."""
 
-    def resolve_command(self, *args, **kwargs):  # noqa: ANN002, ANN003, ANN201
+    def resolve_command(self, *args, **kwargs):
         try:
             return super().resolve_command(*args, **kwargs)
         except Exception as exc:
@@ -51,11 +51,11 @@ class SafeGroup(_EscapedUsageErrors, typer.core.TyperGroup):
             raise
 
 
-def log_to(quiet: bool):  # noqa: ANN202
+def log_to(quiet: bool):
     return (lambda m: None) if quiet else (lambda m: echo(f"pairaudit: {m}"))
 
 
-def progress_display(quiet: bool):  # noqa: ANN202
+def progress_display(quiet: bool):
     """(progress callback, log function, display to stop or None): a live display on a terminal,
     plain status lines (at most one per phase every 5 s) otherwise, nothing with -q."""
     if quiet:
@@ -72,7 +72,7 @@ def progress_display(quiet: bool):  # noqa: ANN202
 
 
 @contextlib.contextmanager
-def silenced(quiet: bool):  # noqa: ANN202
+def silenced(quiet: bool):
     """-q: library warnings and progress bars off too (restored afterwards)."""
     if not quiet:
         yield

@@ -41,7 +41,7 @@ class HFSource(Source):
     def total(self) -> int:
         return len(self.ds)
 
-    def raw_batches(self, batch_size: int):  # noqa: ANN201
+    def raw_batches(self, batch_size: int):
         for start in range(0, len(self.ds), batch_size):
             stop = min(start + batch_size, len(self.ds))
             yield list(range(start, stop)), (start, stop)
@@ -101,7 +101,7 @@ class IterableSource(Source):
                 table = next(it)
             except StopIteration:
                 return
-            except Exception as exc:  # noqa: BLE001 - raised by the user's stream: named, never a traceback
+            except Exception as exc:
                 raise stream_error(exc, row, batch_size) from exc
             yield table
             row += table.num_rows

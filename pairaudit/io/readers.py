@@ -235,7 +235,7 @@ class ParquetSource(Source):
                 meta = pq.ParquetFile(f)
                 schemas.append(meta.schema_arrow)
                 self._total += meta.metadata.num_rows
-            except Exception as exc:  # noqa: BLE001 - pyarrow raises ArrowInvalid & co
+            except Exception as exc:
                 raise InputError(f"cannot read Parquet {f}: {exc}", fix="check the file is complete") from exc
         self.schema = unify_schemas(files, schemas)
 
@@ -243,14 +243,14 @@ class ParquetSource(Source):
     def total(self) -> int:
         return self._total
 
-    def _tables(self, batch_size: int):  # noqa: ANN202
+    def _tables(self, batch_size: int):
         import pyarrow.parquet as pq
 
         for f in self.files:
             for rb in pq.ParquetFile(f).iter_batches(batch_size=batch_size):
                 yield conform(rb, self.schema)
 
-    def raw_batches(self, batch_size: int):  # noqa: ANN201
+    def raw_batches(self, batch_size: int):
         row = 0
         for rb in self._tables(batch_size):
             yield list(range(row, row + rb.num_rows)), rb
@@ -289,7 +289,7 @@ def open_source(source: Any, *, split: Any = None, subset: str | None = None) ->
 
             try:
                 obj = load_from_disk(str(path))
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:
                 raise InputError(f"cannot load save_to_disk folder {path}: {exc}") from exc
             if (path / "dataset_dict.json").exists():
                 return select_splits(obj, split, where=str(path), path=str(path), kind="hf_disk")
@@ -319,11 +319,11 @@ def _open_hub(name: str, split: Any, subset: str | None) -> Source:
         if one is not None:
             return HFSource(load_dataset(name, subset, split=one), name, "hf_hub", one)
         names = get_dataset_split_names(name, subset)
-    except Exception as exc:  # noqa: BLE001 - offline errors come in many types
+    except Exception as exc:
         raise fail(exc) from exc
     wanted = choose_splits(names, split, name)  # then load only those
     try:
         loaded = DatasetDict({s: load_dataset(name, subset, split=s) for s in wanted})
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         raise fail(exc) from exc
     return select_splits(loaded, wanted, where=name, path=name, kind="hf_hub", all_names=names)

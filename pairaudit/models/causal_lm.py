@@ -53,7 +53,7 @@ def load_causal_lm(spec: ModelSpec, *, cache_dir: Path | None = None, device: st
             if saved is not None:
                 _save_dequantized(model, saved)
             model = model.to(dtype)
-    except Exception as exc:  # noqa: BLE001 - transformers raises many types
+    except Exception as exc:
         if isinstance(exc, ModelError):
             raise
         raise hub_error(spec, "model", exc) from exc

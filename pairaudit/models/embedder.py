@@ -157,7 +157,7 @@ class Embedder:
         try:
             model = st.SentenceTransformer(self._path, device=self.device, model_kwargs={"dtype": dtype},
                                            local_files_only=self._local)
-        except Exception as exc:  # noqa: BLE001 - hub / file errors vary
+        except Exception as exc:
             spec = ModelSpec(self.model_id, self._path, None, self.sha256, self._local)
             raise hub_error(spec, "embedder", exc) from exc
         model.eval()

@@ -49,7 +49,7 @@ def hidden_size(model: Any) -> int:
 
 
 @contextmanager
-def _phase(timings: dict[str, float] | None, name: str, device: Any):  # noqa: ANN202
+def _phase(timings: dict[str, float] | None, name: str, device: Any):
     """Add the wall time of the block to ``timings[name]`` (CUDA work is synchronised first)."""
     if timings is None:
         yield

@@ -58,7 +58,7 @@ class RewardScorer:
 
             try:
                 self._tok = AutoTokenizer.from_pretrained(self.spec.path, trust_remote_code=self.trust_remote_code)
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:
                 raise hub_error(self.spec, "reward-model", exc) from exc
             self._tok.truncation_side = "left"
         return self._tok
@@ -72,7 +72,7 @@ class RewardScorer:
             try:
                 model = AutoModelForSequenceClassification.from_pretrained(
                     self.spec.path, dtype=torch_dtype(self.precision), trust_remote_code=self.trust_remote_code)
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:
                 raise hub_error(self.spec, "reward-model", exc) from exc
             if model.config.pad_token_id is None:
                 model.config.pad_token_id = self.tokenizer.pad_token_id or self.tokenizer.eos_token_id

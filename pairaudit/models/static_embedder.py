@@ -76,7 +76,7 @@ class StaticEmbedder:
         try:
             with tqdm_off("model2vec.distill.inference"):  # its per-token bar, "Encoding tokens"
                 return distill.distill(str(self.source_dir), pca_dims=PCA_DIMS, device="cpu")
-        except Exception as exc:  # noqa: BLE001 - transformers / model2vec errors vary
+        except Exception as exc:
             raise ModelError(f"could not distil a static model from {self.source_dir}: {type(exc).__name__}: {exc}",
                              expected="a local sentence-transformers folder with a fast (tokenizer.json) tokenizer",
                              fix="use the default embedder, or --embed-mode transformer") from exc

@@ -62,7 +62,7 @@ def load_tokenizer(spec_arg: str | None, cache_dir: Path | None = None, *, trust
         else:
             tok = AutoTokenizer.from_pretrained(spec.path, trust_remote_code=trust_remote_code,
                                                 **spec.from_pretrained_kwargs())
-    except Exception as exc:  # noqa: BLE001 - transformers raises many types
+    except Exception as exc:
         raise hub_error(spec, "tokenizer", exc) from exc
     _TOKENIZER_CACHE[key] = tok
     return tok, spec

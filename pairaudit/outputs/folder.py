@@ -73,7 +73,7 @@ class OutputDir:
                 raise _foreign(self.out, f"{META}/lock")
             if not lock.exists():
                 created.append(lock)
-            self._lock = open(lock, "a")  # noqa: SIM115 - held until commit/abort
+            self._lock = open(lock, "a")  # held until commit/abort
         except OSError as exc:
             raise ConfigError(f"cannot write to --out {self.out}: {exc.strerror or exc}",
                               fix="pass a folder you can write to") from exc

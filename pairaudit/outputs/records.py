@@ -101,7 +101,7 @@ def write_outputs(source: Source, tmp_dir: Path, drops: Mapping[int, list[str]],
     return _write_hf(source, tmp_dir, drops, flips, fmt, columns, ep)
 
 
-def _write_jsonl(source, tmp_dir, drops, flips, fmt, columns, batch_size, ep):  # noqa: ANN001, ANN202
+def _write_jsonl(source, tmp_dir, drops, flips, fmt, columns, batch_size, ep):
     with open(tmp_dir / "clean.jsonl", "wb") as fc, open(tmp_dir / "dropped.jsonl", "wb") as fd:
         return write_jsonl_batches(source.raw_batches(batch_size), fc, fd, drops, flips, fmt, columns, ep)
 
@@ -128,7 +128,7 @@ def write_jsonl_batches(batches: Iterable[tuple[list[int], list[bytes]]], fc: Bi
     return {"kept": kept, "dropped": dropped}
 
 
-def _write_json(source, tmp_dir, drops, flips, fmt, columns, batch_size, ep):  # noqa: ANN001, ANN202
+def _write_json(source, tmp_dir, drops, flips, fmt, columns, batch_size, ep):
     from pairaudit.io.readers import json_item_record
 
     kept: list[bytes] = []
@@ -151,7 +151,7 @@ def _write_json(source, tmp_dir, drops, flips, fmt, columns, batch_size, ep):  #
     return {"kept": len(kept), "dropped": len(dropped)}
 
 
-def _write_parquet(source, tmp_dir, drops, flips, fmt, columns, batch_size, ep):  # noqa: ANN001, ANN202
+def _write_parquet(source, tmp_dir, drops, flips, fmt, columns, batch_size, ep):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -183,7 +183,7 @@ def _write_parquet(source, tmp_dir, drops, flips, fmt, columns, batch_size, ep):
     return {"kept": kept, "dropped": len(dropped_rows)}
 
 
-def _write_hf(source, tmp_dir, drops, flips, fmt, columns, ep):  # noqa: ANN001, ANN202
+def _write_hf(source, tmp_dir, drops, flips, fmt, columns, ep):
     import hashlib
 
     from datasets import Dataset, Features, List, Value
@@ -214,7 +214,7 @@ def _write_hf(source, tmp_dir, drops, flips, fmt, columns, ep):  # noqa: ANN001,
     return {"kept": len(clean), "dropped": len(drop_rows)}
 
 
-def _write_hf_splits(source, tmp_dir, drops, flips, fmt, columns, ep):  # noqa: ANN001, ANN202
+def _write_hf_splits(source, tmp_dir, drops, flips, fmt, columns, ep):
     """Several splits (``io.hf.MultiSplitSource``): ``clean/`` a DatasetDict folder of the kept rows of
     each split, ``dropped/`` one Dataset of ``{"row", "split", "split_row", "reasons", "record"}``."""
     import hashlib

@@ -29,7 +29,7 @@ def show_row(out_dir: str | Path, row: int, console: Console | None = None) -> N
     from pairaudit.report.diff import elide, inline_diff, segments_plain, segments_text, word_diff
     from pairaudit.report.terminal import safe_console, terminal_safe
 
-    def Text(text: str = "", style: str = "") -> RichText:  # noqa: N802 - rich's Text, made safe
+    def Text(text: str = "", style: str = "") -> RichText:  # rich's Text, made safe
         return RichText(terminal_safe(text), style=style)
 
     console = console or safe_console()

@@ -236,7 +236,7 @@ REVIEW_PAIR = r"""{% from "pair.html" import pair_block %}<div class="pa-root"><
 </div>"""
 
 
-def environment():  # noqa: ANN201 - jinja2.Environment, imported lazily
+def environment():  # jinja2.Environment, imported lazily
     """A jinja2 environment with autoescape on and the templates above."""
     from pairaudit.errors import require
 

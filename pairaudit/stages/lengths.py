@@ -43,7 +43,7 @@ class LengthStage(Stage):
     state = {"_rows": Column(np.int64), "_lens": Column(np.int32), "_shared": Column(np.bool_)}
     distribute = "summary"
 
-    def __init__(self, ctx, enabled):  # noqa: ANN001
+    def __init__(self, ctx, enabled):
         super().__init__(ctx, enabled)
         self._eos = 0
 

@@ -128,7 +128,7 @@ class PreferenceGraphStage(Stage):
     distribute, partition_key = "hash", "_keys"  # by the prompt digest (the key's first column)
     partitioned = False  # set on a hash partition: the profile keeps its histograms for the merge
 
-    def __init__(self, ctx, enabled):  # noqa: ANN001
+    def __init__(self, ctx, enabled):
         super().__init__(ctx, enabled)
         self._near: list[tuple[int, int]] = []
 

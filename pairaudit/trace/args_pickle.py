@@ -133,7 +133,7 @@ def read_args(path: str | Path) -> dict[str, Any]:
         obj = _Unpickler(io.BytesIO(data)).load()
     except Refused:
         raise
-    except Exception as exc:  # noqa: BLE001 - a malformed pickle raises anything
+    except Exception as exc:
         raise Refused(f"{path} is not a readable pickle: {type(exc).__name__}: {exc}") from exc
     if not isinstance(obj, _Holder):
         raise Refused(f"{path} holds a {type(obj).__name__}, not TrainingArguments")

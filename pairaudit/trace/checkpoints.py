@@ -63,7 +63,7 @@ def _nonfinite_counts(files: list[Path]) -> dict[str, int]:
     out: dict[str, int] = {}
     for f in files:
         with safe_open(str(f), framework="pt") as fh:
-            for name in fh.keys():  # noqa: SIM118 - safe_open has keys(), no iteration
+            for name in fh.keys():  # safe_open has keys(), no iteration
                 t = fh.get_tensor(name)
                 out[name] = int((~torch.isfinite(t)).sum()) if t.is_floating_point() else 0
     return out

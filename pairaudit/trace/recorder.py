@@ -110,13 +110,13 @@ class PairauditCallback(TrainerCallback):
         if self.rank == 0:
             write_meta(self.folder, self._settings, state, processing_class, session=self.session,
                        source_rows=self.source_rows is not None, data=self.data, recording=self.enabled)
-        self._fh = open(path, "ab")  # noqa: SIM115 - kept open for the run, closed in on_train_end
+        self._fh = open(path, "ab")  # kept open for the run, closed in on_train_end
 
     def _patch_dataset(self, dataset: Any) -> None:
         original = getattr(dataset, "__getitems__", None)
         fetched = self.fetched
 
-        def __getitems__(indices: list[int]) -> Any:  # noqa: N807 - the DataLoader looks this name up
+        def __getitems__(indices: list[int]) -> Any:  # the DataLoader looks this name up
             fetched.append([int(i) for i in indices])
             if original is not None:
                 return original(indices)

@@ -207,7 +207,7 @@ def read_training_args_bin(path: Path) -> dict[str, Any]:
     """Fully unpickle ``training_args.bin`` (only with ``--trust-pickle``, after the safe reader refused it)."""
     import torch
 
-    obj = torch.load(str(path), weights_only=False)  # noqa: S614 - explicit user opt-in
+    obj = torch.load(str(path), weights_only=False)  # explicit user opt-in
     if hasattr(obj, "to_dict"):
         return obj.to_dict()
     if isinstance(obj, dict):

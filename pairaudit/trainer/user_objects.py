@@ -43,7 +43,7 @@ def tokenizer_folder(tok: Any, cache_dir: Path) -> str:
     shutil.rmtree(tmp, ignore_errors=True)
     try:
         tok.save_pretrained(str(tmp))
-    except Exception as exc:  # noqa: BLE001 - a tokenizer that cannot be saved
+    except Exception as exc:
         shutil.rmtree(tmp, ignore_errors=True)
         raise ConfigError(f"tokenizer= could not be saved for the scan: {type(exc).__name__}: {exc}",
                           fix="pass the tokenizer's folder instead (tokenizer='path/to/folder')") from exc

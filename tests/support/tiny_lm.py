@@ -12,7 +12,7 @@ TEMPLATE = ("{% for m in messages %}<{{ m['role'] }}> {{ m['content'] }} <eos> {
             "{% if add_generation_prompt %}<assistant> {% endif %}")
 
 
-def build_tokenizer(folder: Path):  # noqa: ANN201
+def build_tokenizer(folder: Path):
     import transformers
     from tokenizers import Tokenizer, models, pre_tokenizers
 

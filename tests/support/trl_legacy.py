@@ -36,7 +36,7 @@ def is_conversational(example: dict[str, Any]) -> bool:
 
 
 def extract_prompt(example: dict[str, Any]) -> dict[str, Any]:
-    for idx in range(min(len(example["chosen"]), len(example["rejected"]))):  # noqa: B007 - TRL's loop
+    for idx in range(min(len(example["chosen"]), len(example["rejected"]))):
         if example["chosen"][idx] != example["rejected"][idx]:
             if example["chosen"][idx - 1] == " ":  # remove space before the prompt
                 idx -= 1

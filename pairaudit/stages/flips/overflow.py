@@ -55,7 +55,7 @@ def margin_center(mean_margin: np.ndarray) -> tuple[float, float]:
 
 
 def overflow_risk(P: dict[str, Any], col: dict[str, np.ndarray], mean_margin: np.ndarray, z: np.ndarray,
-                  beta: float, have_policy: bool, center: tuple[float, float] | None = None):  # noqa: ANN201
+                  beta: float, have_policy: bool, center: tuple[float, float] | None = None):
     """Risk score in [0, 1]: the largest ratio of a measured quantity to its limit, capped at 1; ``center``:
     the margins' median and scale (default: of these rows, ``margin_center``)."""
     lc, lr = col["ref_logp_chosen"], col["ref_logp_rejected"]

@@ -46,7 +46,7 @@ class FlipStage(Stage):
     uses_models = True
     distribute = "sample"  # the Ray engine: fitted on a bounded seeded sample, applied where the rows are
 
-    def __init__(self, ctx, enabled):  # noqa: ANN001
+    def __init__(self, ctx, enabled):
         super().__init__(ctx, enabled)
         cfg = ctx.config
         self.p_flip = self.params(LIKELY_FLIPPED_INFO)
