@@ -160,7 +160,7 @@ def main() -> None:
             res["actor_peak_rss_mb"] = sorted(round(v, 1) for v in peaks.values())
             results.append(res)
             t = res["timings"]
-            nodes = sorted({k.rsplit("_", 1)[0] for k in t if k.startswith("ray_node_")})
+            nodes = sorted({k.rsplit(":", 1)[0] for k in t if k.startswith("ray_node:")})
             print(f"\n{res['rows']:>9,} rows  {res['seconds']:>7.1f} s  driver peak RSS {res['driver_peak_rss_mb']:.0f} MB"
                   f"  actors peak RSS {res['actor_peak_rss_mb']} MB")
             print("  driver peak RSS per phase (MB, sampled): "
@@ -172,8 +172,8 @@ def main() -> None:
             print(f"  phases: map {t.get('ray_pipeline', 0):.1f} s, reduce {t.get('ray_reduce', 0):.1f} s, "
                   f"write {t.get('ray_write', 0):.1f} s")
             for node in nodes:
-                print(f"  {node.replace('ray_', '')}: {t[node + '_rows']:,.0f} rows, {t[node + '_shards']:.0f} shards, "
-                      f"{t[node + '_seconds']:.1f} s busy (scan, stage work, write)")
+                print(f"  {node.replace('ray_', '').replace(':', ' ')}: {t[node + ':rows']:,.0f} rows, "
+                      f"{t[node + ':shards']:.0f} shards, {t[node + ':seconds']:.1f} s busy (scan, stage work, write)")
             print(f"  near duplicates: {json.dumps(res['near'])}; cell groups {t.get('ray_near:cell_groups', 0):.0f}, "
                   f"rows sent to groups {t.get('ray_near:rows_sent_to_groups', 0):,.0f} "
                   f"({t.get('ray_near:rows_sent_to_groups', 0) / res['rows']:.2f} a row), "

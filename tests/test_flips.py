@@ -158,12 +158,12 @@ def test_real_reference_overflow_and_cache(real_run) -> None:
     risk = np.asarray(res.scores["dpo_overflow_risk_score"])
     assert np.all((risk >= 0) & (risk <= 1))
     assert np.all(np.isnan(res.scores["policy_logit"]))
-    assert res.timings["flips.reference.sequences_computed"] == 4  # 8 sequences, 4 distinct (prompt, answer)
+    assert res.timings["flips:reference:sequences_computed"] == 4  # 8 sequences, 4 distinct (prompt, answer)
     # rerun over the same cache: nothing computed, identical scores, hidden states from the cache
     again = FlipStage(ctx, {"dpo_overflow_risk"})
     again.observe(pairs, None)
     res2 = again.finalize()
-    assert res2.timings["flips.reference.sequences_computed"] == 0
+    assert res2.timings["flips:reference:sequences_computed"] == 0
     np.testing.assert_allclose(res2.scores["ref_logp_chosen"], res.scores["ref_logp_chosen"])
     np.testing.assert_array_equal(np.concatenate(again._hid), np.concatenate(stage._hid))
 

@@ -78,7 +78,7 @@ def test_real_default_models_end_to_end(tmp_path: Path) -> None:
     assert scores["ref_logp_chosen"].is_not_null().all() and (scores["ref_logp_chosen"] < 0).all()
     assert scores["flip_probe_logodds"].is_not_null().all()
     timings = json.loads((out / "timings.json").read_text())
-    assert any(k.startswith("flips.reference.forward") for k in json.dumps(timings).split('"'))
+    assert any(k.startswith("flips:reference:forward") for k in json.dumps(timings).split('"'))
     # a rerun computes nothing (cached by token ids) and writes byte-identical results
     again = tmp_path / "again"
     assert runner.invoke(app, [*args[:3], str(again), *args[4:]]).exit_code == 0

@@ -57,7 +57,7 @@ def _same(local: Path, distributed: Path, ext: str = "jsonl") -> None:
 
 def _nodes(out: Path) -> dict[str, float]:
     timings = json.loads((out / "timings.json").read_text(encoding="utf-8"))
-    return {k: v for k, v in timings.items() if k.startswith("ray_node_") and k.endswith("_rows")}
+    return {k: v for k, v in timings.items() if k.startswith("ray_node:") and k.endswith(":rows")}
 
 
 def test_shipped_example_on_two_nodes(cluster: object, tmp_path: Path) -> None:

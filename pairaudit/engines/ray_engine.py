@@ -253,7 +253,7 @@ class _RayScan:
         scanner.timings["ray_bytes_from_driver"] = run.from_driver
         for k, node in enumerate(sorted(self.per_node)):
             for key, value in self.per_node[node].items():
-                scanner.timings[f"ray_node_{k}_{key}"] = value
+                scanner.timings[f"ray_node:{k}:{key}"] = value
         order, n = self.order, len(self.shards)
         return {"engine": "ray", "shards": n, "workers": self.workers,
                 "cluster_cpus": int(self.resources.get("CPU", 1)),

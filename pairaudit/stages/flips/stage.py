@@ -370,17 +370,17 @@ class FlipStage(Stage):
                 f"--reference-max-rows {self.cap})" if ref_rows else "none"}
 
     def _timings(self, finalize_s: float) -> dict[str, float]:
-        out = {"flips.finalize": round(finalize_s, 3)}
+        out = {"flips:finalize": round(finalize_s, 3)}
         for name, scorer in (("reference", self.ref), ("policy", self.policy)):
             if scorer is not None:
-                out.update({f"flips.{name}.sequences_cached": float(scorer.n_cached),
-                            f"flips.{name}.sequences_computed": float(scorer.n_computed),
-                            f"flips.{name}.tokens_computed": float(scorer.tokens_computed),
-                            f"flips.{name}.seconds": round(scorer.seconds, 2)})
-                out.update({f"flips.{name}.{k}_s": round(v, 2) for k, v in scorer.timings.items()})
+                out.update({f"flips:{name}:sequences_cached": float(scorer.n_cached),
+                            f"flips:{name}:sequences_computed": float(scorer.n_computed),
+                            f"flips:{name}:tokens_computed": float(scorer.tokens_computed),
+                            f"flips:{name}:seconds": round(scorer.seconds, 2)})
+                out.update({f"flips:{name}:{k}_s": round(v, 2) for k, v in scorer.timings.items()})
         if self.reward is not None:
-            out.update({"flips.reward.cached": float(self.reward.n_cached),
-                        "flips.reward.computed": float(self.reward.n_computed),
-                        "flips.reward.seconds": round(self.reward.seconds, 2)})
+            out.update({"flips:reward:cached": float(self.reward.n_cached),
+                        "flips:reward:computed": float(self.reward.n_computed),
+                        "flips:reward:seconds": round(self.reward.seconds, 2)})
         return out
 
