@@ -118,3 +118,18 @@ def test_random_sequences_match_a_model_of_the_log(tmp_path: Path) -> None:
 
 if __name__ == "__main__":
     pytest.main([__file__, "-q"])
+
+
+def test_a_session_that_starts_with_undo_numbers_its_next_action_after_the_file(tmp_path: Path) -> None:
+    """Independent tester's case: session A decides rows 1 and 2; session B undoes (row 2), then decides
+    row 3; its undo takes back exactly row 3's keep, never row 1's drop."""
+    out = write_out(tmp_path)
+    a = Review(out, reviewer="me")
+    a.decide(1, "drop")
+    a.decide(2, "drop")
+    b = Review(out, reviewer="me")
+    assert "row 2" in b.undo().message
+    b.decide(3, "keep")
+    undone = b.undo()
+    assert [d.row for d in undone] == [3] and "keep" in undone.message
+    assert {r: d.decision for r, d in Review(out, reviewer="me").decisions().items()} == {1: "drop"}

@@ -224,16 +224,23 @@ class Review:
         return Undo(undo, f"took back {what} of row {rows}" if len(lines) == 1
                     else f"took back {what} of {len(lines)} rows ({rows})")
 
-    def _new_action(self) -> int:
-        """The next action number of the decisions file (re-read only when another writer changed it)."""
+    def _sync(self) -> None:
+        """Catch up with the decisions file's action numbers when it changed since this session last wrote it
+        (another writer, or a session that starts with ``undo``)."""
         path = self.decisions_path
         size = path.stat().st_size if path.exists() else 0
         if size != self._log_size:
             self._next_action = max(self._next_action, next_action(read_log(path)))
+            self._log_size = size
+
+    def _new_action(self) -> int:
+        """The next action number of the decisions file."""
+        self._sync()
         self._next_action += 1
         return self._next_action - 1
 
     def _record(self, lines: list[Decision]) -> None:
+        self._sync()  # before this write: what the file held is counted, whatever this session wrote first
         append_decisions(self.decisions_path, lines)
         self._log_size = self.decisions_path.stat().st_size
         if lines[0].decision != UNDO:
