@@ -41,6 +41,12 @@ def test_remedies_hold_when_applied(source: Path, tmp_path: Path) -> None:
                           quiet=True)
     assert kept.report["checks"]["dropped_by_trainer"]["rows"] == 0  # keep_end: the trainer keeps them
     assert kept.report["remedies"]["too_long"]["keep_end_keeps_response"] is None  # already keep_end
+    needed = dropped["max_length_keeps_all"]  # the longest dropped prompt + 1: the smallest max_length keeping all
+    assert f"max_length {needed:,}" in dropped["text"] and dropped["still_dropped_at_95"] >= 0
+    at = pairaudit.scan(source, out=tmp_path / "keeps_all", only=CHECKS, max_length=needed, quiet=True)
+    assert at.report["checks"]["dropped_by_trainer"]["rows"] == 0
+    below = pairaudit.scan(source, out=tmp_path / "keeps_all-1", only=CHECKS, max_length=needed - 1, quiet=True)
+    assert below.report["checks"]["dropped_by_trainer"]["rows"] >= 1
     html = (tmp_path / "a" / "report.html").read_text(encoding="utf-8")
     assert 'class="pa-remedy"' in html and f"max_length {too_long['max_length_95']:,} keeps 95% of rows whole" in html
 

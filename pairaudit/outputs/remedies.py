@@ -64,6 +64,10 @@ def _remedy(name: str, lengths: Any, limit: int, mode: str | None, rows: int) ->
     out = {"rows": rows, "max_length": limit, "truncation_mode": mode, "max_length_95": p95, "max_length_99": p99,
            "longest": int(total.max()), "keep_end_keeps_response": keep_end if mode == "keep_start" else None,
            "longest_response": int(response.max())}
+    if name == "dropped_by_trainer" and affected.height:  # a row is dropped while its prompt alone reaches max_length
+        longest_prompt = int(affected["prompt"].max())
+        out.update(max_length_keeps_all=longest_prompt + 1,
+                   still_dropped_at_95=int((affected["prompt"] >= p95).sum()))
     out["text"] = _text(name, out)
     return out
 
@@ -77,5 +81,10 @@ def _text(name: str, r: dict[str, Any]) -> str:
             text += (f"; truncation_mode keep_end keeps the whole response of {r['keep_end_keeps_response']:,} of "
                      f"the rows over max_length (it cuts the prompt's start instead of the response's end)")
         return text
-    return (f"{whole}; or truncation_mode keep_end, with which the trainer keeps these rows (it cuts the "
-            f"prompt's start; {r['keep_end_keeps_response'] or 0:,} keep their whole response)")
+    text = (f"truncation_mode keep_end keeps these rows (it cuts the prompt's start; "
+            f"{r['keep_end_keeps_response'] or 0:,} keep their whole response)")
+    if "max_length_keeps_all" in r:
+        text += (f"; or max_length {r['max_length_keeps_all']:,} (their longest prompt + 1) keeps them all; "
+                 f"{whole}, but {r['still_dropped_at_95']:,} of these rows' prompts alone reach "
+                 f"{r['max_length_95']:,}: still dropped there")
+    return text
