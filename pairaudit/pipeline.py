@@ -278,9 +278,8 @@ class Scanner:
         """Once every data file is in the temp folder: report.json, ``finish``, timings, commit."""
         steps = 5 if finish is not None else 4
         self.doing = "writing the outputs"
-        report = build_report(self.facts(source), tally.findings, tally.rows, tally.flagged, flips, counts,
-                              len(self.decisions), resolution.applied, resolution.ignored, self._assumptions(),
-                              self.out.tmp / SCORES)
+        report = build_report(self.facts(source), tally, flips, counts, len(self.decisions), resolution.applied,
+                              resolution.ignored, self._assumptions(), self.out.tmp / SCORES)
         write_json(self.out.tmp / REPORT_JSON, report)
         self.ctx.progress("write", 4, steps)
         if finish is not None:

@@ -127,6 +127,7 @@ def reapply(out: Path, source_arg: Any, cfg: ScanConfig, finish: Callable[[Path]
          .sink_parquet(outdir.tmp / SCORES, compression="zstd"))
         flagged = findings.filter(pl.col("action") == "flag")["row"].unique().to_list()
         report = _report(report, source, cfg, counts, len(set(flagged) - set(drops)), decisions, resolution, flips)
+        _kept_per_check(report, findings, drops)
         write_json(outdir.tmp / REPORT_JSON, report)
         if finish is not None:
             finish(outdir.tmp)
@@ -192,6 +193,19 @@ def _report(report: dict[str, Any], source: Any, cfg: ScanConfig, counts: dict[s
     report["decisions"] = {"total": len(decisions), "applied": resolution.applied, "ignored": resolution.ignored,
                            "flipped": sorted(flips)}
     return report
+
+
+def _kept_per_check(report: dict[str, Any], findings: Any, drops: dict[int, list[str]]) -> None:
+    """Each check's rows that no check and no decision drops, as a rescan counts them (``checks[name].kept``)."""
+    import polars as pl
+
+    dropped = pl.Series(sorted(drops), dtype=pl.Int64)
+    kept = (findings.filter(~pl.col("row").is_in(dropped.implode())).group_by("check")
+            .agg(pl.col("row").n_unique().alias("n")))
+    per = dict(zip(kept["check"].to_list(), kept["n"].to_list()))
+    for name, c in report["checks"].items():
+        if "kept" in c:
+            c["kept"] = int(per.get(name, 0))
 
 
 def remove_fingerprint(out: Path) -> None:

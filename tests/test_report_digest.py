@@ -46,8 +46,9 @@ def _terminal_counts(output: str) -> dict[str, object]:
     flagged_at = output.index("flagged (kept, for review)")
     none = re.search(r"(\d+) checks found no rows: (.*?)\n(?:input|skipped|failed) ", output, re.S)
 
-    def table(text: str) -> dict[str, int]:
-        return {m.group(1): int(m.group(2).replace(",", "")) for m in re.finditer(r"│ (\w+)\s+│\s+([\d,]+) │", text)}
+    def table(text: str) -> dict[str, int]:  # rows per check (the flagged table: its last column, rows kept)
+        row = r"│ (\w+)\s+│\s+(?:[\d,]+ │\s+[\d.]+% │\s+)?([\d,]+) │"
+        return {m.group(1): int(m.group(2).replace(",", "")) for m in re.finditer(row, text)}
 
     return {"totals": [int(x.replace(",", "")) for x in total.groups()],
             "dropped": table(output[dropped_at:flagged_at]), "flagged": table(output[flagged_at:total.start()]),

@@ -12,6 +12,7 @@ from typing import Any
 
 from pairaudit.output_files import TIMINGS
 from pairaudit.outputs.remedies import trainer_remedies
+from pairaudit.outputs.tally import Tally
 from pairaudit.versions import __version__, package_versions
 
 #: options that change how a scan runs, never what it finds: left out of report.json's config
@@ -42,18 +43,18 @@ class ScanFacts:
     stats: dict[str, Any]
 
 
-def build_report(facts: ScanFacts, per_check_findings: dict[str, int], per_check_rows: dict[str, int], flagged: int,
-                 flips: list[int], counts: dict[str, int], n_decisions: int, applied: int, ignored: list[dict],
-                 assumptions: dict[str, Any], scores_file: Path) -> dict[str, Any]:
+def build_report(facts: ScanFacts, tally: Tally, flips: list[int], counts: dict[str, int], n_decisions: int,
+                 applied: int, ignored: list[dict], assumptions: dict[str, Any], scores_file: Path) -> dict[str, Any]:
     """The report.json content of a finished scan: ``facts`` with per-check counts of the deduplicated findings
     (summed over shards by the Ray engine), kept / dropped ``counts``, the review decisions applied, and the
     trainer remedies computed from ``scores_file`` (the scan's scores.parquet)."""
     n_input = facts.n_input
+    per_check_findings, per_check_rows, flagged = tally.findings, tally.rows, tally.flagged
     checks = {}
     for name, decided in facts.checks.items():
         n_rows = per_check_rows.get(name, 0)
         checks[name] = {**decided, "findings": per_check_findings.get(name, 0), "rows": n_rows,
-                        "rate": round(n_rows / n_input, 6) if n_input else 0.0}
+                        "kept": tally.kept.get(name, 0), "rate": round(n_rows / n_input, 6) if n_input else 0.0}
     problems = list(facts.problems)
     totals = {"input": n_input, "kept": counts["kept"], "dropped": counts["dropped"], "flagged": flagged,
               "malformed": per_check_rows.get("malformed_record", 0)}

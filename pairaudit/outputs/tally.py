@@ -42,6 +42,7 @@ class Tally:
     findings: dict[str, int] = field(default_factory=dict)
     rows: dict[str, int] = field(default_factory=dict)
     flagged: int = 0
+    kept: dict[str, int] = field(default_factory=dict)  # per check: its rows that no check drops
 
     @classmethod
     def of(cls, findings: list[Finding], drops: dict[int, list[str]]) -> Tally:
@@ -51,17 +52,18 @@ class Tally:
             per_findings[f.check] += 1
             per_rows[f.check].add(f.row)
         flagged = {f.row for f in findings if f.action == "flag"} - set(drops)
-        return cls(dict(per_findings), {k: len(v) for k, v in per_rows.items()}, len(flagged))
+        return cls(dict(per_findings), {k: len(v) for k, v in per_rows.items()}, len(flagged),
+                   {k: len(v - drops.keys()) for k, v in per_rows.items()})
 
     def add(self, other: Tally) -> None:
-        for mine, theirs in ((self.findings, other.findings), (self.rows, other.rows)):
+        for mine, theirs in ((self.findings, other.findings), (self.rows, other.rows), (self.kept, other.kept)):
             for k, v in theirs.items():
                 mine[k] = mine.get(k, 0) + v
         self.flagged += other.flagged
 
     def to_json(self) -> dict[str, Any]:
-        return {"findings": self.findings, "rows": self.rows, "flagged": self.flagged}
+        return {"findings": self.findings, "rows": self.rows, "flagged": self.flagged, "kept": self.kept}
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> Tally:
-        return cls(dict(d["findings"]), dict(d["rows"]), int(d["flagged"]))
+        return cls(dict(d["findings"]), dict(d["rows"]), int(d["flagged"]), dict(d.get("kept", {})))

@@ -157,6 +157,7 @@ def _check_rows(folder: ReportFolder) -> list[dict[str, Any]]:
             "action": info.get("action") or (actions[0] if len(actions) == 1 else "/".join(actions)) or "",
             "findings": info["findings"] if "findings" in info else sub.height,
             "rows": info["rows"] if "rows" in info else sub["row"].n_unique(),
+            "kept": info.get("kept", info["rows"] if "rows" in info else sub["row"].n_unique()),
             "thresholds": json.dumps(info["thresholds"], sort_keys=True) if info.get("thresholds") else "",
         })
     return out

@@ -27,8 +27,11 @@ def print_summary(audit: Any) -> None:
         table.add_column("check")
         table.add_column("rows", justify="right")
         table.add_column("rate", justify="right")
+        if action == "flag":
+            table.add_column("kept", justify="right")  # flagged rows no other check drops
         for name, c in groups[action]:
-            table.add_row(name, f"{c['rows']:,}", f"{c['rate']:.2%}")
+            kept = [f"{c.get('kept', c['rows']):,}"] if action == "flag" else []
+            table.add_row(name, f"{c['rows']:,}", f"{c['rate']:.2%}", *kept)
         console.print(table)
     for name, remedy in (rep.get("remedies") or {}).items():
         console.print(terminal_safe(f"remedy, {name}: {remedy['text']}"), markup=False, highlight=False)

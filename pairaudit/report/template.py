@@ -137,7 +137,7 @@ nav{display:flex;flex-wrap:wrap;gap:4px 12px;margin:.5em 0}nav a{white-space:now
 </div>
 <ul class="pa-digest-list">
 {% if digest.dropped %}<li id="digest-dropped"><b>Dropped, and why</b>: {% for c in digest.dropped %}<a href="#rows={{ c.name }}">{{ c.name }}</a> <b>{{ c.rows }}</b>{{ "," if not loop.last }} {% endfor %}rows (a row can have several reasons)</li>{% endif %}
-{% if digest.flagged %}<li id="digest-flagged"><b>Worth reading</b> ({{ totals.flagged }} flagged rows, kept), in review order: {% for c in digest.flagged %}<a href="#rows={{ c.name }}">{{ c.name }}</a> <b>{{ c.rows }}</b>{{ "," if not loop.last }} {% endfor %}</li>{% endif %}
+{% if digest.flagged %}<li id="digest-flagged"><b>Worth reading</b> ({{ totals.flagged }} flagged rows, kept), in review order: {% for c in digest.flagged %}<a href="#rows={{ c.name }}">{{ c.name }}</a> <b>{{ c.kept }}</b>{{ "," if not loop.last }} {% endfor %}</li>{% endif %}
 {% for name, r in remedies %}<li class="pa-remedy"><b>The trainer: {{ name }}</b> {{ r.rows }} rows; {{ r.text }}</li>{% endfor %}
 {% if flip_lines %}<li id="digest-labels"><b>Label evidence</b>: {{ flip_lines[0].split(": ", 1)[-1] }} (<a href="#label-evidence">details</a>)</li>{% endif %}
 {% if not_run %}<li class="pa-status-failed"><b>{{ not_run|length }} check{{ "s" if not_run|length != 1 }} did not run</b>: {% for c in not_run %}{{ c.name }} ({{ c.status }}){{ ", " if not loop.last }}{% endfor %}</li>{% endif %}
