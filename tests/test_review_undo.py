@@ -33,7 +33,8 @@ def test_issue_sequence_on_the_shipped_example(tmp_path: Path) -> None:
     assert first == 299 and {r: d.decision for r, d in rv.decisions().items()} == {299: "drop"}
     bulk = rv.queue(action="drop").decide_rest("keep")
     assert len(bulk) == 0 and len(bulk.held_rows) == 3
-    assert "nothing recorded, so this was no action: undo() right after it takes nothing back" in repr(bulk)
+    assert "nothing recorded, so this was no action: undo() right after it takes nothing back" in bulk.message
+    assert repr(bulk) == bulk.message
     undone = rv.undo()
     assert undone == [] and "nothing taken back" in undone.message
     assert {r: d.decision for r, d in rv.decisions().items()} == {299: "drop"}

@@ -131,6 +131,11 @@ class Bulk(list):
         return sorted({r for rows in self.held.values() for r in rows})
 
     def __repr__(self) -> str:
+        return self.message
+
+    @property
+    def message(self) -> str:
+        """What the call did, as ``Undo.message`` says what an undo did."""
         text = f"{len(self)} rows recorded as {self.decision}"
         if self.held:
             per = ", ".join(f"{c} {len(rows)}" for c, rows in sorted(self.held.items()))
