@@ -67,3 +67,16 @@ def test_terminal_prints_the_remedies(source: Path, tmp_path: Path) -> None:
     text = " ".join(res.output.split())
     assert "remedy, too_long: max_length" in text and "keeps 95% of rows whole" in text
     assert "remedy, dropped_by_trainer:" in text
+
+
+def test_implicit_prompt_rows_name_explicit_prompt(source: Path, tmp_path: Path) -> None:
+    """HH rows whose shared text TRL moves into the prompt: the remedy names --explicit-prompt, and a scan
+    written with it no longer offers it."""
+    only = ["prefix_pair", "split_word"]
+    audit = pairaudit.scan(source, out=tmp_path / "a", only=only, quiet=True)
+    rem = audit.report["remedies"]
+    rows = {n: audit.report["checks"][n]["rows"] for n in only}
+    assert rows["prefix_pair"] > 0 and set(rem) == {n for n in only if rows[n]}
+    assert all("--explicit-prompt" in r["text"] and r["rows"] == rows[n] for n, r in rem.items())
+    written = pairaudit.scan(source, out=tmp_path / "b", only=only, explicit_prompt=True, quiet=True)
+    assert written.report["remedies"] == {}

@@ -16,16 +16,32 @@ from typing import Any
 TRAINER_CHECKS = ("too_long", "dropped_by_trainer")
 
 
-def trainer_remedies(scores: Path, rows: dict[str, int], trainer: dict[str, Any]) -> dict[str, Any]:
+#: checks of implicit-prompt data whose rows TRL's extract_prompt changes; --explicit-prompt avoids it
+SPLIT_CHECKS = ("prefix_pair", "split_word")
+
+
+def trainer_remedies(scores: Path, rows: dict[str, int], trainer: dict[str, Any],
+                     explicit_prompt: bool | None = None) -> dict[str, Any]:
     """Per trainer check with rows: what would avoid it. ``rows``: rows per check (report.json ``checks``);
-    ``trainer``: report.json ``assumptions.trainer`` (max_length, truncation_mode)."""
+    ``trainer``: report.json ``assumptions.trainer`` (max_length, truncation_mode); ``explicit_prompt``: False
+    when the data has implicit prompts and the cleaned output was written without a prompt column (None:
+    explicit prompts, nothing to say)."""
+    out = _split_remedies(rows) if explicit_prompt is False else {}
     limit, mode = trainer.get("max_length"), trainer.get("truncation_mode")
     if not limit or not any(rows.get(c) for c in TRAINER_CHECKS) or not scores.exists():
-        return {}
+        return out
     lengths = _lengths(scores, int(limit))
     if lengths is None or not lengths.height:
-        return {}
-    return {name: _remedy(name, lengths, int(limit), mode, rows[name]) for name in TRAINER_CHECKS if rows.get(name)}
+        return out
+    return {**{name: _remedy(name, lengths, int(limit), mode, rows[name]) for name in TRAINER_CHECKS
+               if rows.get(name)}, **out}
+
+
+def _split_remedies(rows: dict[str, int]) -> dict[str, Any]:
+    text = ("pairaudit scan --explicit-prompt writes a prompt column (the dialogue up to the last assistant turn) "
+            "into the cleaned output, so TRL's extract_prompt no longer moves response text into the prompt")
+    return {name: {"rows": rows[name], "explicit_prompt": True, "text": text} for name in SPLIT_CHECKS
+            if rows.get(name)}
 
 
 def _lengths(scores: Path, limit: int) -> Any:

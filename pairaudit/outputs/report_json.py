@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pairaudit.io.formats import IMPLICIT_FORMATS
 from pairaudit.output_files import TIMINGS
 from pairaudit.outputs.remedies import trainer_remedies
 from pairaudit.outputs.tally import Tally
@@ -77,10 +78,18 @@ def build_report(facts: ScanFacts, tally: Tally, flips: list[int], counts: dict[
         "assumptions": assumptions,
         "versions": versions(),
         "stats": facts.stats,
-        "remedies": trainer_remedies(scores_file, per_check_rows, assumptions.get("trainer") or {}),
+        "remedies": trainer_remedies(scores_file, per_check_rows, assumptions.get("trainer") or {},
+                                     _explicit_prompt(facts)),
         "decisions": {"total": n_decisions, "applied": applied, "ignored": ignored, "flipped": list(flips)},
         "timings_file": TIMINGS,
     }
+
+
+def _explicit_prompt(facts: ScanFacts) -> bool | None:
+    """False: implicit-prompt data written without a prompt column (--explicit-prompt would add one)."""
+    if facts.source.get("format") not in IMPLICIT_FORMATS:
+        return None
+    return bool(facts.config.get("explicit_prompt"))
 
 
 def versions() -> dict[str, str]:
