@@ -270,7 +270,8 @@ class Scanner:
         self.timings["total"] = time.perf_counter() - t_start
         write_json(self.out.tmp / TIMINGS, {k: round(v, 4) for k, v in sorted(self.timings.items())})
         self.out.commit()
-        return Audit(Path(out_dir), report, None, exit_codes.scan_code(report), list(report.get("problems", [])))
+        messages = [*report.get("problems", []), *report["source"].get("notes", [])]  # notes: read as gzip -dc does
+        return Audit(Path(out_dir), report, None, exit_codes.scan_code(report), messages)
 
     def _decisions(self, out_dir: Path) -> dict:
         decisions = load_decisions(Path(out_dir) / DECISIONS_FILE)

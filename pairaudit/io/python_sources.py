@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from pairaudit.errors import InputError
-from pairaudit.io.base import Record, Source, batched
+from pairaudit.io.base import Record, Source, arrow_records, batched
 from pairaudit.io.hf import DatasetSource, IterableSource, select_splits
 
 ACCEPTED = ("a path (.jsonl/.json/.parquet file or folder, save_to_disk folder, hub id), a datasets.Dataset / "
@@ -121,7 +121,7 @@ class ArrowSource(Source):
 
     def batches(self, batch_size: int) -> Iterator[list[Record]]:
         for rows, rb in self.raw_batches(batch_size):
-            yield [Record(r, d) for r, d in zip(rows, rb.to_pylist())]
+            yield arrow_records(rows, rb)
 
     def describe(self) -> dict[str, Any]:
         return {"path": None, "kind": self.kind, "type": self.what, "rows": self.total}

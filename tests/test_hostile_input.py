@@ -1,0 +1,113 @@
+"""Issue 38: hostile input and faults. Each case is the issue's reproduction: no traceback, nothing lost
+(input = kept + dropped), the documented exit code, and a message whose fix works when it is run."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import subprocess
+from pathlib import Path
+
+import datasets
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from conftest import EXAMPLE
+from typer.testing import CliRunner
+
+import pairaudit
+from pairaudit.cli import app
+
+ONLY = ["identical_pair", "empty_response"]
+
+
+def _bad_utf8_table() -> pa.Table:
+    """The issue's table: one chosen cell holds the bytes b'bad \\xff', viewed as a string column."""
+    chosen = pa.array([b"ok one", b"bad \xff", b"ok three"], pa.binary()).view(pa.string())
+    return pa.table({"prompt": ["a", "b", "c"], "chosen": chosen, "rejected": ["x", "y", "z"]})
+
+
+def _cli(*args: str) -> tuple[int, str]:
+    res = CliRunner().invoke(app, list(args))
+    assert res.exception is None or isinstance(res.exception, SystemExit), repr(res.exception)
+    assert "Traceback" not in res.output, res.output
+    return res.exit_code, res.output
+
+
+def _totals(out: Path) -> dict[str, int]:
+    return json.loads((out / "report.json").read_text())["totals"]
+
+
+# ------------------------------------------------------------------ 1. invalid UTF-8 in Arrow containers
+def _parquet(tmp: Path) -> Path:
+    pq.write_table(_bad_utf8_table(), tmp / "u.parquet")
+    return tmp / "u.parquet"
+
+
+def _save_to_disk(tmp: Path) -> Path:
+    datasets.Dataset(datasets.table.InMemoryTable(_bad_utf8_table())).save_to_disk(str(tmp / "u_hf"))
+    return tmp / "u_hf"
+
+
+@pytest.mark.parametrize("make", [_parquet, _save_to_disk])
+def test_invalid_utf8_in_a_string_column_is_one_dropped_row(tmp_path: Path, make) -> None:  # noqa: ANN001
+    src = make(tmp_path)
+    code, output = _cli("scan", str(src), "--out", str(tmp_path / "out"), "-q", "--only", ",".join(ONLY))
+    assert code == 0, output
+    t = _totals(tmp_path / "out")
+    assert (t["input"], t["kept"], t["dropped"], t["malformed"]) == (3, 2, 1, 1)
+    import polars as pl
+
+    f = pl.read_parquet(tmp_path / "out" / "findings.parquet").filter(pl.col("check") == "malformed_record")
+    assert f["row"].to_list() == [1] and f["field"].to_list() == ["chosen"]
+    assert "invalid UTF-8 in column 'chosen' at byte 4 (0xff)" in f["detail"][0]
+    code, shown = _cli("show", str(tmp_path / "out"), "1")  # the dropped row reads back
+    assert code == 0 and "invalid UTF-8" in shown
+
+
+def test_invalid_utf8_bytes_reach_dropped_parquet_as_read(tmp_path: Path) -> None:
+    audit = pairaudit.scan(_bad_utf8_table(), tmp_path / "out", only=ONLY)
+    assert audit.exit_code == 0 and audit.report["totals"]["dropped"] == 1
+    dropped = pq.read_table(tmp_path / "out" / "dropped.parquet")
+    chosen = dropped.column("record").combine_chunks().field("chosen").cast(pa.binary()).to_pylist()
+    assert dropped.column("row").to_pylist() == [1] and chosen == [b"bad \xff"]
+    assert pq.read_table(tmp_path / "out" / "clean.parquet").column("chosen").to_pylist() == ["ok one", "ok three"]
+
+
+def test_invalid_utf8_in_one_split_of_several(tmp_path: Path) -> None:
+    ds = datasets.Dataset(datasets.table.InMemoryTable(_bad_utf8_table()))
+    datasets.DatasetDict({"train": ds, "test": ds}).save_to_disk(str(tmp_path / "dd"))
+    code, output = _cli("scan", str(tmp_path / "dd"), "--split", "all", "--out", str(tmp_path / "out"), "-q",
+                        "--only", ",".join(ONLY))
+    assert code == 0, output
+    t = _totals(tmp_path / "out")
+    assert (t["input"], t["kept"] + t["dropped"], t["malformed"]) == (6, 6, 2)
+
+
+# ---------------------------------------------------------------- 2. a gzip member and trailing bytes
+@pytest.mark.parametrize("tail", [b"GARBAGE", b"\0" * 100, b"x" * 70_000])
+def test_gzip_with_trailing_bytes_reads_what_gzip_dc_reads(tmp_path: Path, tail: bytes) -> None:
+    lines = EXAMPLE.read_bytes().splitlines(keepends=True)[:10]
+    src = tmp_path / "g.jsonl.gz"
+    src.write_bytes(gzip.compress(b"".join(lines[:6])) + gzip.compress(b"".join(lines[6:])) + tail)
+    expected = subprocess.run(["gzip", "-dc", str(src)], capture_output=True).stdout
+    assert expected.count(b"\n") == 10
+    code, output = _cli("scan", str(src), "--out", str(tmp_path / "out"), "--only", ",".join(ONLY))
+    assert code == 0, output
+    assert _totals(tmp_path / "out")["input"] == 10
+    assert (tmp_path / "out" / "clean.jsonl").read_bytes() == expected
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert report["status"] == "ok" and "damage" not in report["source"]
+    assert "after the last gzip member were ignored" in " ".join(output.split())
+
+
+def test_gzip_damaged_after_a_complete_member_keeps_its_rows(tmp_path: Path) -> None:
+    lines = EXAMPLE.read_bytes().splitlines(keepends=True)[:10]
+    second = bytearray(gzip.compress(b"".join(lines[5:])))
+    second[20:40] = b"\xff" * 20  # a second member that starts like gzip and is damaged
+    src = tmp_path / "d.jsonl.gz"
+    src.write_bytes(gzip.compress(b"".join(lines[:5])) + bytes(second))
+    code, output = _cli("scan", str(src), "--out", str(tmp_path / "out"), "--only", ",".join(ONLY))
+    assert code == 2, output
+    t = _totals(tmp_path / "out")
+    assert t["input"] >= 5 and t["input"] == t["kept"] + t["dropped"]
