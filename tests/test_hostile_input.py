@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 
 import pairaudit
 from pairaudit.cli import app
+from pairaudit.errors import PairauditError
 
 ONLY = ["identical_pair", "empty_response"]
 
@@ -111,3 +112,43 @@ def test_gzip_damaged_after_a_complete_member_keeps_its_rows(tmp_path: Path) -> 
     assert code == 2, output
     t = _totals(tmp_path / "out")
     assert t["input"] >= 5 and t["input"] == t["kept"] + t["dropped"]
+
+
+# ----------------------------------------------------------------------- 5. Python objects, raw errors
+def _frame(n: int = 6):  # noqa: ANN202
+    import pandas as pd
+
+    return pd.DataFrame([{"prompt": f"Question {i}?", "chosen": f"A good answer {i}.", "rejected": f"No {i}."}
+                         for i in range(n)])
+
+
+def _fix_of(exc: BaseException) -> str:
+    return str(exc).split("keep the first of each: ", 1)[1].strip()
+
+
+def test_duplicate_column_names_are_an_error_whose_fix_runs(tmp_path: Path) -> None:
+    df = _frame()
+    df.insert(3, "chosen", "another chosen column", allow_duplicates=True)
+    table = pa.Table.from_pandas(_frame(), preserve_index=False).append_column("rejected", pa.array(["r"] * 6))
+    for name, obj in (("df", df), ("table", table)):
+        with pytest.raises(PairauditError) as err:
+            pairaudit.scan(obj, tmp_path / name, only=ONLY)
+        assert err.value.exit_code == 2 and "occurs more than once" in str(err.value)
+        scope = {name: obj}
+        exec(_fix_of(err.value), scope)  # the suggested fix, run as written
+        audit = pairaudit.scan(scope[name], tmp_path / name, only=ONLY)
+        assert audit.exit_code == 0 and audit.report["totals"]["input"] == 6
+
+
+@pytest.mark.parametrize("cell", [5, b"bytes", 2.5, ["a", "list"]])
+def test_one_mistyped_cell_in_a_pandas_text_column_is_one_malformed_row(tmp_path: Path, cell: object) -> None:
+    df = _frame()
+    df["chosen"] = df["chosen"].astype(object)
+    df.at[2, "chosen"] = cell
+    audit = pairaudit.scan(df, tmp_path / "out", only=ONLY)
+    t = audit.report["totals"]
+    assert audit.exit_code == 0 and (t["input"], t["kept"], t["dropped"], t["malformed"]) == (6, 5, 1, 1)
+    assert audit.report["source"]["type"] == "pandas.DataFrame" and "mix types" in audit.report["source"]["notes"][0]
+    dropped = [json.loads(x) for x in (tmp_path / "out" / "dropped.jsonl").read_text().splitlines()]
+    assert [d["row"] for d in dropped] == [2]
+    assert len((tmp_path / "out" / "clean.jsonl").read_text().splitlines()) == 5
