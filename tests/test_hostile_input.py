@@ -152,3 +152,49 @@ def test_one_mistyped_cell_in_a_pandas_text_column_is_one_malformed_row(tmp_path
     dropped = [json.loads(x) for x in (tmp_path / "out" / "dropped.jsonl").read_text().splitlines()]
     assert [d["row"] for d in dropped] == [2]
     assert len((tmp_path / "out" / "clean.jsonl").read_text().splitlines()) == 5
+
+
+# ---------------------------------------------------------------- 6. row numbers in the Python review API
+@pytest.fixture
+def scanned(tmp_path: Path) -> Path:
+    src = tmp_path / "hh.jsonl"
+    src.write_bytes(b"".join(EXAMPLE.read_bytes().splitlines(keepends=True)[:12]))
+    assert pairaudit.scan(str(src), tmp_path / "out", only=ONLY).exit_code == 0
+    return tmp_path / "out"
+
+
+BAD_ROWS = [3.7, 8.0, "6", True, float("nan"), float("inf"), -1, None]
+
+
+def test_review_rejects_every_row_number_the_decisions_file_rejects(scanned: Path) -> None:
+    import numpy as np
+
+    from pairaudit.decisions import read_log
+    from pairaudit.errors import ConfigError, InputError
+    from pairaudit.review import Review
+
+    rv = Review(scanned, reviewer="ana")
+    q = rv.queue()
+    for bad in BAD_ROWS:
+        for call in (lambda b: rv.decide(b, "drop"), lambda b: rv.decide_many([5, b], "drop"),
+                     lambda b: q.decide(b, "drop"), lambda b: rv.pair(b)):
+            with pytest.raises(ConfigError, match="row"):
+                call(bad)
+        line = json.dumps({"row": bad, "decision": "drop"}) if bad == bad else '{"row": NaN, "decision": "drop"}'
+        (scanned / "other.jsonl").write_text(line + "\n")
+        with pytest.raises(InputError):  # the file refuses the same values
+            read_log(scanned / "other.jsonl")
+    assert not (scanned / "decisions.jsonl").exists()  # nothing was recorded
+    assert rv.decide(np.int64(3), "drop").row == 3
+    rv.decide_many([4, np.int64(5)], "keep")
+    assert sorted(rv.decisions()) == [3, 4, 5]
+
+
+def test_merging_a_decisions_file_that_does_not_exist_is_an_error(scanned: Path) -> None:
+    from pairaudit.errors import InputError
+    from pairaudit.review import Review
+
+    rv = Review(scanned, reviewer="ana")
+    with pytest.raises(InputError, match="does not exist"):
+        rv.merge(scanned / "no-such-decisions.jsonl")
+    assert repr(rv.merge(Review(scanned, reviewer="bo"))).startswith("Merge: 0 rows added")
