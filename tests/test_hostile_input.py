@@ -198,3 +198,23 @@ def test_merging_a_decisions_file_that_does_not_exist_is_an_error(scanned: Path)
     with pytest.raises(InputError, match="does not exist"):
         rv.merge(scanned / "no-such-decisions.jsonl")
     assert repr(rv.merge(Review(scanned, reviewer="bo"))).startswith("Merge: 0 rows added")
+
+
+# ------------------------------------------------------------------------------ 7. apply's exit codes
+@pytest.mark.parametrize("malformed", [0, 2])
+def test_apply_exits_5_when_every_row_ends_up_dropped(tmp_path: Path, malformed: int) -> None:
+    from pairaudit.review import Review
+
+    lines = EXAMPLE.read_bytes().splitlines(keepends=True)[:3 - malformed] + [b"{not json\n"] * malformed
+    src = tmp_path / "s.jsonl"
+    src.write_bytes(b"".join(lines))
+    out = tmp_path / "out"
+    code, output = _cli("scan", str(src), "--out", str(out), "-q", "--only", ",".join(ONLY))
+    assert code == 0, output
+    Review(out, reviewer="ana").decide_many(range(3 - malformed), "drop")
+    code, output = _cli("apply", str(out), "-q")
+    t = _totals(out)
+    assert code == 5 and (t["input"], t["kept"], t["dropped"]) == (3, 0, 3), output
+    assert json.loads((out / "report.json").read_text())["status"] == "empty"
+    code, output = _cli("apply", str(out), "-q", "--allow-empty")
+    assert code == 0, output

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from pairaudit import exit_codes
-from pairaudit.cli.console import echo, fail, progress_display, silenced
+from pairaudit.cli.console import echo, fail, finish_run, progress_display, silenced
 from pairaudit.cli.options import CHECKS, check_fail_on, limit, names, parse_fail_on, parse_set
 from pairaudit.errors import PairauditError
 
@@ -147,14 +147,4 @@ def scan(
         else:
             echo("interrupted: no outputs were changed")
         raise typer.Exit(exit_codes.INTERRUPTED) from None
-    if not quiet:
-        from pairaudit.report.summary import print_summary
-
-        print_summary(audit)
-    for problem in audit.messages:
-        echo(f"warning: {problem}")
-    code = exit_codes.OK if allow_empty and audit.exit_code == exit_codes.EMPTY else audit.exit_code
-    code, messages = exit_codes.fail_on_code(code, audit.report, limits)
-    for message in messages:
-        echo(message)
-    raise typer.Exit(code)
+    finish_run(audit, quiet=quiet, allow_empty=allow_empty, limits=limits)
