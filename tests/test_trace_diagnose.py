@@ -143,3 +143,21 @@ def test_diagnosis_in_the_report_section_and_terminal_is_escaped(tmp_path: Path)
     console = Console(record=True, width=200)
     print_diagnosis(diag, console)
     assert "fixes, in the order to try them:" in console.export_text()
+
+
+def test_an_absent_max_grad_norm_is_the_installed_trainers_default_never_off(tmp_path: Path) -> None:
+    """Issue 38 (9): training_args.json without max_grad_norm: the trainer clipped at its default (1.0)."""
+    import transformers
+
+    from pairaudit.trace.diagnose import trainer_defaults
+
+    args = {k: v for k, v in {**BASE, "bf16": True}.items() if k != "max_grad_norm"}
+    state = _run(tmp_path, args=args, log=_log(400, 50, fail=400))
+    d = _diag(tmp_path, state, (351, 400), max_logit=2.0)
+    amp = next(c for c in d["causes"] if c["cause"] == "amplifier")
+    expected = transformers.TrainingArguments.__dataclass_fields__["max_grad_norm"].default
+    assert expected == trainer_defaults()[0]["max_grad_norm"] == 1.0
+    assert not any("clipping is off" in x for x in amp["for"]) and "max_grad_norm=1.0" not in d["fixes"]
+    assert any("gradients were clipped (max_grad_norm=1)" in x and "absent" in x and "default of the installed" in x
+               for x in amp["against"])
+    assert amp["verdict"] == "ruled_out"
