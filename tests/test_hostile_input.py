@@ -218,3 +218,89 @@ def test_apply_exits_5_when_every_row_ends_up_dropped(tmp_path: Path, malformed:
     assert json.loads((out / "report.json").read_text())["status"] == "empty"
     code, output = _cli("apply", str(out), "-q", "--allow-empty")
     assert code == 0, output
+
+
+# ------------------------------------------------------------------ 8-10. trace: fixes that work when run
+TRACE_STATE = {"global_step": 6, "max_steps": 10, "train_batch_size": 2, "logging_steps": 1, "num_train_epochs": 1,
+               "log_history": [{"step": 1, "loss": 1.0, "grad_norm": 1.0}, {"step": 2, "loss": 1.1, "grad_norm": 1.2},
+                               {"step": 3, "loss": 1.0, "grad_norm": float("nan")}]}
+
+
+def _trace_run(tmp: Path) -> tuple[Path, Path]:
+    run = tmp / "run"
+    run.mkdir()
+    (run / "trainer_state.json").write_text(json.dumps(TRACE_STATE))
+    data = tmp / "d.jsonl"
+    data.write_bytes(b"".join(EXAMPLE.read_bytes().splitlines(keepends=True)[:40]))
+    return run, data
+
+
+def _run_fix(fix: str, data: Path) -> tuple[int, str]:
+    """Run a suggested shell fix, its `pairaudit trace ...` part through the CLI (DATA / N filled in)."""
+    import shlex
+
+    shell, _, command = fix.partition(" && ")
+    if shell.startswith("mv "):
+        subprocess.run(shell, shell=True, check=True)  # noqa: S602 - the message's own command
+    else:
+        command = fix
+    args = shlex.split(command.replace("DATA", str(data)).replace("--step N", "--step 3"))
+    assert args[0] == "pairaudit", fix
+    return _cli(*args[1:], "--out", str(data.parent / "t-fixed"))
+
+
+@pytest.mark.parametrize("content", [b"\x00random\xff" * 40, b"\x80\x04\x95" + b"junk" * 20, "pickled-list"])
+def test_trust_pickle_on_bytes_it_cannot_read_is_exit_2_with_a_fix_that_works(tmp_path: Path, content) -> None:  # noqa: ANN001
+    import pickle
+
+    run, data = _trace_run(tmp_path)
+    (run / "training_args.bin").write_bytes(pickle.dumps([1, 2]) if content == "pickled-list" else content)
+    code, output = _cli("trace", str(run), "--data", str(data), "--out", str(tmp_path / "t"), "--trust-pickle")
+    assert code == 2 and "training_args.bin" in output and "fix: move it aside" in output, output
+    mv = " ".join(output.split()).split("fix: move it aside and give the settings another way: ")[1].split(",")[0]
+    subprocess.run(mv, shell=True, check=True)  # noqa: S602 - the message's own command
+    code, output = _cli("trace", str(run), "--data", str(data), "--out", str(tmp_path / "t"), "--trust-pickle")
+    assert code in (0, 6), output
+
+
+def test_a_damaged_checkpoint_state_does_not_abort_a_trace_whose_top_level_state_is_valid(tmp_path: Path) -> None:
+    run, data = _trace_run(tmp_path)
+    (run / "checkpoint-2").mkdir()
+    (run / "checkpoint-2" / "trainer_state.json").write_text("{corrupt")
+    code, output = _cli("trace", str(run), "--data", str(data), "--out", str(tmp_path / "t"))
+    assert code in (0, 6), output
+    doc = json.loads((tmp_path / "t" / "trace.json").read_text())
+    assert "checkpoint-2/trainer_state.json is not readable JSON" in json.dumps(doc) and "--log" not in output
+
+
+def test_a_damaged_top_level_state_names_a_command_that_works(tmp_path: Path) -> None:
+    run, data = _trace_run(tmp_path)
+    (run / "trainer_state.json").write_text("{corrupt")
+    code, output = _cli("trace", str(run), "--data", str(data), "--out", str(tmp_path / "t"))
+    assert code == 2 and "--log" not in output, output
+    fix = " ".join(output.split()).split("or move it aside and trace a given step: ")[1]
+    code, output = _run_fix(fix, data)
+    assert code in (0, 6), output
+
+
+@pytest.mark.parametrize("damage", ["types", "not-json"])
+def test_a_damaged_report_names_a_rescan_that_works(tmp_path: Path, damage: str) -> None:
+    import shlex
+
+    src = tmp_path / "s.jsonl"
+    src.write_bytes(b"".join(EXAMPLE.read_bytes().splitlines(keepends=True)[:12]))
+    out = tmp_path / "out"
+    assert _cli("scan", str(src), "--out", str(out), "-q", "--only", ",".join(ONLY))[0] == 0
+    report = json.loads((out / "report.json").read_text())
+    (out / "report.json").write_text("{oops" if damage == "not-json" else json.dumps({**report, "totals": "x"}))
+    for command in (["show", str(out), "1"], ["apply", str(out)], ["report", str(out)]):
+        code, output = _cli(*command)
+        assert code == 2 and "fix: scan again into a new folder: " in output, output
+    fix = " ".join(output.split()).split("fix: scan again into a new folder: ")[1].split(" (the same")[0]
+    args = shlex.split(fix.replace("SOURCE", shlex.quote(str(src))))
+    assert args[:2] == ["pairaudit", "scan"] and ("SOURCE" in fix) == (damage == "not-json")
+    code, output = _cli(*args[1:], "-q", "--only", ",".join(ONLY))
+    assert code == 0, output
+    assert _totals(Path(args[args.index("--out") + 1]))["input"] == 12
+    code, output = _cli("scan", str(src), "--out", str(out), "-q")  # the old advice: refused, as it says
+    assert code == 2 and "changed since pairaudit wrote it" in output

@@ -99,12 +99,13 @@ def fail(exc: PairauditError | OSError) -> None:
 def damaged_report(out: Path) -> Iterator[None]:
     """A report.json that passed the schema but holds wrong values deeper down is still exit 2, naming it."""
     from pairaudit.errors import InputError
+    from pairaudit.schema import rescan_fix
 
     try:
         yield
     except (AttributeError, TypeError, KeyError, ValueError, IndexError) as exc:
         raise InputError(f"{out / 'report.json'} cannot be read back ({type(exc).__name__}: {str(exc)[:200]}): "
-                         "it was changed or damaged", fix="re-run `pairaudit scan SOURCE --out DIR` to rewrite it"
+                         "it was changed or damaged", fix=rescan_fix(out)
                          ) from exc
 
 
