@@ -304,3 +304,77 @@ def test_a_damaged_report_names_a_rescan_that_works(tmp_path: Path, damage: str)
     assert _totals(Path(args[args.index("--out") + 1]))["input"] == 12
     code, output = _cli("scan", str(src), "--out", str(out), "-q")  # the old advice: refused, as it says
     assert code == 2 and "changed since pairaudit wrote it" in output
+
+
+# ------------------------------------------------------------------------------------------- 11. silent
+def test_folds_beyond_100_are_refused_and_fewer_folds_used_are_said(tmp_path: Path) -> None:
+    src = tmp_path / "s.jsonl"
+    src.write_bytes(b"".join(EXAMPLE.read_bytes().splitlines(keepends=True)[:60]))
+    code, output = _cli("scan", str(src), "--out", str(tmp_path / "a"), "--only", "likely_flipped",
+                        "--set", "likely_flipped.folds=1000000")
+    assert code == 2 and "likely_flipped.folds" in output and "at most 100" in output, output
+    code, output = _cli("scan", str(src), "--out", str(tmp_path / "b"), "--only", "likely_flipped",
+                        "--set", "likely_flipped.folds=50", "--set", "likely_flipped.min_rows=20",
+                        "--set", "likely_flipped.use_embedding=false")
+    assert code == 0, output
+    report = json.loads((tmp_path / "b" / "report.json").read_text())
+    stats = report["stats"]["likely_flipped"]
+    assert stats["folds"] == 6 and "folds=50 was asked; the fit used 6" in stats["folds_note"], stats
+    assert "the fit used 6" in " ".join(output.split())
+
+
+@pytest.mark.parametrize("kind", ["jsonl", "parquet"])
+def test_split_on_a_source_without_splits_warns(tmp_path: Path, kind: str) -> None:
+    src = tmp_path / "s.jsonl"
+    src.write_bytes(b"".join(EXAMPLE.read_bytes().splitlines(keepends=True)[:12]))
+    if kind == "parquet":
+        import polars as pl
+
+        pl.read_ndjson(src).write_parquet(tmp_path / "s.parquet")
+        src = tmp_path / "s.parquet"
+    code, output = _cli("scan", str(src), "--split", "test", "--out", str(tmp_path / "out"), "--only", ",".join(ONLY))
+    assert code == 0 and "--split test was ignored" in " ".join(output.split()), output
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert "--split test was ignored" in report["source"]["notes"][0] and report["totals"]["input"] == 12
+
+
+def test_report_refuses_to_replace_an_edited_report_html_and_its_fix_works(tmp_path: Path) -> None:
+    import shlex
+
+    src = tmp_path / "s.jsonl"
+    src.write_bytes(b"".join(EXAMPLE.read_bytes().splitlines(keepends=True)[:12]))
+    out = tmp_path / "out"
+    assert _cli("scan", str(src), "--out", str(out), "-q", "--only", ",".join(ONLY))[0] == 0
+    assert _cli("report", str(out))[0] == 0  # unchanged: re-rendered
+    page = out / "report.html"
+    page.write_text(page.read_text().replace("</body>", "<p>my notes</p></body>"))
+    code, output = _cli("report", str(out))
+    assert code == 2 and "report.html changed since pairaudit wrote it" in " ".join(output.split()), output
+    assert "my notes" in page.read_text()
+    fix = " ".join(output.split()).split("fix: ")[1]
+    keep, rescan = fix.split("; scan again into a new folder: ")
+    subprocess.run(keep.removeprefix("keep your edit with "), shell=True, check=True)  # noqa: S602
+    assert "my notes" in (tmp_path / "out-report.html").read_text()
+    args = shlex.split(rescan.split(" (the same")[0])
+    assert _cli(*args[1:], "-q", "--only", ",".join(ONLY))[0] == 0
+
+
+def test_an_edit_that_keeps_size_and_mtime_is_seen(tmp_path: Path) -> None:
+    import os
+
+    src = tmp_path / "s.jsonl"
+    src.write_bytes(b"".join(EXAMPLE.read_bytes().splitlines(keepends=True)[:12]))
+    out = tmp_path / "out"
+    assert _cli("scan", str(src), "--out", str(out), "-q", "--only", ",".join(ONLY))[0] == 0
+    clean = (out / "clean.jsonl").resolve()
+    st = clean.stat()
+    data = clean.read_bytes()
+    edited = data.replace(b"Human", b"HUMAN", 1)
+    assert len(edited) == len(data) and edited != data
+    with open(clean, "r+b") as fh:  # in place: same inode, same size
+        fh.write(edited)
+    os.utime(clean, ns=(st.st_atime_ns, st.st_mtime_ns))  # touch -r
+    assert clean.stat().st_mtime_ns == st.st_mtime_ns and clean.stat().st_ino == st.st_ino
+    code, output = _cli("scan", str(src), "--out", str(out), "-q", "--only", ",".join(ONLY))
+    assert code == 2 and "clean.jsonl changed since pairaudit wrote it" in " ".join(output.split()), output
+    assert clean.read_bytes() == edited

@@ -61,7 +61,19 @@ class Source:
         return self.total, "rows"
 
     def describe(self) -> dict[str, Any]:
-        return {"path": self.path, "kind": self.kind}
+        out: dict[str, Any] = {"path": self.path, "kind": self.kind}
+        if self.source_notes():
+            out["notes"] = self.source_notes()
+        return out
+
+    def source_notes(self) -> list[str]:
+        """What the scan should say about how this source was read (``report.json`` ``source.notes``, printed
+        as warnings): e.g. a ``--split`` given for a source that has no splits."""
+        split = getattr(self, "ignored_split", None)
+        if split is None:
+            return []
+        return [f"--split {split} was ignored: a {self.kind} source is one table without splits (every record was "
+                "scanned); splits belong to a DatasetDict (its save_to_disk folder, a hub id)"]
 
 
 def arrow_records(rows: list[int], table: Any) -> list[Record]:

@@ -63,6 +63,8 @@ class HFSource(Source):
         out = {"path": self.path, "kind": self.kind, "split": self.split}
         if getattr(self, "other_splits", None):
             out["other_splits"] = self.other_splits
+        if self.source_notes():
+            out["notes"] = self.source_notes()
         return out
 
 
@@ -79,6 +81,8 @@ class DatasetSource(HFSource):
         out = {"path": None, "kind": self.kind, "type": "datasets.Dataset", "split": self.split, "rows": len(self.ds)}
         if getattr(self, "other_splits", None):
             out["other_splits"] = self.other_splits
+        if self.source_notes():
+            out["notes"] = self.source_notes()
         return out
 
 

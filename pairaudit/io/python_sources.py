@@ -165,7 +165,10 @@ class ArrowSource(Source):
             yield arrow_records(rows, rb)
 
     def describe(self) -> dict[str, Any]:
-        return {"path": None, "kind": self.kind, "type": self.what, "rows": self.total}
+        out = {"path": None, "kind": self.kind, "type": self.what, "rows": self.total}
+        if self.source_notes():
+            out["notes"] = self.source_notes()
+        return out
 
 
 def _json_default(value: Any) -> Any:
@@ -256,8 +259,9 @@ class DictsSource(Source):
 
     def describe(self) -> dict[str, Any]:
         out = {"path": None, "kind": self.kind, "type": self.what, "rows": self.total}
-        if getattr(self, "note", None):
-            out["notes"] = [self.note]
+        notes = [self.note] if getattr(self, "note", None) else []
+        if notes or self.source_notes():
+            out["notes"] = [*notes, *self.source_notes()]
         return out
 
 

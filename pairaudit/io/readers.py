@@ -118,7 +118,7 @@ class JsonlSource(Source):
         if self.damage:
             out["damage"] = self.damage[0]
         if self.notes:
-            out["notes"] = list(self.notes)
+            out["notes"] = [*out.get("notes", []), *self.notes]
         return out
 
 
@@ -266,7 +266,15 @@ class ParquetSource(Source):
 
 def open_source(source: Any, *, split: Any = None, subset: str | None = None) -> Source:
     """Open a JSONL/JSON/Parquet file or folder, a ``save_to_disk`` folder, a hub dataset id, or an
-    in-memory object (``io.python_sources``). ``split``: a name, ``all`` or a list (``io.hf``)."""
+    in-memory object (``io.python_sources``). ``split``: a name, ``all`` or a list (``io.hf``); given for a
+    source without splits it is ignored with a note (``Source.source_notes``), never silently."""
+    src = _open_source(source, split=split, subset=subset)
+    if split is not None and src.splits is None and getattr(src, "split", None) is None:
+        src.ignored_split = split  # type: ignore[attr-defined]
+    return src
+
+
+def _open_source(source: Any, *, split: Any = None, subset: str | None = None) -> Source:
     if not isinstance(source, (str, os.PathLike)):
         from pairaudit.io.python_sources import open_python_source
 
