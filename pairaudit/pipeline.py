@@ -182,7 +182,7 @@ class Scanner:
             self.out.abort()
             if isinstance(exc, KeyboardInterrupt):  # the CLI says whether outputs changed
                 exc.outputs_committed = self.out.committed  # type: ignore[attr-defined]
-            os_error = os_error_of(exc)  # disk full, a size limit, an I/O error (polars wraps its own)
+            os_error = os_error_of(exc, out_dir)  # disk full, a size limit, an I/O error (polars wraps its own)
             if os_error is not None and not self.out.committed:
                 raise file_system_error(os_error, out_dir, self.doing) from exc
             raise

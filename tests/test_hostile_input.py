@@ -378,3 +378,103 @@ def test_an_edit_that_keeps_size_and_mtime_is_seen(tmp_path: Path) -> None:
     code, output = _cli("scan", str(src), "--out", str(out), "-q", "--only", ",".join(ONLY))
     assert code == 2 and "clean.jsonl changed since pairaudit wrote it" in " ".join(output.split()), output
     assert clean.read_bytes() == edited
+
+
+# -------------------------------------------------------------------------------------------- 4. disk full
+def _leftovers(out: Path) -> list[str]:
+    """Files a failed run must not leave: temporary manifests, zero-byte files pairaudit names with a dot."""
+    meta = out / ".pairaudit"
+    return sorted(p.name for p in meta.iterdir() if p.name.startswith(".")) if meta.exists() else []
+
+
+@pytest.fixture
+def tiny_disk(tmp_path: Path):  # noqa: ANN201
+    """A 2 MB tmpfs (root only; skipped elsewhere: the simulated cases below run everywhere)."""
+    import os
+
+    mnt = tmp_path / "tmpfs"
+    mnt.mkdir()
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mnt)],
+                                           capture_output=True).returncode:
+        pytest.skip("mounting a tmpfs needs root")
+    yield mnt
+    subprocess.run(["umount", str(mnt)], check=False)
+
+
+def _fill(mnt: Path, free_kb: int) -> None:
+    import os
+
+    (mnt / "filler").unlink(missing_ok=True)
+    st = os.statvfs(mnt)
+    avail = st.f_bavail * st.f_frsize // 1024
+    with open(mnt / "filler", "wb") as fh:
+        fh.write(b"\0" * max(0, avail - free_kb) * 1024)
+
+
+def test_a_disk_that_fills_at_every_write_is_exit_2_and_leaves_nothing(tiny_disk: Path, tmp_path: Path) -> None:
+    src = tmp_path / "s.jsonl"
+    src.write_bytes(b"".join(EXAMPLE.read_bytes().splitlines(keepends=True)[:20]))
+    out = tiny_disk / "out"
+    pairaudit.scan(str(src), out, only=ONLY)
+    before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+    codes = set()
+    for free in range(0, 200, 6):  # every point at which the rescan's writes run out of space
+        _fill(tiny_disk, free)
+        try:
+            audit = pairaudit.scan(str(src), out, only=ONLY)
+            codes.add(audit.exit_code)
+            before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+        except PairauditError as exc:
+            assert exc.exit_code == 2 and "[ENOSPC]" in str(exc) and "fix: free space" in str(exc), str(exc)
+            codes.add(2)
+        assert _leftovers(out) == [], (free, _leftovers(out))
+        assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before  # old or new, whole
+        assert _totals(out)["input"] == 20
+    assert codes == {0, 2}, codes
+
+
+def test_a_failed_manifest_write_leaves_no_temporary_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import errno
+    import os
+
+    from pairaudit.outputs import folder
+
+    src = tmp_path / "s.jsonl"
+    src.write_bytes(b"".join(EXAMPLE.read_bytes().splitlines(keepends=True)[:12]))
+    out = tmp_path / "out"
+    pairaudit.scan(str(src), out, only=ONLY)
+    before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+    real_replace, calls = os.replace, []
+
+    def full(a, b):  # noqa: ANN001, ANN202 - the switch and the manifest's restore both meet a full disk
+        calls.append(str(b))
+        if str(b).endswith(("current", "manifest.json")) and len(calls) > 1:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real_replace(a, b)
+
+    monkeypatch.setattr(folder.os, "replace", full)
+    with pytest.raises(PairauditError) as err:
+        pairaudit.scan(str(src), out, only=ONLY)
+    monkeypatch.undo()
+    assert err.value.exit_code == 2 and "[ENOSPC]" in str(err.value)
+    assert _leftovers(out) == [] and {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before
+
+
+def test_a_polars_error_on_a_full_disk_is_disk_full(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import polars as pl
+
+    from pairaudit import errors, pipeline
+
+    def cut_short(*_a, **_k) -> None:  # what polars says reading back a file the full disk cut short
+        raise pl.exceptions.ComputeError("parquet: File out of specification: The file must end with PAR1")
+
+    src = tmp_path / "s.jsonl"
+    src.write_bytes(b"".join(EXAMPLE.read_bytes().splitlines(keepends=True)[:12]))
+    monkeypatch.setattr(pipeline, "write_scores", cut_short)
+    monkeypatch.setattr(errors, "disk_full", lambda _p, margin=0: True)
+    with pytest.raises(PairauditError) as err:
+        pairaudit.scan(str(src), tmp_path / "out", only=ONLY)
+    assert err.value.exit_code == 2 and "[ENOSPC]" in str(err.value) and "File out of specification" in str(err.value)
+    monkeypatch.setattr(errors, "disk_full", lambda _p, margin=0: False)  # space left: a real bug, not hidden
+    with pytest.raises(pl.exceptions.ComputeError):
+        pairaudit.scan(str(src), tmp_path / "out2", only=ONLY)

@@ -206,10 +206,7 @@ class OutputDir:
             if manifest is None:
                 (self.meta / "manifest.json").unlink(missing_ok=True)
             else:
-                fd, tmp = tempfile.mkstemp(prefix=".manifest.", dir=self.meta)
-                with os.fdopen(fd, "wb") as fh:
-                    fh.write(manifest)
-                os.replace(tmp, self.meta / "manifest.json")
+                replace_file(self.meta / "manifest.json", manifest)
 
     def _write_manifest(self, data: dict[str, Any]) -> None:
         tmp = self.tmp / ".manifest.json"
@@ -294,6 +291,21 @@ def _changed(gen: Path, files: dict[str, Any]) -> list[str]:
     now = _record(gen)
     keys = {k for k in set(now) | set(files) if not same_entry(now.get(k), files.get(k))}
     return sorted({k.split("/", 1)[0] for k in keys})
+
+
+def replace_file(path: Path, data: bytes, tmp_dir: Path | None = None) -> None:
+    """Replace ``path`` with ``data`` at once (a temporary file in ``tmp_dir``, default ``path``'s folder, then
+    ``os.replace``). A write that fails (disk full) removes the temporary file: no zero-byte
+    ``.manifest.*`` is left behind, and ``path`` is as it was."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", dir=tmp_dir or path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def write_json(path: Path, data: Any) -> None:

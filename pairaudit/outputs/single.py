@@ -8,12 +8,19 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
 from pairaudit.errors import ConfigError, file_system_error
-from pairaudit.outputs.folder import DATASETS_CACHE, META, OutputDir, _foreign, file_entry, same_entry
+from pairaudit.outputs.folder import (
+    DATASETS_CACHE,
+    META,
+    OutputDir,
+    _foreign,
+    file_entry,
+    replace_file,
+    same_entry,
+)
 
 
 def replace_outputs(out: Path, files: Mapping[str, bytes | None], doing: str = "writing the outputs") -> None:
@@ -73,10 +80,7 @@ def refresh_record(out: Path, name: str) -> None:
         data["files"][name] = file_entry(gen / name)
     except (OSError, ValueError, KeyError, TypeError):
         return  # an older folder without records: nothing to update
-    fd, tmp = tempfile.mkstemp(prefix=".manifest.", dir=gen)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(json.dumps(data, sort_keys=True) + "\n")
-    os.replace(tmp, meta / "manifest.json")
+    replace_file(meta / "manifest.json", (json.dumps(data, sort_keys=True) + "\n").encode("utf-8"), gen)
 
 
 def committed_file(out: Path, name: str) -> Path:
