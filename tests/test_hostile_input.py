@@ -478,3 +478,30 @@ def test_a_polars_error_on_a_full_disk_is_disk_full(tmp_path: Path, monkeypatch:
     monkeypatch.setattr(errors, "disk_full", lambda _p, margin=0: False)  # space left: a real bug, not hidden
     with pytest.raises(pl.exceptions.ComputeError):
         pairaudit.scan(str(src), tmp_path / "out2", only=ONLY)
+
+
+# ------------------------------------------------------------------- the fuzz surfaces, at a CI size
+def test_fuzz_surfaces_of_issue_38_at_a_small_size(tmp_path: Path) -> None:
+    """scripts/fuzz_edges.py's issue-38 surfaces (one seed, a few cases each; scripts/fuzz_inputs.py runs more): no traceback, an allowed exit
+    code, every record in clean or dropped; the Python API cases raise what they should."""
+    import random
+    import sys
+
+    from conftest import ROOT
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        import fuzz_edges as fe
+    finally:
+        sys.path.remove(str(ROOT / "scripts"))
+    for seed in (0,):
+        rng = random.Random(seed)
+        work = tmp_path / f"seed{seed}"
+        work.mkdir()
+        for case in fe.utf8_container_cases(work, rng, 2) + fe.gzip_tail_cases(work, rng, 2):
+            code, output = _cli(*case.argv)
+            assert code in case.allowed, (case.name, output)
+            t = _totals(case.out)
+            assert t["input"] == case.records == t["kept"] + t["dropped"], (case.name, t)
+        problems = [(name, p) for name, p in fe.api_problems(work, rng, 1) if p is not None]
+        assert problems == [], problems
