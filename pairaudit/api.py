@@ -37,7 +37,7 @@ from pairaudit.plan import apply_config_file
 from pairaudit.report import render_report
 from pairaudit.report.progress import PlainProgress, ProgressDisplay, quiet_libraries
 from pairaudit.report.terminal import terminal_safe
-from pairaudit.schema import did_you_mean, read_report_json
+from pairaudit.schema import did_you_mean, read_report_json, rescan_fix
 
 logger = logging.getLogger("pairaudit")
 progress_logger = logging.getLogger("pairaudit.progress")
@@ -282,7 +282,7 @@ def apply_decisions(out_dir: str | Path, *, source: Any = None, progress: Progre
     unknown = sorted(set(report["config"]) - known)
     if unknown:
         raise InputError(f"{report_path}: config holds unknown option(s) {', '.join(map(repr, unknown))} (written by "
-                         "another pairaudit version, or damaged)", fix="re-run `pairaudit scan SOURCE --out DIR`")
+                         "another pairaudit version, or damaged)", fix=rescan_fix(out))
     cfg = ScanConfig(**report["config"])
     validate_config(cfg)
     cfg = _as_requested(cfg, report)

@@ -41,6 +41,16 @@ class Decision:
         return d
 
 
+def row_number(value: object, where: str = "row") -> int:
+    """A row number as the decisions file and the Python API both accept it: a whole number >= 0 (a numpy
+    integer too); never a bool, a float (3.7, 8.0, nan, inf) or a string ("6"). A ConfigError otherwise."""
+    from pairaudit import schema
+
+    if type(value).__module__ == "numpy" and type(value).__name__.startswith(("int", "uint")):
+        value = int(value)  # type: ignore[call-overload]
+    return schema.integer(value, where, lo=0)
+
+
 def now() -> str:
     from datetime import datetime, timezone
 
@@ -73,7 +83,7 @@ def read_log(path: str | os.PathLike[str]) -> list[Decision]:
                     note, pair_hash = d.get("note", ""), d.get("pair_hash")
                     text = {k: d.get(k) or "" for k in ("reviewer", "time")}
                     action = None if d.get("action") is None else schema.integer(d["action"], f"{where}: action", lo=0)
-                    dec = Decision(schema.integer(d["row"], f"{where}: row", lo=0),
+                    dec = Decision(row_number(d["row"], f"{where}: row"),
                                    schema.string(d["decision"], f"{where}: decision", (*DECISIONS, UNDO)),
                                    note if isinstance(note, str) else schema.string(note, f"{where}: note"),
                                    None if pair_hash is None else schema.string(pair_hash, f"{where}: pair_hash"),
@@ -179,7 +189,12 @@ class Merge:
 
 def merge_decisions(mine: str | os.PathLike[str], theirs: str | os.PathLike[str]) -> Merge:
     """Append to ``mine`` the decisions of ``theirs`` for rows ``mine`` has not decided; rows both decided
-    the same way are agreed; rows decided differently are conflicts, listed and left as in ``mine``."""
+    the same way are agreed; rows decided differently are conflicts, listed and left as in ``mine``. A
+    ``theirs`` that does not exist is an InputError (never "0 rows added")."""
+    if not os.path.lexists(theirs):
+        raise InputError(f"decisions file {theirs} does not exist: there is nothing to merge",
+                         expected="another reviewer's decisions.jsonl (or their Review)",
+                         fix="pass the path of their decisions.jsonl, e.g. OUT/decisions.jsonl of their copy")
     mine_final, theirs_final = load_decisions(mine), load_decisions(theirs)
     res, new = Merge(), []
     for row, d in sorted(theirs_final.items()):

@@ -70,16 +70,40 @@ _FIXES = {
 }
 
 
-def os_error_of(exc: BaseException) -> OSError | None:
+def os_error_of(exc: BaseException, out: object = None) -> OSError | None:
     """The OSError behind ``exc``: itself, or the ``(os error N)`` with which polars reports a failed read
-    or write (a ``ComputeError``, e.g. "underlying IO error: File too large (os error 27)"); else None."""
+    or write (a ``ComputeError``, e.g. "underlying IO error: File too large (os error 27)"); or, for an error
+    of polars / pyarrow reading back a file a full disk cut short ("parquet: File out of specification"), ENOSPC
+    when the disk of ``out`` has (almost) no space left; else None. The one place that says which failures are
+    the file system's (exit 2, :func:`file_system_error`)."""
+    import errno
     import os
     import re
 
     if isinstance(exc, OSError):
         return exc
-    m = re.search(r"\(os error (\d+)\)", str(exc)) if type(exc).__module__.startswith("polars") else None
-    return OSError(int(m.group(1)), os.strerror(int(m.group(1)))) if m else None
+    module = type(exc).__module__
+    m = re.search(r"\(os error (\d+)\)", str(exc)) if module.startswith("polars") else None
+    if m:
+        return OSError(int(m.group(1)), os.strerror(int(m.group(1))))
+    if module.startswith(("polars", "pyarrow")) and out is not None and disk_full(out):
+        return OSError(errno.ENOSPC, f"{os.strerror(errno.ENOSPC)} (seen as: {type(exc).__name__}: {str(exc)[:120]})")
+    return None
+
+
+def disk_full(path: object, margin: int = 1 << 20) -> bool:
+    """The disk that holds ``path`` (or its nearest existing parent) has less than ``margin`` bytes free."""
+    import os
+    from pathlib import Path
+
+    p = Path(str(path))
+    while not p.exists() and p != p.parent:
+        p = p.parent
+    try:
+        st = os.statvfs(p)
+    except OSError:
+        return False
+    return st.f_bavail * st.f_frsize < margin
 
 
 def file_system_error(exc: OSError, out: object = None, doing: str = "") -> FileSystemError:

@@ -183,7 +183,7 @@ class Scanner:
             self.out.abort()
             if isinstance(exc, KeyboardInterrupt):  # the CLI says whether outputs changed
                 exc.outputs_committed = self.out.committed  # type: ignore[attr-defined]
-            os_error = os_error_of(exc)  # disk full, a size limit, an I/O error (polars wraps its own)
+            os_error = os_error_of(exc, out_dir)  # disk full, a size limit, an I/O error (polars wraps its own)
             if os_error is not None and not self.out.committed:
                 raise file_system_error(os_error, out_dir, self.doing) from exc
             raise
@@ -289,7 +289,8 @@ class Scanner:
         self.timings["total"] = time.perf_counter() - t_start
         write_json(self.out.tmp / TIMINGS, {k: round(v, 4) for k, v in sorted(self.timings.items())})
         self.out.commit()
-        return Audit(Path(out_dir), report, None, exit_codes.scan_code(report), list(report.get("problems", [])))
+        messages = [*report.get("problems", []), *report["source"].get("notes", [])]  # notes: read as gzip -dc does
+        return Audit(Path(out_dir), report, None, exit_codes.scan_code(report), messages)
 
     def facts(self, source: Source) -> ScanFacts:
         """What this scan decided, for report.json: each check's status (ran, off, skipped, failed with why), the

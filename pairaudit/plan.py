@@ -106,6 +106,8 @@ def _thresholds(cfg: ScanConfig, name: str) -> dict[str, Any]:
 
 # thresholds whose code needs more than "a whole number >= 1" (cross-fitting needs two folds)
 MINIMUMS = {("likely_flipped", "folds"): 2}
+#: upper limits that do not follow from the default (more folds than 100 is never a fit pairaudit makes)
+MAXIMUMS = {("likely_flipped", "folds"): 100}
 
 
 def check_threshold(check: str, key: str, value: Any, default: Any) -> Any:
@@ -122,6 +124,9 @@ def check_threshold(check: str, key: str, value: Any, default: Any) -> Any:
     if (check, key) in MINIMUMS and isinstance(value, (int, float)) and not isinstance(value, bool) \
             and value < MINIMUMS[(check, key)]:
         raise ConfigError(where, expected=f"at least {MINIMUMS[(check, key)]}", fix=f"the default is {default}")
+    if (check, key) in MAXIMUMS and isinstance(value, (int, float)) and not isinstance(value, bool) \
+            and value > MAXIMUMS[(check, key)]:
+        raise ConfigError(where, expected=f"at most {MAXIMUMS[(check, key)]}", fix=f"the default is {default}")
     if isinstance(default, bool):
         if not isinstance(value, bool):
             raise ConfigError(where, expected="true or false")

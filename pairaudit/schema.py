@@ -133,6 +133,26 @@ def _optional_parts(data: dict[str, Any], p: str) -> None:
                               expected="a list of option names")
 
 
+def rescan_fix(out_dir: Any) -> str:
+    """The fix for a damaged or changed report.json, as a command that works: scan the source again into a new
+    folder (pairaudit never replaces an output changed since it wrote it, so the same --out would refuse). The
+    source is the one report.json records when that part can still be read and exists, else SOURCE."""
+    import json
+    import os
+    import shlex
+    from pathlib import Path
+
+    out = Path(out_dir)
+    try:
+        source = json.loads((out / "report.json").read_text(encoding="utf-8"))["source"]["path"]
+    except Exception:  # noqa: BLE001 - the file is damaged: any part may be missing or of another type
+        source = None
+    src = shlex.quote(source) if isinstance(source, str) and os.path.exists(source) else "SOURCE"
+    new = shlex.quote(str(out).rstrip("/") + "-rescan")
+    return (f"scan again into a new folder: pairaudit scan {src} --out {new} (the same --out keeps the changed "
+            "report.json: pairaudit never replaces a file changed since it wrote it)")
+
+
 def read_report_json(path: Any) -> dict[str, Any]:
     """``OUT/report.json`` parsed and checked to have the parts ``report``, ``show``, ``apply`` and the
     review helper read (status, source, totals, checks, config), or an ``InputError`` naming the file."""
@@ -142,7 +162,7 @@ def read_report_json(path: Any) -> dict[str, Any]:
     from pairaudit.errors import InputError
 
     p = Path(path)
-    fix = "re-run `pairaudit scan SOURCE --out DIR` to rewrite it"
+    fix = rescan_fix(p.parent)
     try:
         data = json.loads(p.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:

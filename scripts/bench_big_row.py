@@ -4,6 +4,11 @@ with an ordinary row in its place (the baseline: imports, models, the other rows
 RSS and what the huge row added, as a multiple of its size.
 
     python scripts/bench_big_row.py [--mb 5] [--rows 100] [--only CHECKS] [--extra '--fast']
+    python scripts/bench_big_row.py --mb 50 --rows 20 --stages   # each whole-dataset stage alone, then all
+
+``--stages`` (issue 38) runs every default whole-dataset check alone (``--only CHECK``) and then the default
+scan, each against its own baseline, so the stage where a huge row blows up shows by name; it exits 1 when
+the default scan's peak RSS exceeds ``--limit`` (20) times the row's size.
 """
 
 from __future__ import annotations
@@ -49,13 +54,45 @@ def peak_of_scan(src: Path, out: Path, args: argparse.Namespace) -> tuple[int, i
     return os.waitstatus_to_exitcode(status), usage.ru_maxrss * 1024, wall, tail  # ru_maxrss: KiB on Linux
 
 
+#: the default whole-dataset checks (``pairaudit checks``: kind global, on by default)
+STAGES = ("duplicate_pair", "contradictory_pair", "length_outlier", "near_duplicate_pair", "preference_cycle",
+          "likely_flipped", "split_leakage")
+
+
+def per_stage(args: argparse.Namespace) -> int:
+    """Each whole-dataset stage alone, then the default scan: peak RSS and seconds against the baseline."""
+    worst = 0.0
+    with tempfile.TemporaryDirectory() as tmp:
+        big, small = Path(tmp) / "big.jsonl", Path(tmp) / "small.jsonl"
+        largest = write_rows(big, args.rows, args.mb)
+        write_rows(small, args.rows, 0)
+        print(f"rows {args.rows}, largest row {largest / 1e6:.1f} MB")
+        print(f"{'checks':24} {'exit':>4} {'peak GB':>8} {'x row':>6} {'added MB':>9} {'s':>6} {'base s':>7}")
+        for k, only in enumerate([*STAGES, None]):
+            args.only = only
+            code0, base, wall0, _ = peak_of_scan(small, Path(tmp) / f"b{k}", args)
+            code, peak, wall, tail = peak_of_scan(big, Path(tmp) / f"o{k}", args)
+            print(f"{only or 'default scan':24} {code:>4} {peak / 1e9:>8.2f} {peak / largest:>6.1f} "
+                  f"{(peak - base) / 1e6:>9.0f} {wall:>6.1f} {wall0:>7.1f}", flush=True)
+            if code not in (0, 3, 4, 5):
+                print(tail)
+            if only is None:
+                worst = peak / largest
+    print(f"default scan: peak RSS {worst:.1f} x the row (limit {args.limit:g} x)")
+    return 0 if worst <= args.limit else 1
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--mb", type=float, default=50.0)
     ap.add_argument("--rows", type=int, default=100)
     ap.add_argument("--only", default=None, help="--only for the scan (default: the default checks)")
     ap.add_argument("--extra", default="", help="more scan options, e.g. '--fast'")
+    ap.add_argument("--stages", action="store_true", help="each whole-dataset stage alone, then the default scan")
+    ap.add_argument("--limit", type=float, default=20.0, help="--stages: the largest peak RSS / row size allowed")
     args = ap.parse_args()
+    if args.stages:
+        raise SystemExit(per_stage(args))
     with tempfile.TemporaryDirectory() as tmp:
         big, small = Path(tmp) / "big.jsonl", Path(tmp) / "small.jsonl"
         largest = write_rows(big, args.rows, args.mb)

@@ -177,3 +177,119 @@ def check(case: Case, output: str, code: int, before: dict[str, bytes | str] | N
         if before is None and case.out.exists() and any(case.out.iterdir()):
             return f"a scan that failed while writing left {sorted(p.name for p in case.out.iterdir())}"
     return None
+
+
+# ------------------------------------------------------------------------------------- issue 38 surfaces
+BAD_UTF8 = [b"\xff", b"\xc3", b"\xed\xa0\x80", b"\xf8\x88\x80\x80\x80", b"\x80abc", b"ok\xe2\x82"]
+
+
+def utf8_container_cases(work: Path, rng: random.Random, n: int) -> list[Case]:
+    """Parquet files and save_to_disk folders whose string cells hold invalid UTF-8 (any column, any row):
+    each such row is one malformed row, the others are read."""
+    import datasets
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    out = []
+    for k in range(n):
+        cols: dict[str, list[bytes]] = {c: [f"{c} {i} text".encode() for i in range(8)]
+                                        for c in ("prompt", "chosen", "rejected")}
+        for _ in range(rng.randint(1, 4)):
+            c, i = rng.choice(list(cols)), rng.randrange(8)
+            cell = cols[c][i]
+            at = rng.randrange(len(cell) + 1)
+            cols[c][i] = cell[:at] + rng.choice(BAD_UTF8) + cell[at:]
+        table = pa.table({c: pa.array(v, pa.binary()).view(pa.string()) for c, v in cols.items()})
+        if k % 2:
+            src = work / f"utf8-{k}"
+            datasets.Dataset(datasets.table.InMemoryTable(table)).save_to_disk(str(src))
+        else:
+            src = work / f"utf8-{k}.parquet"
+            pq.write_table(table, src)
+        o = work / f"o-utf8-{k}"
+        out.append(Case("invalid UTF-8 in containers", f"utf8 {k}", ["scan", str(src), "--out", str(o), "-q",
+                                                                     "--only", CHEAP], {0, 5}, 8, o))
+    return out
+
+
+def gzip_tail_cases(work: Path, rng: random.Random, n: int) -> list[Case]:
+    """Gzip files of 1-3 members followed by bytes that start no member (text, zeros, random): every row is
+    read, as gzip -dc reads them."""
+    import gzip
+
+    out = []
+    for k in range(n):
+        rows = [json.dumps({"prompt": f"Q {i}?", "chosen": f"yes {i}", "rejected": f"no {i}"}) + "\n"
+                for i in range(rng.randint(3, 12))]
+        cuts = sorted(rng.sample(range(1, len(rows)), min(len(rows) - 1, rng.randint(0, 2))))
+        parts = [rows[a:b] for a, b in zip([0, *cuts], [*cuts, len(rows)])]
+        tail = rng.choice([b"GARBAGE", b"\0" * rng.randint(1, 600), bytes(rng.randrange(32, 256) for _ in range(99)),
+                           b"x" * 70_000])
+        src = work / f"tail-{k}.jsonl.gz"
+        src.write_bytes(b"".join(gzip.compress("".join(p).encode()) for p in parts) + tail)
+        o = work / f"o-tail-{k}"
+        out.append(Case("gzip trailing bytes", f"gzip tail {k}", ["scan", str(src), "--out", str(o), "-q",
+                                                                  "--only", CHEAP], {0}, len(rows), o))
+    return out
+
+
+def huge_row_cases(work: Path, rng: random.Random, n: int, mb: float = 1.0) -> list[Case]:
+    """One response of ``mb`` MB among ordinary rows, through every default check (a size CI can afford)."""
+    words = "the of and to in is was for that on with as by at from it an be this are or".split()
+    out = []
+    for k in range(n):
+        rows = [{"prompt": f"Question {i}?", "chosen": f"A careful answer {i}.", "rejected": f"No {i}."}
+                for i in range(8)]
+        size = int(mb * 1e6)
+        rows[rng.randrange(8)][rng.choice(["chosen", "rejected", "prompt"])] = \
+            " ".join(rng.choice(words) for _ in range(size // 3))[:size]
+        src = jsonl(work / f"huge-{k}.jsonl", rows)
+        o = work / f"o-huge-{k}"
+        out.append(Case("huge rows", f"huge row {k}", ["scan", str(src), "--out", str(o), "-q"], {0, 4}, 8, o))
+    return out
+
+
+def api_problems(work: Path, rng: random.Random, n: int) -> list[tuple[str, str | None]]:
+    """The Python API: DataFrames and Arrow tables with duplicated or mistyped columns, and row numbers the
+    decisions file refuses (fractional, non-finite, strings, booleans) given to Review. (case, problem)."""
+    import pandas as pd
+
+    import pairaudit
+    from pairaudit.errors import ConfigError, PairauditError
+    from pairaudit.review import Review
+
+    out: list[tuple[str, str | None]] = []
+    only = CHEAP.split(",")
+    for k in range(n):
+        df = pd.DataFrame([{"prompt": f"Q {i}?", "chosen": f"answer {i}", "rejected": f"no {i}"} for i in range(6)])
+        df["chosen"] = df["chosen"].astype(object)
+        bad = rng.sample(range(6), rng.randint(1, 3))
+        for i in bad:
+            df.at[i, "chosen"] = rng.choice([5, 2.5, b"bytes", ["a"], {"x": 1}, True])
+        name, problem = f"mistyped cells {k}", None
+        try:
+            t = pairaudit.scan(df, work / f"o-api-{k}", only=only).report["totals"]
+            if (t["input"], t["dropped"]) != (6, len(bad)):
+                problem = f"totals {t}, expected 6 rows and {len(bad)} dropped"
+        except Exception as exc:  # noqa: BLE001 - any error is the finding
+            problem = f"{type(exc).__name__}: {str(exc)[:150]}"
+        out.append((name, problem))
+        dup = df.copy()
+        dup.insert(rng.randrange(4), rng.choice(["chosen", "rejected", "prompt"]), "x", allow_duplicates=True)
+        try:
+            pairaudit.scan(dup, work / f"o-dup-{k}", only=only)
+            out.append((f"duplicate columns {k}", "scanned a frame with two columns of one name"))
+        except PairauditError as exc:
+            out.append((f"duplicate columns {k}", None if exc.exit_code == 2 else f"exit {exc.exit_code}"))
+        except Exception as exc:  # noqa: BLE001
+            out.append((f"duplicate columns {k}", f"{type(exc).__name__}: {str(exc)[:150]}"))
+        rv = Review(work / f"o-api-{k}", reviewer="fuzz")
+        for row in rng.sample([3.7, 8.0, "6", True, float("nan"), float("inf"), -1, None, 1e300, "1e3"], 4):
+            try:
+                rv.decide(row, "drop")
+                out.append((f"row {row!r}", "accepted"))
+            except ConfigError:
+                out.append((f"row {row!r}", None))
+            except Exception as exc:  # noqa: BLE001
+                out.append((f"row {row!r}", f"{type(exc).__name__}: {str(exc)[:150]}"))
+    return out

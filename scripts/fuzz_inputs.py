@@ -272,6 +272,8 @@ def surface_cases(work: Path, rng: random.Random, runner, app, scale: float):
     for c, first in fe.terminal_cases(work, rng, n(30)) + fe.write_limit_cases(work, rng, n(30)):
         cases.append((c, None if first is None else lambda first=first: runner.invoke(app, first)))
     cases += [(c, None) for c in fe.long_text_cases(work, rng, n(10)) + fe.split_cases(work, rng, n(12))]
+    cases += [(c, None) for c in fe.utf8_container_cases(work, rng, n(12)) + fe.gzip_tail_cases(work, rng, n(12))
+              + fe.huge_row_cases(work, rng, n(2))]  # issue 38
     return cases
 
 
@@ -352,6 +354,16 @@ def main() -> int:
                 if problem is not None or case.name.endswith((" 0", " 0 (report)", " 0 (show)", " 0 (apply)")):
                     print(f"{case.name[:44]:44} {code:>4} {'/'.join(map(str, sorted(case.allowed))):>9} "
                           f"{time.perf_counter() - t0:5.1f}  {problem or 'ok'}")
+            import fuzz_edges as fe
+
+            for name, problem in fe.api_problems(work, rng, max(1, int(6 * args.surfaces))):  # issue 38
+                stats = per_surface.setdefault("python API", [0, 0])
+                stats[0] += 1
+                stats[1] += problem is not None
+                failures += problem is not None
+                total += 1
+                if problem is not None:
+                    print(f"{name[:44]:44} {'':>4} {'':>9} {'':>5}  {problem}")
     print("\n" + ", ".join(f"{k}: {v[0]} cases, {v[1]} failing" for k, v in per_surface.items()))
     print(f"seed {args.seed}: {total} cases, {failures} failing case(s)")
     return 1 if failures else 0

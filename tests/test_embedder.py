@@ -114,3 +114,32 @@ def test_missing_dependency_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> 
     with pytest.raises(MissingDependency) as exc:
         check_deps()
     assert exc.value.extra == "embed" and "sentence_transformers" in str(exc.value)
+
+
+def test_a_huge_text_is_embedded_from_the_prefix_the_model_reads(tmp_path: Path) -> None:
+    """Issue 38 (3): a 2 MB response is cut to a prefix holding the model's first max_seq_length tokens before
+    tokenizing: the same vector and token count as the whole text, without tokenizing 2 MB."""
+    import random
+    import time
+
+    import numpy as np
+
+    from pairaudit.models.embedder import Embedder
+
+    rng = random.Random(0)
+    words = "the of and to in is was for that on with as by at from it an be this are or".split()
+    huge = " ".join(rng.choice(words) for _ in range(700_000))[:2_000_000]
+    long_word = "x" * 9000 + " " + " ".join(rng.choice(words) for _ in range(5000))  # one [UNK] of 9000 chars
+    short = "a short answer"
+    emb = Embedder(cache_dir=None, precision="fp32")
+    model = emb._load()
+    t = time.perf_counter()
+    got = emb._encode_raw([huge, long_word, short])
+    took = time.perf_counter() - t
+    whole = np.asarray(model.encode([huge[:200_000], long_word, short], normalize_embeddings=True,
+                                    convert_to_numpy=True), np.float32)  # 200 KB already holds 256+ tokens
+    assert np.allclose(got, whole, atol=1e-5)
+    assert emb.token_lengths([huge, long_word, short]).tolist()[:2] == [model.max_seq_length] * 2
+    prefixes = emb.model_prefixes(model, [huge, long_word, short])
+    assert len(prefixes[0]) < 10_000 and prefixes[1] == long_word[:len(prefixes[1])] and prefixes[2] == short
+    assert took < 10, took

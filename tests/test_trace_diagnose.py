@@ -190,3 +190,21 @@ def test_learning_rate_far_above_the_usual_range_is_the_top_cause(tmp_path: Path
     weak = diagnose(run_dir=tmp_path, state=state, args={**args, "learning_rate": 5e-6}, args_source="x",
                     window=(2, 2), trace_doc=doc, data="pairs.jsonl", out_dir=tmp_path / "t")
     assert ": supported" not in weak["summary"]  # never "no cause is supported ...: X: supported"
+
+
+def test_an_absent_max_grad_norm_is_the_installed_trainers_default_never_off(tmp_path: Path) -> None:
+    """Issue 38 (9): training_args.json without max_grad_norm: the trainer clipped at its default (1.0)."""
+    import transformers
+
+    from pairaudit.trace.diagnose import trainer_defaults
+
+    args = {k: v for k, v in {**BASE, "bf16": True}.items() if k != "max_grad_norm"}
+    state = _run(tmp_path, args=args, log=_log(400, 50, fail=400))
+    d = _diag(tmp_path, state, (351, 400), max_logit=2.0)
+    amp = next(c for c in d["causes"] if c["cause"] == "amplifier")
+    expected = transformers.TrainingArguments.__dataclass_fields__["max_grad_norm"].default
+    assert expected == trainer_defaults()[0]["max_grad_norm"] == 1.0
+    assert not any("clipping is off" in x for x in amp["for"]) and "max_grad_norm=1.0" not in d["fixes"]
+    assert any("gradients were clipped (max_grad_norm=1)" in x and "absent" in x and "default of the installed" in x
+               for x in amp["against"])
+    assert amp["verdict"] == "ruled_out"

@@ -7,6 +7,7 @@ import contextlib
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any, NoReturn
 
 import typer
 
@@ -98,10 +99,29 @@ def fail(exc: PairauditError | OSError) -> None:
 def damaged_report(out: Path) -> Iterator[None]:
     """A report.json that passed the schema but holds wrong values deeper down is still exit 2, naming it."""
     from pairaudit.errors import InputError
+    from pairaudit.schema import rescan_fix
 
     try:
         yield
     except (AttributeError, TypeError, KeyError, ValueError, IndexError) as exc:
         raise InputError(f"{out / 'report.json'} cannot be read back ({type(exc).__name__}: {str(exc)[:200]}): "
-                         "it was changed or damaged", fix="re-run `pairaudit scan SOURCE --out DIR` to rewrite it"
+                         "it was changed or damaged", fix=rescan_fix(out)
                          ) from exc
+
+
+def finish_run(audit: Any, *, quiet: bool, allow_empty: bool, limits: list[tuple[str, float]] = ()) -> NoReturn:
+    """The end of `scan` and `apply`, one for both: the summary (unless ``quiet``), a warning per problem, and
+    the exit code (``exit_codes``: 5 when nothing usable came through unless ``allow_empty``; ``--fail-on``)."""
+    from pairaudit import exit_codes
+
+    if not quiet:
+        from pairaudit.report.summary import print_summary
+
+        print_summary(audit)
+    for problem in audit.messages:
+        echo(f"warning: {problem}")
+    code = exit_codes.OK if allow_empty and audit.exit_code == exit_codes.EMPTY else audit.exit_code
+    code, messages = exit_codes.fail_on_code(code, audit.report, list(limits))
+    for message in messages:
+        echo(message)
+    raise typer.Exit(code)

@@ -80,9 +80,13 @@ def show(out: Annotated[Path, typer.Argument(help="An output folder.")],
 
 def apply(out: Annotated[Path, typer.Argument(help="An output folder holding decisions.jsonl.")],
           quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Silent: no progress, messages or "
-                                                                     "summary.")] = False) -> None:
-    """Re-apply review decisions (OUT/decisions.jsonl) to rewrite clean/dropped outputs."""
+                                                                     "summary.")] = False,
+          allow_empty: Annotated[bool, typer.Option("--allow-empty", metavar="", help="Exit 0 even when every "
+                                 "record ends up dropped (status \"empty\", exit 5 otherwise), as for scan.")]
+          = False) -> None:
+    """Re-apply review decisions (OUT/decisions.jsonl) to rewrite clean/dropped outputs. Exit codes as scan's."""
     from pairaudit.api import apply_decisions
+    from pairaudit.cli.console import finish_run
 
     progress, log, display = progress_display(quiet)
     try:
@@ -93,7 +97,4 @@ def apply(out: Annotated[Path, typer.Argument(help="An output folder holding dec
     finally:
         if display is not None:
             display.stop()
-    if not quiet:
-        from pairaudit.report.summary import print_summary
-
-        print_summary(audit)
+    finish_run(audit, quiet=quiet, allow_empty=allow_empty)

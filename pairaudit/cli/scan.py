@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from pairaudit import exit_codes
-from pairaudit.cli.console import echo, fail, progress_display, silenced
+from pairaudit.cli.console import echo, fail, finish_run, progress_display, silenced
 from pairaudit.cli.scan_options import (
     AllowEmptyOpt,
     BatchSizeOpt,
@@ -57,7 +57,6 @@ from pairaudit.errors import PairauditError
 from pairaudit.options import check_fail_on, limit, names, parse_fail_on, parse_set
 
 if TYPE_CHECKING:
-    from pairaudit.audit import Audit
     from pairaudit.config import ScanConfig
 
 
@@ -127,7 +126,7 @@ def scan(
         else:
             echo("interrupted: no outputs were changed")
         raise typer.Exit(exit_codes.INTERRUPTED) from None
-    _finish(audit, quiet, allow_empty, limits)
+    finish_run(audit, quiet=quiet, allow_empty=allow_empty, limits=limits)
 
 
 def _config(o: dict[str, Any]) -> ScanConfig:
@@ -156,18 +155,3 @@ def _config(o: dict[str, Any]) -> ScanConfig:
         cfg = apply_config_file(cfg, load_config_file(o["config"]))
     check_fail_on(parse_fail_on(o["fail_on"]), cfg)
     return cfg
-
-
-def _finish(audit: Audit, quiet: bool, allow_empty: bool, limits: list[tuple[str, float]]) -> None:
-    """The summary, warnings and --fail-on messages; exits with the scan's code."""
-    if not quiet:
-        from pairaudit.report.summary import print_summary
-
-        print_summary(audit)
-    for problem in audit.messages:
-        echo(f"warning: {problem}")
-    code = exit_codes.OK if allow_empty and audit.exit_code == exit_codes.EMPTY else audit.exit_code
-    code, messages = exit_codes.fail_on_code(code, audit.report, limits)
-    for message in messages:
-        echo(message)
-    raise typer.Exit(code)

@@ -61,4 +61,80 @@ class Source:
         return self.total, "rows"
 
     def describe(self) -> dict[str, Any]:
-        return {"path": self.path, "kind": self.kind}
+        out: dict[str, Any] = {"path": self.path, "kind": self.kind}
+        if self.source_notes():
+            out["notes"] = self.source_notes()
+        return out
+
+    def source_notes(self) -> list[str]:
+        """What the scan should say about how this source was read (``report.json`` ``source.notes``, printed
+        as warnings): e.g. a ``--split`` given for a source that has no splits."""
+        split = getattr(self, "ignored_split", None)
+        if split is None:
+            return []
+        return [f"--split {split} was ignored: a {self.kind} source is one table without splits (every record was "
+                "scanned); splits belong to a DatasetDict (its save_to_disk folder, a hub id)"]
+
+
+def arrow_records(rows: list[int], table: Any) -> list[Record]:
+    """The records of an Arrow table or record batch (rows ``rows``), the one way every container of Arrow
+    data (Parquet, ``save_to_disk``, hub datasets, DataFrames, Arrow tables, streams) turns its rows into
+    Python: a row whose string cell is not valid UTF-8 becomes one malformed record, like the same bytes
+    on a JSONL line, and the rows around it are read as usual."""
+    try:
+        return [Record(r, d) for r, d in zip(rows, table.to_pylist())]
+    except UnicodeDecodeError:
+        return [_arrow_row(r, table.slice(i, 1)) for i, r in enumerate(rows)]
+
+
+def _arrow_row(row: int, one: Any) -> Record:
+    """The record of a one-row Arrow table, or a malformed record naming the column it cannot decode."""
+    try:
+        return Record(row, one.to_pylist()[0])
+    except UnicodeDecodeError:
+        for name, column in zip(one.schema.names, one.columns):
+            try:
+                column.to_pylist()
+            except UnicodeDecodeError as exc:
+                byte = exc.object[exc.start] if exc.start < len(exc.object) else 0
+                return Record(row, None, f"invalid UTF-8 in column {name!r} at byte {exc.start} (0x{byte:02x}); "
+                                         "fix: re-encode that column's text as UTF-8 (e.g. "
+                                         "bytes.decode('latin-1') in the script that wrote it)", name)
+        raise
+
+
+def lossy_pylist(table: Any) -> list[dict[str, Any]]:
+    """``table.to_pylist()`` with every string that is not valid UTF-8 decoded with U+FFFD for its bad bytes
+    (string columns, nested ones included, are read as bytes first): for reading back a dropped record
+    whose bytes were kept as read."""
+    try:
+        return table.to_pylist()
+    except UnicodeDecodeError:
+        import pyarrow as pa
+
+        schema = pa.schema([f.with_type(_as_binary(f.type)) for f in table.schema])
+        return [_text(d) for d in table.cast(schema).to_pylist()]
+
+
+def _as_binary(t: Any) -> Any:
+    import pyarrow as pa
+
+    if pa.types.is_string(t) or pa.types.is_large_string(t):
+        return pa.large_binary() if pa.types.is_large_string(t) else pa.binary()
+    if pa.types.is_struct(t):
+        return pa.struct([f.with_type(_as_binary(f.type)) for f in t])
+    if pa.types.is_large_list(t):
+        return pa.large_list(_as_binary(t.value_type))
+    if pa.types.is_list(t):
+        return pa.list_(_as_binary(t.value_type))
+    return t
+
+
+def _text(v: Any) -> Any:
+    if isinstance(v, bytes):
+        return v.decode("utf-8", "replace")
+    if isinstance(v, dict):
+        return {k: _text(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_text(x) for x in v]
+    return v

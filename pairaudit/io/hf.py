@@ -21,7 +21,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from pairaudit.errors import ConfigError, InputError
-from pairaudit.io.base import Record, Source
+from pairaudit.io.base import Record, Source, arrow_records
 
 ALL = "all"
 
@@ -49,7 +49,12 @@ class HFSource(Source):
     def batches(self, batch_size: int, start: int = 0, stop: int | None = None) -> Iterator[list[Record]]:
         stop = len(self.ds) if stop is None else stop
         for lo in range(start, stop, batch_size):
-            chunk = self.ds[lo:min(lo + batch_size, stop)]
+            hi = min(lo + batch_size, stop)
+            try:
+                chunk = self.ds[lo:hi]
+            except UnicodeDecodeError:  # a string cell that is not UTF-8: that row alone is malformed
+                yield arrow_records(list(range(lo, hi)), self.ds.with_format("arrow")[lo:hi])
+                continue
             keys = list(chunk)
             n = len(chunk[keys[0]]) if keys else 0
             yield [Record(lo + i, {k: chunk[k][i] for k in keys}) for i in range(n)]
@@ -58,6 +63,8 @@ class HFSource(Source):
         out = {"path": self.path, "kind": self.kind, "split": self.split}
         if getattr(self, "other_splits", None):
             out["other_splits"] = self.other_splits
+        if self.source_notes():
+            out["notes"] = self.source_notes()
         return out
 
 
@@ -74,6 +81,8 @@ class DatasetSource(HFSource):
         out = {"path": None, "kind": self.kind, "type": "datasets.Dataset", "split": self.split, "rows": len(self.ds)}
         if getattr(self, "other_splits", None):
             out["other_splits"] = self.other_splits
+        if self.source_notes():
+            out["notes"] = self.source_notes()
         return out
 
 
@@ -138,9 +147,8 @@ class IterableSource(Source):
     def batches(self, batch_size: int) -> Iterator[list[Record]]:
         row = 0
         for table in self._tables(batch_size):
-            recs = table.to_pylist()
-            yield [Record(row + i, d) for i, d in enumerate(recs)]
-            row += len(recs)
+            yield arrow_records(list(range(row, row + table.num_rows)), table)
+            row += table.num_rows
 
     def describe(self) -> dict[str, Any]:
         out = {"path": None, "kind": self.kind, "type": "datasets.IterableDataset", "split": self.split}

@@ -83,14 +83,20 @@ def array_items(data: bytes) -> list[bytes] | None:
     return None
 
 
-def gzip_lines(path: str, damage: list[str]) -> Iterator[bytes]:
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+def gzip_lines(path: str, damage: list[str], notes: list[str] | None = None) -> Iterator[bytes]:
     """Lines (with their endings) of a gzip file, decompressed incrementally so that every complete
     line before a damaged or truncated spot is returned. Concatenated gzip members are read in turn.
-    On damage the last partial line is returned as is and a description is appended to ``damage``."""
+    On damage the last partial line is returned as is and a description is appended to ``damage``.
+    Bytes after the last member that do not start another member are ignored, as ``gzip -dc`` ignores
+    them ("trailing garbage ignored"): every row is read, and ``notes`` gets a line saying so."""
+    import os
+
     with open(path, "rb") as fh:
         dec = zlib.decompressobj(wbits=31)
-        pending = b""
-        offset = 0
+        pending, offset = b"", 0
         while True:
             chunk = fh.read(1 << 16)
             if not chunk:
@@ -98,22 +104,41 @@ def gzip_lines(path: str, damage: list[str]) -> Iterator[bytes]:
                     damage.append(f"the gzip stream ends early after {offset:,} compressed bytes (truncated file)")
                 break
             offset += len(chunk)
-            try:
-                out = dec.decompress(chunk)
-                while dec.eof and dec.unused_data:  # another gzip member follows
-                    rest = dec.unused_data
-                    dec = zlib.decompressobj(wbits=31)
-                    out += dec.decompress(rest)
-            except zlib.error as exc:
-                damage.append(f"the gzip data is damaged near compressed byte {offset - len(chunk):,}: {exc}")
-                break
+            out, dec, trailing, error = _inflate(dec, chunk)
             pending += out
             lines = pending.split(b"\n")
             pending = lines.pop()
             for line in lines:
                 yield line + b"\n"
+            if error:
+                damage.append(f"the gzip data is damaged near compressed byte {offset - len(chunk):,}: {error}")
+                break
+            if trailing is not None:
+                n = os.path.getsize(path) - (offset - trailing)
+                if notes is not None:
+                    notes.append(f"{n:,} byte(s) after the last gzip member were ignored (not gzip data: "
+                                 "gzip -dc ignores them too, 'trailing garbage ignored')")
+                break
         if pending:
             yield pending
+
+
+def _inflate(dec: Any, data: bytes) -> tuple[bytes, Any, int | None, str | None]:
+    """Feed ``data`` to the member being read and the members that follow it: (output, the decompressor
+    now reading, the number of trailing bytes of ``data`` that start no member (None: all were gzip), the
+    zlib error if the data is damaged)."""
+    out = []
+    while True:
+        try:
+            out.append(dec.decompress(data))
+        except zlib.error as exc:
+            return b"".join(out), dec, None, str(exc)
+        if not (dec.eof and dec.unused_data):
+            return b"".join(out), dec, None, None
+        data = dec.unused_data  # another gzip member follows, or bytes that start none
+        if not GZIP_MAGIC.startswith(data[:2]) or not data.strip(b"\0"):
+            return b"".join(out), dec, len(data), None
+        dec = zlib.decompressobj(wbits=31)
 
 
 def json_bytes(obj: Any) -> bytes:

@@ -11,6 +11,7 @@ input                       ``clean`` / ``dropped`` in the output folder
 ``DatasetDict`` (splits)    ``clean/`` a ``DatasetDict`` folder with the scanned splits (see ``io.hf``)
 ``IterableDataset``         ``clean.parquet`` / ``dropped.parquet`` written while streaming
 polars / pandas / pyarrow   ``clean.parquet`` / ``dropped.parquet`` (pandas: the index is not kept)
+pandas, mixed column types  ``clean.jsonl`` / ``dropped.jsonl``: read record by record (``pandas_source``)
 iterable of dicts           ``clean.jsonl`` / ``dropped.jsonl``
 ==========================  =====================================================================
 
@@ -35,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from pairaudit.errors import InputError
-from pairaudit.io.base import Record, Source, batched
+from pairaudit.io.base import Record, Source, arrow_records, batched
 from pairaudit.io.hf import DatasetSource, IterableSource, select_splits
 
 ACCEPTED = ("a path (.jsonl/.json/.parquet file or folder, save_to_disk folder, hub id), a datasets.Dataset / "
@@ -72,15 +73,7 @@ def open_python_source(obj: Any, *, split: Any = None) -> Source:
     if _isinstance(obj, "polars", ("DataFrame",)):
         return ArrowSource(obj.to_arrow(), "polars.DataFrame")
     if _isinstance(obj, "pandas", ("DataFrame",)):
-        import pyarrow as pa
-
-        try:
-            table = pa.Table.from_pandas(obj, preserve_index=False)
-        except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
-            raise InputError(f"the pandas DataFrame cannot be converted to Arrow: {exc}",
-                             expected="columns of one type each (text, lists of messages, ids)",
-                             fix="make each column hold one type, or pass df.to_dict('records')") from exc
-        return ArrowSource(table, "pandas.DataFrame")
+        return pandas_source(obj)
     if _isinstance(obj, "pyarrow", ("Table",)):
         return ArrowSource(obj, "pyarrow.Table")
     if isinstance(obj, Mapping):
@@ -94,6 +87,52 @@ def open_python_source(obj: Any, *, split: Any = None) -> Source:
     raise InputError(f"cannot scan a {type_name(obj)}", expected=ACCEPTED)
 
 
+def duplicate_columns(names: list[str], what: str, fix: str) -> None:
+    """An InputError when a column name occurs twice (Arrow and Parquet need one column per name)."""
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise InputError(f"the {what} has {len(names)} columns and {', '.join(map(repr, dupes))} occurs more than once "
+                         f"({names[:20]})", expected="one column per name",
+                         fix=f"rename the columns so each name occurs once, or keep the first of each: {fix}")
+
+
+def mixed_columns(df: Any) -> dict[str, list[str]]:
+    """The pandas object columns whose cells mix Python types, e.g. text and a number or bytes (Arrow,
+    hence Parquet, holds one type per column): column -> the type names found."""
+    out = {}
+    for name in df.columns[df.dtypes == object]:  # noqa: E721 - pandas' object dtype
+        kinds = {type(v).__name__ for v in df[name] if not _missing(v)}
+        if len(kinds) > 1:
+            out[str(name)] = sorted(kinds)
+    return out
+
+
+def _missing(v: Any) -> bool:
+    """pandas' missing values: None, NaN, pd.NA, NaT."""
+    return v is None or (isinstance(v, float) and v != v) or type(v).__name__ in ("NAType", "NaTType")
+
+
+def pandas_source(df: Any) -> Source:
+    """A pandas DataFrame: an Arrow table (Parquet outputs), or, when a column mixes types (a number or bytes in
+    a text column), its records one by one, each cell as it is, so that a mistyped cell is one malformed row
+    as on a JSONL line (JSONL outputs, which hold any type)."""
+    import pyarrow as pa
+
+    duplicate_columns([str(c) for c in df.columns], "pandas DataFrame", "df = df.loc[:, ~df.columns.duplicated()]")
+    mixed = mixed_columns(df)
+    if not mixed:
+        try:
+            return ArrowSource(pa.Table.from_pandas(df, preserve_index=False), "pandas.DataFrame")
+        except (pa.ArrowInvalid, pa.ArrowTypeError, ValueError) as exc:
+            mixed = {"?": [str(exc)[:200]]}
+    src = DictsSource(df.to_dict("records"))
+    src.what = "pandas.DataFrame"
+    src.note = ("columns that mix types (" + "; ".join(f"{c}: {', '.join(k)}" for c, k in mixed.items())
+                + "): read record by record, a mistyped cell is a malformed row; outputs are JSONL, which holds "
+                "any type (Parquet holds one type per column)")
+    return src
+
+
 class ArrowSource(Source):
     """A polars / pandas DataFrame or pyarrow Table (converted to Arrow once); Parquet outputs."""
 
@@ -103,6 +142,8 @@ class ArrowSource(Source):
     shardable = False
 
     def __init__(self, table: Any, what: str) -> None:
+        duplicate_columns(table.column_names, what, "table = table.select([i for i, n in "
+                          "enumerate(table.column_names) if n not in table.column_names[:i]])")
         self.table = table
         self.schema = table.schema
         self.what = what
@@ -121,10 +162,13 @@ class ArrowSource(Source):
 
     def batches(self, batch_size: int) -> Iterator[list[Record]]:
         for rows, rb in self.raw_batches(batch_size):
-            yield [Record(r, d) for r, d in zip(rows, rb.to_pylist())]
+            yield arrow_records(rows, rb)
 
     def describe(self) -> dict[str, Any]:
-        return {"path": None, "kind": self.kind, "type": self.what, "rows": self.total}
+        out = {"path": None, "kind": self.kind, "type": self.what, "rows": self.total}
+        if self.source_notes():
+            out["notes"] = self.source_notes()
+        return out
 
 
 def _json_default(value: Any) -> Any:
@@ -214,7 +258,11 @@ class DictsSource(Source):
             yield list(rows), list(raws)
 
     def describe(self) -> dict[str, Any]:
-        return {"path": None, "kind": self.kind, "type": self.what, "rows": self.total}
+        out = {"path": None, "kind": self.kind, "type": self.what, "rows": self.total}
+        notes = [self.note] if getattr(self, "note", None) else []
+        if notes or self.source_notes():
+            out["notes"] = [*notes, *self.source_notes()]
+        return out
 
 
 def _unlink(name: str) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from pairaudit.errors import InputError
-from pairaudit.io.base import Record, Source, batched
+from pairaudit.io.base import Record, Source, arrow_records, batched
 from pairaudit.io.hf import HFSource, choose_splits, select_splits, single_split_name
 from pairaudit.io.jsontext import array_items, gzip_lines, parse_json_line
 
@@ -54,6 +54,7 @@ class JsonlSource(Source):
         self.gz = path.name.endswith(".gz")
         self.bytes_read = 0
         self.damage: list[str] = []  # what went wrong reading a damaged .gz (rows before it are kept)
+        self.notes: list[str] = []  # what was read as gzip -dc reads it (trailing bytes ignored)
         with open(path, "rb") as fh:
             self.encoding = None if self.gz else sniff_encoding(fh.read(4))
         if self.gz:
@@ -65,8 +66,8 @@ class JsonlSource(Source):
 
     def _raw_lines(self, start: int) -> Iterator[bytes]:
         if self.gz:
-            self.damage = []
-            yield from gzip_lines(self.path, self.damage)
+            self.damage, self.notes = [], []
+            yield from gzip_lines(self.path, self.damage, self.notes)
             return
         if self.encoding:  # UTF-16/32: read whole (one shard), as UTF-8 lines
             yield from _decoded_lines(self.path, self.encoding)
@@ -116,6 +117,8 @@ class JsonlSource(Source):
             out["encoding"] = self.encoding  # read as such; clean.jsonl is written as UTF-8
         if self.damage:
             out["damage"] = self.damage[0]
+        if self.notes:
+            out["notes"] = [*out.get("notes", []), *self.notes]
         return out
 
 
@@ -258,12 +261,20 @@ class ParquetSource(Source):
 
     def batches(self, batch_size: int) -> Iterator[list[Record]]:
         for rows, rb in self.raw_batches(batch_size):
-            yield [Record(r, d) for r, d in zip(rows, rb.to_pylist())]
+            yield arrow_records(rows, rb)
 
 
 def open_source(source: Any, *, split: Any = None, subset: str | None = None) -> Source:
     """Open a JSONL/JSON/Parquet file or folder, a ``save_to_disk`` folder, a hub dataset id, or an
-    in-memory object (``io.python_sources``). ``split``: a name, ``all`` or a list (``io.hf``)."""
+    in-memory object (``io.python_sources``). ``split``: a name, ``all`` or a list (``io.hf``); given for a
+    source without splits it is ignored with a note (``Source.source_notes``), never silently."""
+    src = _open_source(source, split=split, subset=subset)
+    if split is not None and src.splits is None and getattr(src, "split", None) is None:
+        src.ignored_split = split  # type: ignore[attr-defined]
+    return src
+
+
+def _open_source(source: Any, *, split: Any = None, subset: str | None = None) -> Source:
     if not isinstance(source, (str, os.PathLike)):
         from pairaudit.io.python_sources import open_python_source
 

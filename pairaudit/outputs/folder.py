@@ -31,7 +31,7 @@ class OutputDir:
     ``.pairaudit/current/<name>``. Committing switches ``current`` with one ``rename``: a reader sees
     either every old output or every new one, never a mix, and an interrupted run leaves the previous
     outputs untouched. ``DIR/.pairaudit/manifest.json`` records the committed generation and the inode,
-    size and mtime of every file pairaudit wrote in it. Before a run starts, everything it would remove
+    size, mtime and sha256 of every file pairaudit wrote in it. Before a run starts, everything it would remove
     or replace is checked: an output name holding anything but pairaudit's own link (``clean.py``, a
     ``clean.jsonl`` you saved over the link, a real ``clean/`` folder), a committed file changed since it
     was written, or a ``current`` link that does not name a generation folder inside ``.pairaudit`` stops
@@ -203,10 +203,7 @@ class OutputDir:
             if manifest is None:
                 (self.meta / "manifest.json").unlink(missing_ok=True)
             else:
-                fd, tmp = tempfile.mkstemp(prefix=".manifest.", dir=self.meta)
-                with os.fdopen(fd, "wb") as fh:
-                    fh.write(manifest)
-                os.replace(tmp, self.meta / "manifest.json")
+                replace_file(self.meta / "manifest.json", manifest)
 
     def _write_manifest(self, data: dict[str, Any]) -> None:
         tmp = self.tmp / ".manifest.json"
@@ -258,16 +255,54 @@ def _record(gen: Path) -> dict[str, list[int]]:
             if root != str(gen) and DATASETS_CACHE.fullmatch(name) and os.path.exists(os.path.join(root, "state.json")):
                 continue
             p = Path(root) / name
-            st = p.lstat()
-            out[p.relative_to(gen).as_posix()] = [st.st_ino, st.st_size, st.st_mtime_ns]
+            out[p.relative_to(gen).as_posix()] = file_entry(p)
     return out
+
+
+def file_entry(p: Path) -> list[Any]:
+    """What the manifest records of one file: inode, size, mtime (ns) and, for a regular file, the sha256 of
+    its content (an edit that keeps the size and restores the mtime, ``touch -r``, still shows)."""
+    st = p.lstat()
+    entry: list[Any] = [st.st_ino, st.st_size, st.st_mtime_ns]
+    if not p.is_symlink() and p.is_file():
+        import hashlib
+
+        h = hashlib.sha256()
+        with open(p, "rb") as fh:
+            while chunk := fh.read(1 << 20):
+                h.update(chunk)
+        entry.append(h.hexdigest())
+    return entry
+
+
+def same_entry(now: list[Any] | None, recorded: Any) -> bool:
+    """``now`` matches the manifest's record; a record written before digests were kept (inode, size and
+    mtime only) is compared on those."""
+    if now is None or not isinstance(recorded, list):
+        return now == recorded
+    return now[:len(recorded)] == recorded if len(recorded) == 3 else now == recorded
 
 
 def _changed(gen: Path, files: dict[str, Any]) -> list[str]:
     """Top-level output names under ``gen`` whose files differ from the record (changed, added, removed)."""
     now = _record(gen)
-    keys = {k for k in set(now) | set(files) if now.get(k) != files.get(k)}
+    keys = {k for k in set(now) | set(files) if not same_entry(now.get(k), files.get(k))}
     return sorted({k.split("/", 1)[0] for k in keys})
+
+
+def replace_file(path: Path, data: bytes, tmp_dir: Path | None = None) -> None:
+    """Replace ``path`` with ``data`` at once (a temporary file in ``tmp_dir``, default ``path``'s folder, then
+    ``os.replace``). A write that fails (disk full) removes the temporary file: no zero-byte
+    ``.manifest.*`` is left behind, and ``path`` is as it was."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", dir=tmp_dir or path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def write_json(path: Path, data: Any) -> None:

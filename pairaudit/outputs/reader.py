@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from pairaudit.datatypes import Pair
 from pairaudit.errors import InputError, PairauditError
+from pairaudit.io.base import lossy_pylist
 from pairaudit.output_files import FINDINGS, FINDINGS_COLUMNS, REPORT_JSON, SCORES
 
 if TYPE_CHECKING:
@@ -280,7 +281,7 @@ def _records(out_dir: Path, name: str) -> Iterator[Any]:
         import pyarrow.parquet as pq
 
         for rb in pq.ParquetFile(parquet).iter_batches(batch_size=1000):
-            yield from rb.to_pylist()
+            yield from lossy_pylist(rb)  # a record dropped for its invalid UTF-8: shown with U+FFFD
         return
     folder = out_dir / name
     if (folder / "dataset_info.json").exists() or (folder / "dataset_dict.json").exists():
@@ -289,7 +290,7 @@ def _records(out_dir: Path, name: str) -> Iterator[Any]:
         obj = datasets.load_from_disk(str(folder))
         for ds in (obj.values() if isinstance(obj, datasets.DatasetDict) else [obj]):
             for start in range(0, len(ds), 1000):
-                yield from ds.select(range(start, min(start + 1000, len(ds)))).to_list()
+                yield from lossy_pylist(ds.select(range(start, min(start + 1000, len(ds)))).with_format("arrow")[:])
 
 
 def _pair_maker(out_dir: Path) -> Any:

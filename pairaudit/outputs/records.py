@@ -13,6 +13,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from pairaudit.errors import InputError
+from pairaudit.io.base import Record, arrow_records, lossy_pylist
 from pairaudit.io.formats import IMPLICIT_FORMATS
 from pairaudit.io.hf import MultiSplitSource
 from pairaudit.io.jsontext import json_bytes, parse_json_line
@@ -159,34 +161,96 @@ def _write_parquet(source, tmp_dir, drops, flips, fmt, columns, batch_size, ep):
     out_schema = schema
     if ep and "prompt" not in schema.names:  # the prompt has the type of the chosen column
         out_schema = schema.insert(0, pa.field("prompt", schema.field(columns.get("chosen", "chosen")).type))
-    dropped_rows: list[dict[str, Any]] = []
+    dropped = _DroppedTable(schema)
     kept = 0
     with pq.ParquetWriter(tmp_dir / "clean.parquet", out_schema) as writer:
         for rows, rb in source.raw_batches(batch_size):
             keep_mask = [r not in drops for r in rows]
             if ep or any(r in drops or r in flips for r in rows):
-                records = rb.to_pylist()
-                for r, rec in zip(rows, records):
-                    if r in drops:
-                        dropped_rows.append({"row": r, "reasons": drops[r], "record": rec})
-                recs = [kept_record(rec, r in flips, fmt, columns, ep)
-                        for r, rec, k in zip(rows, records, keep_mask) if k]
-                table = pa.Table.from_pylist(recs, schema=out_schema)
+                table = _changed_batch(rows, rb, keep_mask, dropped, drops, flips, out_schema,
+                                       lambda rec, r: kept_record(rec, r in flips, fmt, columns, ep))
             else:
                 table = pa.Table.from_batches([rb], schema=schema)
             kept += table.num_rows
             if table.num_rows:
                 writer.write_table(table)
-    dropped_schema = pa.schema([("row", pa.int64()), ("reasons", pa.list_(pa.string())),
-                                ("record", pa.struct(list(schema)))])
-    pq.write_table(pa.Table.from_pylist(dropped_rows, schema=dropped_schema), tmp_dir / "dropped.parquet")
-    return {"kept": kept, "dropped": len(dropped_rows)}
+    pq.write_table(dropped.table(), tmp_dir / "dropped.parquet")
+    return {"kept": kept, "dropped": dropped.count}
+
+
+def _changed_batch(rows: list[int], rb: Any, keep_mask: list[bool], dropped: _DroppedTable,
+                   drops: Mapping[int, list[str]], flips: set[int], out_schema: Any, keep: Any) -> Any:
+    """The kept rows of a batch in which rows are dropped or changed; its dropped rows go to ``dropped``. A
+    batch with a row that cannot be decoded (a string cell that is not UTF-8) is cut with Arrow, so that
+    row's bytes reach dropped.parquet as they were read."""
+    import pyarrow as pa
+
+    records = arrow_records(rows, rb)
+    if any(rec.data is None for rec in records):
+        index = [i for i, r in enumerate(rows) if r in drops]
+        dropped.add_arrow([rows[i] for i in index], [drops[rows[i]] for i in index], rb.take(index))
+        kept = [i for i, k in enumerate(keep_mask) if k]
+        if not any(rows[i] in flips for i in kept) and out_schema.equals(rb.schema):
+            return pa.Table.from_batches([rb.take(kept)], schema=out_schema)
+        records = [rec if rec.data is not None or not k else _undecodable(rec) for rec, k in zip(records, keep_mask)]
+    for r, rec in zip(rows, records):
+        if r in drops:
+            dropped.add(r, drops[r], rec.data)
+    return pa.Table.from_pylist([keep(rec.data, r) for r, rec, k in zip(rows, records, keep_mask) if k],
+                                schema=out_schema)
+
+
+def _undecodable(rec: Record) -> Record:
+    raise InputError(f"row {rec.row} cannot be decoded ({rec.error}) and is kept (malformed_record is not "
+                     "dropped), so it cannot be rewritten", fix="drop it: leave malformed_record's action at drop")
+
+
+class _DroppedTable:
+    """dropped.parquet's rows, in row order: ``{"row", "reasons", "record"}`` from Python records, or cut
+    from the source's Arrow batch where a record cannot be decoded (its bytes kept as read)."""
+
+    def __init__(self, schema: Any) -> None:
+        import pyarrow as pa
+
+        self.schema = pa.schema([("row", pa.int64()), ("reasons", pa.list_(pa.string())),
+                                 ("record", pa.struct(list(schema)))])
+        self.pending: list[dict[str, Any]] = []
+        self.parts: list[Any] = []
+        self.count = 0
+
+    def add(self, row: int, reasons: list[str], record: Any) -> None:
+        self.pending.append({"row": row, "reasons": reasons, "record": record})
+        self.count += 1
+
+    def add_arrow(self, rows: list[int], reasons: list[list[str]], rb: Any) -> None:
+        import pyarrow as pa
+
+        self._flush()
+        record = pa.StructArray.from_arrays(rb.columns, fields=list(self.schema.field("record").type))
+        self.parts.append(pa.Table.from_arrays([pa.array(rows, pa.int64()), pa.array(reasons, pa.list_(pa.string())),
+                                                record], schema=self.schema))
+        self.count += len(rows)
+
+    def _flush(self) -> None:
+        import pyarrow as pa
+
+        if self.pending:
+            self.parts.append(pa.Table.from_pylist(self.pending, schema=self.schema))
+            self.pending = []
+
+    def table(self) -> Any:
+        import pyarrow as pa
+
+        if not self.parts:  # the usual case: every dropped record decoded, one table as before
+            return pa.Table.from_pylist(self.pending, schema=self.schema)
+        self._flush()
+        return pa.concat_tables(self.parts).combine_chunks()
 
 
 def _write_hf(source, tmp_dir, drops, flips, fmt, columns, ep):
     import hashlib
 
-    from datasets import Dataset, Features, List, Value
+    from datasets import Features, List, Value
 
     ds = source.ds
     keep_idx = [i for i in range(len(ds)) if i not in drops]
@@ -205,10 +269,9 @@ def _write_hf(source, tmp_dir, drops, flips, fmt, columns, ep):
     clean.save_to_disk(str(tmp_dir / "clean"), num_shards=_shards(clean))
     scratch.remove()
     drop_rows = sorted(drops)
-    records = ds.select(drop_rows).to_list() if drop_rows else []
     features = Features({"row": Value("int64"), "reasons": List(Value("string")), "record": ds.features})
-    dropped = Dataset.from_dict({"row": drop_rows, "reasons": [drops[r] for r in drop_rows], "record": records},
-                                features=features)
+    columns_ = {"row": drop_rows, "reasons": [drops[r] for r in drop_rows]}
+    dropped = _hf_dropped(ds.select(drop_rows) if drop_rows else None, columns_, features)
     dropped._fingerprint = f"dropped-{fp}"
     dropped.save_to_disk(str(tmp_dir / "dropped"), num_shards=_shards(dropped))
     return {"kept": len(clean), "dropped": len(drop_rows)}
@@ -239,7 +302,7 @@ def _write_hf_splits(source, tmp_dir, drops, flips, fmt, columns, ep):
             part = part.map(lambda rec: explicit_prompt_record(rec, columns), new_fingerprint=f"prompt-{name}-{fp}",
                             cache_file_name=scratch(f"prompt-{name}"))
         clean[name] = part
-        records = ds.select(local_drops).to_list() if local_drops else []
+        records = lossy_pylist(ds.select(local_drops).with_format("arrow")[:]) if local_drops else []
         dropped.extend({"row": off + i, "split": name, "split_row": i, "reasons": drops[off + i], "record": rec}
                        for i, rec in zip(local_drops, records))
     DatasetDict(clean).save_to_disk(str(tmp_dir / "clean"), num_shards={k: _shards(v) for k, v in clean.items()})
@@ -250,6 +313,30 @@ def _write_hf_splits(source, tmp_dir, drops, flips, fmt, columns, ep):
     out._fingerprint = f"dropped-{fp}"
     out.save_to_disk(str(tmp_dir / "dropped"), num_shards=_shards(out))
     return {"kept": sum(len(d) for d in clean.values()), "dropped": len(dropped)}
+
+
+def _hf_dropped(part: Any, columns: dict[str, list[Any]], features: Any) -> Any:
+    """The dropped Dataset: ``columns`` plus each dropped row's ``record``; records that cannot be decoded
+    (a string cell that is not UTF-8) are carried over as Arrow data, their bytes as read."""
+    from datasets import Dataset
+
+    try:
+        records = part.to_list() if part is not None else []
+    except UnicodeDecodeError:
+        import pyarrow as pa
+        from datasets.table import InMemoryTable
+
+        rb = part.with_format("arrow")[:]
+        record = pa.StructArray.from_arrays([c.combine_chunks() for c in rb.columns], fields=list(rb.schema))
+        table = pa.Table.from_arrays([pa.array(v) for v in columns.values()] + [record], names=[*columns, "record"])
+        return Dataset(InMemoryTable(table.cast(features.arrow_schema)), info=_info(features))
+    return Dataset.from_dict({**columns, "record": records}, features=features)
+
+
+def _info(features: Any) -> Any:
+    from datasets import DatasetInfo
+
+    return DatasetInfo(features=features)
 
 
 class _Scratch:

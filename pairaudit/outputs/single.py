@@ -8,12 +8,19 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
-from pairaudit.errors import file_system_error
-from pairaudit.outputs.folder import DATASETS_CACHE, META, OutputDir, _foreign
+from pairaudit.errors import ConfigError, file_system_error
+from pairaudit.outputs.folder import (
+    DATASETS_CACHE,
+    META,
+    OutputDir,
+    _foreign,
+    file_entry,
+    replace_file,
+    same_entry,
+)
 
 
 def replace_outputs(out: Path, files: Mapping[str, bytes | None], doing: str = "writing the outputs") -> None:
@@ -70,14 +77,10 @@ def refresh_record(out: Path, name: str) -> None:
     try:
         data = json.loads((meta / "manifest.json").read_text(encoding="utf-8"))
         gen = meta / data["generation"]
-        st = (gen / name).lstat()
-        data["files"][name] = [st.st_ino, st.st_size, st.st_mtime_ns]
+        data["files"][name] = file_entry(gen / name)
     except (OSError, ValueError, KeyError, TypeError):
         return  # an older folder without records: nothing to update
-    fd, tmp = tempfile.mkstemp(prefix=".manifest.", dir=gen)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(json.dumps(data, sort_keys=True) + "\n")
-    os.replace(tmp, meta / "manifest.json")
+    replace_file(meta / "manifest.json", (json.dumps(data, sort_keys=True) + "\n").encode("utf-8"), gen)
 
 
 def committed_file(out: Path, name: str) -> Path:
@@ -94,4 +97,21 @@ def committed_file(out: Path, name: str) -> Path:
     target = link.resolve()
     if not target.is_relative_to(meta) or target.parent.parent != meta or (target.exists() and not target.is_file()):
         raise _foreign(Path(out), f"{name} (it leads outside {META})")
+    _unchanged(Path(out), name, target)
     return target
+
+
+def _unchanged(out: Path, name: str, target: Path) -> None:
+    """Refuse to replace a committed output changed since pairaudit wrote it, as a scan refuses (the manifest's
+    record of it: inode, size, mtime, content digest)."""
+    from pairaudit.schema import rescan_fix
+
+    try:
+        data = json.loads((out / META / "manifest.json").read_text(encoding="utf-8"))
+        recorded = data["files"][name] if data["generation"] == target.parent.name else None
+    except (OSError, ValueError, KeyError, TypeError):
+        return  # an older folder without records
+    if recorded is not None and target.exists() and not same_entry(file_entry(target), recorded):
+        raise ConfigError(f"--out {out}: {name} changed since pairaudit wrote it (re-rendering would replace it)",
+                          fix=f"keep your edit with cp -L {out / name} {out.parent / (out.name + '-' + name)}; "
+                              + rescan_fix(out))

@@ -43,6 +43,7 @@ from pairaudit.decisions import (
     next_action,
     now,
     read_log,
+    row_number,
 )
 from pairaudit.errors import ConfigError, InputError
 from pairaudit.output_files import DECISIONS_FILE
@@ -148,7 +149,7 @@ class Review:
 
     def pair(self, row: int) -> PairView:
         """The pair at ``row`` with its findings; displays side by side in Jupyter."""
-        row = int(row)
+        row = row_number(row)
         if not self._folder.has_row(row):
             raise InputError(f"row {row} is not in the scan at {self.out_dir}")
         return PairView(self, row)
@@ -162,8 +163,9 @@ class Review:
     # -------------------------------------------------------------------- deciding
     def decide(self, row: int, decision: str, note: str = "") -> Decision:
         """Record ``keep`` (override drops), ``drop`` (reason "review") or ``flip`` (swap chosen and
-        rejected) for ``row``; appended to decisions.jsonl and fsynced."""
-        row = int(row)
+        rejected) for ``row``; appended to decisions.jsonl and fsynced. ``row``: a whole number >= 0, checked
+        as the decisions file checks it (3.7, "6", True, nan: a ConfigError)."""
+        row = row_number(row)
         if decision not in DECISIONS:
             raise ConfigError(f"unknown decision {decision!r} for row {row}", expected=" | ".join(DECISIONS))
         if not self._folder.has_row(row):
@@ -178,7 +180,7 @@ class Review:
         """Record the same decision for many rows (validated first, then one append and one fsync).
         ``keep`` / ``flip`` leave rows the scan drops as they are (listed in the result's ``held``)
         unless ``force`` is True or names the checks that drop them."""
-        rows = sorted({int(r) for r in rows})
+        rows = sorted({row_number(r, f"rows[{i}]") for i, r in enumerate(rows)})
         if decision not in DECISIONS:
             raise ConfigError(f"unknown decision {decision!r}", expected=" | ".join(DECISIONS))
         hashes = self._hashes(rows)
@@ -249,8 +251,10 @@ class Review:
     def merge(self, other: str | Path | Review) -> Merge:
         """Join another reviewer's decisions (a decisions file or a Review) into this one's file: rows
         only they decided are added, rows decided differently are listed as conflicts and left as here."""
+        if isinstance(other, Review) and not other.decisions_path.exists():
+            return Merge()  # a Review that has decided nothing yet
         path = other.decisions_path if isinstance(other, Review) else Path(other)
-        return merge_decisions(self.decisions_path, path)
+        return merge_decisions(self.decisions_path, path)  # a path that does not exist: an InputError
 
     def conflicts(self) -> list[dict[str, Any]]:
         """Rows of this decisions file on which reviewers' last decisions differ."""

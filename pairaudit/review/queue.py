@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from pairaudit.decisions import DECISIONS, Decision
+from pairaudit.decisions import DECISIONS, Decision, row_number
 from pairaudit.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -235,12 +235,12 @@ class ReviewQueue:
 
     def skip(self, row: int | None = None) -> None:
         """Pass over ``row`` (default: the current one) until the others are done."""
-        row = self.current if row is None else int(row)
+        row = self.current if row is None else row_number(row)
         if row is not None:
             self.skipped.add(row)
 
     def decide(self, row: int | None, decision: str, note: str = "") -> Decision:
-        row = self.current if row is None else int(row)
+        row = self.current if row is None else row_number(row)
         if row is None:
             raise ConfigError("no current row: call next() first, or pass a row")
         return self.review.decide(row, decision, note)

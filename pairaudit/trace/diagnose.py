@@ -79,6 +79,43 @@ def _warmup_end(args: dict[str, Any], max_steps: int | None) -> int | None:
     return 0 if (ws is not None or wr is not None) else None
 
 
+#: the arguments the diagnosis reads: one absent from the run's arguments is the installed trainer's default
+DIAGNOSED_ARGS = ("max_grad_norm", "fp16", "bf16", "warmup_steps", "warmup_ratio", "gradient_accumulation_steps",
+                  "beta", "learning_rate")
+
+
+def trainer_defaults() -> tuple[dict[str, Any], str | None]:
+    """The defaults of the installed trainer's arguments (TRL's ``DPOConfig``, else transformers'
+    ``TrainingArguments``) for :data:`DIAGNOSED_ARGS`, and which class and version they come from; ({}, None)
+    when neither is installed (an absent setting is then unknown, never "off")."""
+    import dataclasses
+    import importlib
+
+    for mod, cls in (("trl", "DPOConfig"), ("transformers", "TrainingArguments")):
+        try:
+            module = importlib.import_module(mod)
+            klass = getattr(module, cls)
+        except Exception:  # noqa: BLE001, S112 - not installed, or broken: try the next
+            continue
+        fields = {f.name: f.default for f in dataclasses.fields(klass) if f.default is not dataclasses.MISSING}
+        return ({k: fields[k] for k in DIAGNOSED_ARGS if k in fields and fields[k] is not None},
+                f"the default of the installed {mod} {getattr(module, '__version__', '?')} {cls}")
+    return {}, None
+
+
+def with_defaults(args: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+    """``args`` with each diagnosed argument it lacks set to the installed trainer's default, and for each of
+    those where the value came from. Arguments that were not read at all ({}) stay unknown."""
+    if not args:
+        return args, {}
+    missing = [k for k in DIAGNOSED_ARGS if k not in args]
+    if not missing:
+        return args, {}
+    defaults, where = trainer_defaults()
+    added = {k: defaults[k] for k in missing if k in defaults}
+    return {**args, **added}, {k: f"{k} is absent from the run's arguments: {where} ({v})" for k, v in added.items()}
+
+
 def diagnose(*, run_dir: Path, state: dict[str, Any] | None, args: dict[str, Any], args_source: str | None,
              window: tuple[int, int] | None, trace_doc: dict[str, Any], data: str, out_dir: Path,
              reference: str | None = None) -> dict[str, Any]:
@@ -88,7 +125,9 @@ def diagnose(*, run_dir: Path, state: dict[str, Any] | None, args: dict[str, Any
     first, last = window
     log = _log((state or {}).get("log_history") or [])
     ckpts = checkpoints_health(run_dir, reference, first)
+    args, defaulted = with_defaults(args)
     ctx = {"first": first, "last": last, "log": log, "args": args, "ckpts": ckpts, "doc": trace_doc,
+           "defaulted": defaulted,
            "max_steps": (state or {}).get("max_steps") or args.get("max_steps")}
     causes = [_data(ctx, data, out_dir), _learning_rate(ctx), _precision(ctx), _amplifier(ctx), _weights(ctx)]
     if not args:
@@ -307,13 +346,15 @@ def _amplifier(ctx: dict[str, Any]) -> dict[str, Any]:
                         f"{USUAL_BETA[0]:g}..{USUAL_BETA[1]:g} (the DPO logit and its gradient scale with beta)")
         if not c["fixes"]:
             c["fixes"].append(f"beta=0.1 (was {beta:g})")
-    mgn = args.get("max_grad_norm")
-    if args and (mgn is None or (_finite(mgn) and (mgn <= 0 or mgn > 10))):
+    mgn = args.get("max_grad_norm")  # absent: the installed trainer's default (with_defaults), or unknown
+    why = f" ({ctx['defaulted']['max_grad_norm']})" if "max_grad_norm" in ctx.get("defaulted", {}) else ""
+    if args and (_finite(mgn) and (mgn <= 0 or mgn > 10)) or (args and "max_grad_norm" in args and mgn is None):
         c["score"] += 0.3
-        c["for"].append("gradient clipping is off" if not mgn or mgn <= 0 else f"max_grad_norm={mgn:g} clips little")
+        c["for"].append(("gradient clipping is off" if not mgn or mgn <= 0 else f"max_grad_norm={mgn:g} clips little")
+                        + why)
         c["fixes"].append("max_grad_norm=1.0")
     elif _finite(mgn):
-        c["against"].append(f"gradients were clipped (max_grad_norm={mgn:g})")
+        c["against"].append(f"gradients were clipped (max_grad_norm={mgn:g}){why}")
     return c
 
 

@@ -90,28 +90,53 @@ def _num(v: float) -> float | str:
     return v if math.isfinite(v) else str(v)
 
 
-def find_state(run_dir: Path) -> tuple[dict[str, Any] | None, Path | None]:
-    """The ``trainer_state.json`` with the highest ``global_step`` in ``run_dir`` or its checkpoints."""
+def find_state(run_dir: Path, notes: list[str] | None = None) -> tuple[dict[str, Any] | None, Path | None]:
+    """The ``trainer_state.json`` with the highest ``global_step`` in ``run_dir`` or its checkpoints. A damaged
+    one (not JSON, not a trainer state) is skipped, with a line in ``notes``, when another one can be read; when
+    none can, an InputError whose fix is a command that works (move it aside and trace a given step)."""
     best: tuple[int, Path, dict[str, Any]] | None = None
+    damaged: list[tuple[Path, str, str | None]] = []
     for path in [run_dir / "trainer_state.json", *run_dir.glob("checkpoint-*/trainer_state.json")]:
         if not path.is_file():
             continue
-        try:
-            state = json.loads(path.read_text(encoding="utf-8"))  # accepts NaN / Infinity literals
-        except (OSError, ValueError, RecursionError) as exc:
-            raise InputError(f"{path} is not readable JSON: {str(exc)[:200]}",
-                             fix="pass --log with a valid trainer_state.json") from exc
-        if not isinstance(state, dict) or not isinstance(state.get("log_history", []), list):
-            what = type(state).__name__ if not isinstance(state, dict) else "log_history " + type(
-                state["log_history"]).__name__
-            raise InputError(f"{path} is not a trainer_state.json: it holds a {what}",
-                             expected='an object with "global_step" and a "log_history" list',
-                             fix="pass --log with a valid trainer_state.json")
+        state, problem, expected = _read_state(path)
+        if state is None:
+            damaged.append((path, problem or "", expected))
+            continue
         step = state.get("global_step")
         key = (step if isinstance(step, int) and not isinstance(step, bool) else 0), len(state.get("log_history") or [])
         if best is None or key > (best[0], len(best[2].get("log_history") or [])):
             best = (key[0], path, state)
+    if damaged and best is None:
+        path, problem, expected = damaged[0]
+        raise InputError(problem, expected=expected, fix=state_fix(run_dir, path))
+    for _, problem, _ in damaged:
+        if notes is not None and best is not None:
+            notes.append(f"{problem}: ignored, {best[1]} was read instead")
     return (best[2], best[1]) if best else (None, None)
+
+
+def state_fix(run_dir: Path, path: Path) -> str:
+    """A command that works without the damaged ``path``: move it aside and trace a given step."""
+    import shlex
+
+    return (f"restore {path} from the trainer's output, or move it aside and trace a given step: "
+            f"mv {shlex.quote(str(path))} {shlex.quote(str(path) + '.damaged')} && pairaudit trace "
+            f"{shlex.quote(str(run_dir))} --data DATA --step N")
+
+
+def _read_state(path: Path) -> tuple[dict[str, Any] | None, str | None, str | None]:
+    """(state, None, None), or (None, what is wrong, what was expected)."""
+    try:
+        state = json.loads(path.read_text(encoding="utf-8"))  # accepts NaN / Infinity literals
+    except (OSError, ValueError, RecursionError) as exc:
+        return None, f"{path} is not readable JSON: {str(exc)[:200]}", None
+    if not isinstance(state, dict) or not isinstance(state.get("log_history", []), list):
+        what = type(state).__name__ if not isinstance(state, dict) else "log_history " + type(
+            state["log_history"]).__name__
+        return None, f"{path} is not a trainer_state.json: it holds a {what}", \
+            'an object with "global_step" and a "log_history" list'
+    return state, None, None
 
 
 def training_entries(log_history: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -132,7 +157,9 @@ def training_entries(log_history: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if isinstance(step, bool) or not isinstance(step, int) or not 0 <= step <= MAX_STEPS:
             raise InputError(f"log_history[{n}].step = {str(step)[:40]!r} is not a step number",
                              expected=f"a whole number in [0, {MAX_STEPS:,}]",
-                             fix="pass --log with the trainer_state.json the trainer wrote")
+                             fix="correct that entry of trainer_state.json's log_history to the step the trainer "
+                                 "logged, or move the file aside and trace a given step: pairaudit trace RUN_DIR "
+                                 "--data DATA --step N")
         out.setdefault(step, {"step": step, "epoch": e.get("epoch")}).update(vals)
     return [out[s] for s in sorted(out)]
 

@@ -152,13 +152,15 @@ def read_run(run_dir: Path, *, use_record: bool, step: int | None, settings_file
     if use_record and (rec_dir / record.META).exists():
         table, meta = record.read_record(rec_dir)
         events = record.read_events(rec_dir)
-    state, state_path = history.find_state(run_dir)
+    damaged: list[str] = []  # a damaged checkpoint-N/trainer_state.json beside a readable one
+    state, state_path = history.find_state(run_dir, damaged)
     if state is None and meta is None and step is None:
         raise InputError(f"{run_dir} holds no trainer_state.json (in it or in checkpoint-*/) and no pairaudit record",
                          fix="pass the output_dir of a transformers / TRL run, or --step N to trace a given step")
     s = settings.resolve(run_dir, meta=meta, state=state, state_path=state_path,
                          settings_file=Path(settings_file) if settings_file else None,
                          assignments=assignments or {}, trust_pickle=trust_pickle)
+    s.notes.extend(damaged)
     hist = history.analyse(state.get("log_history") or [], state_path=state_path, jump_z=jump_z,
                            vocab_size=_vocab_size(run_dir)) if state else None
     _trainer_kind(s, hist)

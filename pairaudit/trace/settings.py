@@ -205,14 +205,29 @@ def from_trainer_state(state: dict[str, Any], source: str, settings: TraceSettin
 
 def read_training_args_bin(path: Path) -> dict[str, Any]:
     """Fully unpickle ``training_args.bin`` (only with ``--trust-pickle``, after the safe reader refused it)."""
+    import shlex
+
     import torch
 
-    obj = torch.load(str(path), weights_only=False)  # explicit user opt-in
-    if hasattr(obj, "to_dict"):
-        return obj.to_dict()
+    fix = (f"move it aside and give the settings another way: mv {shlex.quote(str(path))} "
+           f"{shlex.quote(str(path) + '.unreadable')}, then run the same trace with --set KEY=VALUE (or --settings "
+           "FILE) for the settings it names as assumed")
+    try:
+        obj = torch.load(str(path), weights_only=False)  # explicit user opt-in
+    except Exception as exc:  # noqa: BLE001 - unpickling damaged or foreign bytes raises anything
+        raise ConfigError(f"{path} cannot be read even with --trust-pickle ({type(exc).__name__}: "
+                          f"{str(exc)[:200]})", expected="a training_args.bin written by transformers "
+                          "(torch.save of TrainingArguments)", fix=fix) from exc
+    try:
+        if hasattr(obj, "to_dict"):
+            return dict(obj.to_dict())
+    except Exception as exc:  # noqa: BLE001 - an object of someone else's class
+        raise ConfigError(f"{path} holds a {type(obj).__name__} whose to_dict() failed ({exc})", fix=fix) from exc
     if isinstance(obj, dict):
         return obj
-    raise ConfigError(f"{path} holds a {type(obj).__name__}, not TrainingArguments")
+    raise ConfigError(f"{path} holds a {type(obj).__name__}, not TrainingArguments",
+                      expected="a training_args.bin written by transformers (torch.save of TrainingArguments)",
+                      fix=fix)
 
 
 def resolve(run_dir: Path, *, meta: dict[str, Any] | None, state: dict[str, Any] | None, state_path: Path | None,

@@ -1,0 +1,507 @@
+"""Issue 38: hostile input and faults. Each case is the issue's reproduction: no traceback, nothing lost
+(input = kept + dropped), the documented exit code, and a message whose fix works when it is run."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import subprocess
+from pathlib import Path
+
+import datasets
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from conftest import EXAMPLE
+from typer.testing import CliRunner
+
+import pairaudit
+from pairaudit.cli import app
+from pairaudit.errors import PairauditError
+
+ONLY = ["identical_pair", "empty_response"]
+
+
+def _bad_utf8_table() -> pa.Table:
+    """The issue's table: one chosen cell holds the bytes b'bad \\xff', viewed as a string column."""
+    chosen = pa.array([b"ok one", b"bad \xff", b"ok three"], pa.binary()).view(pa.string())
+    return pa.table({"prompt": ["a", "b", "c"], "chosen": chosen, "rejected": ["x", "y", "z"]})
+
+
+def _cli(*args: str) -> tuple[int, str]:
+    res = CliRunner().invoke(app, list(args))
+    assert res.exception is None or isinstance(res.exception, SystemExit), repr(res.exception)
+    assert "Traceback" not in res.output, res.output
+    return res.exit_code, res.output
+
+
+def _totals(out: Path) -> dict[str, int]:
+    return json.loads((out / "report.json").read_text())["totals"]
+
+
+# ------------------------------------------------------------------ 1. invalid UTF-8 in Arrow containers
+def _parquet(tmp: Path) -> Path:
+    pq.write_table(_bad_utf8_table(), tmp / "u.parquet")
+    return tmp / "u.parquet"
+
+
+def _save_to_disk(tmp: Path) -> Path:
+    datasets.Dataset(datasets.table.InMemoryTable(_bad_utf8_table())).save_to_disk(str(tmp / "u_hf"))
+    return tmp / "u_hf"
+
+
+@pytest.mark.parametrize("make", [_parquet, _save_to_disk])
+def test_invalid_utf8_in_a_string_column_is_one_dropped_row(tmp_path: Path, make) -> None:  # noqa: ANN001
+    src = make(tmp_path)
+    code, output = _cli("scan", str(src), "--out", str(tmp_path / "out"), "-q", "--only", ",".join(ONLY))
+    assert code == 0, output
+    t = _totals(tmp_path / "out")
+    assert (t["input"], t["kept"], t["dropped"], t["malformed"]) == (3, 2, 1, 1)
+    import polars as pl
+
+    f = pl.read_parquet(tmp_path / "out" / "findings.parquet").filter(pl.col("check") == "malformed_record")
+    assert f["row"].to_list() == [1] and f["field"].to_list() == ["chosen"]
+    assert "invalid UTF-8 in column 'chosen' at byte 4 (0xff)" in f["detail"][0]
+    code, shown = _cli("show", str(tmp_path / "out"), "1")  # the dropped row reads back
+    assert code == 0 and "invalid UTF-8" in shown
+
+
+def test_invalid_utf8_bytes_reach_dropped_parquet_as_read(tmp_path: Path) -> None:
+    audit = pairaudit.scan(_bad_utf8_table(), tmp_path / "out", only=ONLY)
+    assert audit.exit_code == 0 and audit.report["totals"]["dropped"] == 1
+    dropped = pq.read_table(tmp_path / "out" / "dropped.parquet")
+    chosen = dropped.column("record").combine_chunks().field("chosen").cast(pa.binary()).to_pylist()
+    assert dropped.column("row").to_pylist() == [1] and chosen == [b"bad \xff"]
+    assert pq.read_table(tmp_path / "out" / "clean.parquet").column("chosen").to_pylist() == ["ok one", "ok three"]
+
+
+def test_invalid_utf8_in_one_split_of_several(tmp_path: Path) -> None:
+    ds = datasets.Dataset(datasets.table.InMemoryTable(_bad_utf8_table()))
+    datasets.DatasetDict({"train": ds, "test": ds}).save_to_disk(str(tmp_path / "dd"))
+    code, output = _cli("scan", str(tmp_path / "dd"), "--split", "all", "--out", str(tmp_path / "out"), "-q",
+                        "--only", ",".join(ONLY))
+    assert code == 0, output
+    t = _totals(tmp_path / "out")
+    assert (t["input"], t["kept"] + t["dropped"], t["malformed"]) == (6, 6, 2)
+
+
+# ---------------------------------------------------------------- 2. a gzip member and trailing bytes
+@pytest.mark.parametrize("tail", [b"GARBAGE", b"\0" * 100, b"x" * 70_000])
+def test_gzip_with_trailing_bytes_reads_what_gzip_dc_reads(tmp_path: Path, tail: bytes) -> None:
+    lines = EXAMPLE.read_bytes().splitlines(keepends=True)[:10]
+    src = tmp_path / "g.jsonl.gz"
+    src.write_bytes(gzip.compress(b"".join(lines[:6])) + gzip.compress(b"".join(lines[6:])) + tail)
+    expected = subprocess.run(["gzip", "-dc", str(src)], capture_output=True).stdout
+    assert expected.count(b"\n") == 10
+    code, output = _cli("scan", str(src), "--out", str(tmp_path / "out"), "--only", ",".join(ONLY))
+    assert code == 0, output
+    assert _totals(tmp_path / "out")["input"] == 10
+    assert (tmp_path / "out" / "clean.jsonl").read_bytes() == expected
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert report["status"] == "ok" and "damage" not in report["source"]
+    assert "after the last gzip member were ignored" in " ".join(output.split())
+
+
+def test_gzip_damaged_after_a_complete_member_keeps_its_rows(tmp_path: Path) -> None:
+    lines = EXAMPLE.read_bytes().splitlines(keepends=True)[:10]
+    second = bytearray(gzip.compress(b"".join(lines[5:])))
+    second[20:40] = b"\xff" * 20  # a second member that starts like gzip and is damaged
+    src = tmp_path / "d.jsonl.gz"
+    src.write_bytes(gzip.compress(b"".join(lines[:5])) + bytes(second))
+    code, output = _cli("scan", str(src), "--out", str(tmp_path / "out"), "--only", ",".join(ONLY))
+    assert code == 2, output
+    t = _totals(tmp_path / "out")
+    assert t["input"] >= 5 and t["input"] == t["kept"] + t["dropped"]
+
+
+# ----------------------------------------------------------------------- 5. Python objects, raw errors
+def _frame(n: int = 6):  # noqa: ANN202
+    import pandas as pd
+
+    return pd.DataFrame([{"prompt": f"Question {i}?", "chosen": f"A good answer {i}.", "rejected": f"No {i}."}
+                         for i in range(n)])
+
+
+def _fix_of(exc: BaseException) -> str:
+    return str(exc).split("keep the first of each: ", 1)[1].strip()
+
+
+def test_duplicate_column_names_are_an_error_whose_fix_runs(tmp_path: Path) -> None:
+    df = _frame()
+    df.insert(3, "chosen", "another chosen column", allow_duplicates=True)
+    table = pa.Table.from_pandas(_frame(), preserve_index=False).append_column("rejected", pa.array(["r"] * 6))
+    for name, obj in (("df", df), ("table", table)):
+        with pytest.raises(PairauditError) as err:
+            pairaudit.scan(obj, tmp_path / name, only=ONLY)
+        assert err.value.exit_code == 2 and "occurs more than once" in str(err.value)
+        scope = {name: obj}
+        exec(_fix_of(err.value), scope)  # the suggested fix, run as written
+        audit = pairaudit.scan(scope[name], tmp_path / name, only=ONLY)
+        assert audit.exit_code == 0 and audit.report["totals"]["input"] == 6
+
+
+@pytest.mark.parametrize("cell", [5, b"bytes", 2.5, ["a", "list"]])
+def test_one_mistyped_cell_in_a_pandas_text_column_is_one_malformed_row(tmp_path: Path, cell: object) -> None:
+    df = _frame()
+    df["chosen"] = df["chosen"].astype(object)
+    df.at[2, "chosen"] = cell
+    audit = pairaudit.scan(df, tmp_path / "out", only=ONLY)
+    t = audit.report["totals"]
+    assert audit.exit_code == 0 and (t["input"], t["kept"], t["dropped"], t["malformed"]) == (6, 5, 1, 1)
+    assert audit.report["source"]["type"] == "pandas.DataFrame" and "mix types" in audit.report["source"]["notes"][0]
+    dropped = [json.loads(x) for x in (tmp_path / "out" / "dropped.jsonl").read_text().splitlines()]
+    assert [d["row"] for d in dropped] == [2]
+    assert len((tmp_path / "out" / "clean.jsonl").read_text().splitlines()) == 5
+
+
+# ---------------------------------------------------------------- 6. row numbers in the Python review API
+@pytest.fixture
+def scanned(tmp_path: Path) -> Path:
+    src = tmp_path / "hh.jsonl"
+    src.write_bytes(b"".join(EXAMPLE.read_bytes().splitlines(keepends=True)[:12]))
+    assert pairaudit.scan(str(src), tmp_path / "out", only=ONLY).exit_code == 0
+    return tmp_path / "out"
+
+
+BAD_ROWS = [3.7, 8.0, "6", True, float("nan"), float("inf"), -1, None]
+
+
+def test_review_rejects_every_row_number_the_decisions_file_rejects(scanned: Path) -> None:
+    import numpy as np
+
+    from pairaudit.decisions import read_log
+    from pairaudit.errors import ConfigError, InputError
+    from pairaudit.review import Review
+
+    rv = Review(scanned, reviewer="ana")
+    q = rv.queue()
+    for bad in BAD_ROWS:
+        for call in (lambda b: rv.decide(b, "drop"), lambda b: rv.decide_many([5, b], "drop"),
+                     lambda b: q.decide(b, "drop"), lambda b: rv.pair(b)):
+            with pytest.raises(ConfigError, match="row"):
+                call(bad)
+        line = json.dumps({"row": bad, "decision": "drop"}) if bad == bad else '{"row": NaN, "decision": "drop"}'
+        (scanned / "other.jsonl").write_text(line + "\n")
+        with pytest.raises(InputError):  # the file refuses the same values
+            read_log(scanned / "other.jsonl")
+    assert not (scanned / "decisions.jsonl").exists()  # nothing was recorded
+    assert rv.decide(np.int64(3), "drop").row == 3
+    rv.decide_many([4, np.int64(5)], "keep")
+    assert sorted(rv.decisions()) == [3, 4, 5]
+
+
+def test_merging_a_decisions_file_that_does_not_exist_is_an_error(scanned: Path) -> None:
+    from pairaudit.errors import InputError
+    from pairaudit.review import Review
+
+    rv = Review(scanned, reviewer="ana")
+    with pytest.raises(InputError, match="does not exist"):
+        rv.merge(scanned / "no-such-decisions.jsonl")
+    assert repr(rv.merge(Review(scanned, reviewer="bo"))).startswith("Merge: 0 rows added")
+
+
+# ------------------------------------------------------------------------------ 7. apply's exit codes
+@pytest.mark.parametrize("malformed", [0, 2])
+def test_apply_exits_5_when_every_row_ends_up_dropped(tmp_path: Path, malformed: int) -> None:
+    from pairaudit.review import Review
+
+    lines = EXAMPLE.read_bytes().splitlines(keepends=True)[:3 - malformed] + [b"{not json\n"] * malformed
+    src = tmp_path / "s.jsonl"
+    src.write_bytes(b"".join(lines))
+    out = tmp_path / "out"
+    code, output = _cli("scan", str(src), "--out", str(out), "-q", "--only", ",".join(ONLY))
+    assert code == 0, output
+    Review(out, reviewer="ana").decide_many(range(3 - malformed), "drop")
+    code, output = _cli("apply", str(out), "-q")
+    t = _totals(out)
+    assert code == 5 and (t["input"], t["kept"], t["dropped"]) == (3, 0, 3), output
+    assert json.loads((out / "report.json").read_text())["status"] == "empty"
+    code, output = _cli("apply", str(out), "-q", "--allow-empty")
+    assert code == 0, output
+
+
+# ------------------------------------------------------------------ 8-10. trace: fixes that work when run
+TRACE_STATE = {"global_step": 6, "max_steps": 10, "train_batch_size": 2, "logging_steps": 1, "num_train_epochs": 1,
+               "log_history": [{"step": 1, "loss": 1.0, "grad_norm": 1.0}, {"step": 2, "loss": 1.1, "grad_norm": 1.2},
+                               {"step": 3, "loss": 1.0, "grad_norm": float("nan")}]}
+
+
+def _trace_run(tmp: Path) -> tuple[Path, Path]:
+    run = tmp / "run"
+    run.mkdir()
+    (run / "trainer_state.json").write_text(json.dumps(TRACE_STATE))
+    data = tmp / "d.jsonl"
+    data.write_bytes(b"".join(EXAMPLE.read_bytes().splitlines(keepends=True)[:40]))
+    return run, data
+
+
+def _run_fix(fix: str, data: Path) -> tuple[int, str]:
+    """Run a suggested shell fix, its `pairaudit trace ...` part through the CLI (DATA / N filled in)."""
+    import shlex
+
+    shell, _, command = fix.partition(" && ")
+    if shell.startswith("mv "):
+        subprocess.run(shell, shell=True, check=True)  # noqa: S602 - the message's own command
+    else:
+        command = fix
+    args = shlex.split(command.replace("DATA", str(data)).replace("--step N", "--step 3"))
+    assert args[0] == "pairaudit", fix
+    return _cli(*args[1:], "--out", str(data.parent / "t-fixed"))
+
+
+@pytest.mark.parametrize("content", [b"\x00random\xff" * 40, b"\x80\x04\x95" + b"junk" * 20, "pickled-list"])
+def test_trust_pickle_on_bytes_it_cannot_read_is_exit_2_with_a_fix_that_works(tmp_path: Path, content) -> None:  # noqa: ANN001
+    import pickle
+
+    run, data = _trace_run(tmp_path)
+    (run / "training_args.bin").write_bytes(pickle.dumps([1, 2]) if content == "pickled-list" else content)
+    code, output = _cli("trace", str(run), "--data", str(data), "--out", str(tmp_path / "t"), "--trust-pickle")
+    assert code == 2 and "training_args.bin" in output and "fix: move it aside" in output, output
+    mv = " ".join(output.split()).split("fix: move it aside and give the settings another way: ")[1].split(",")[0]
+    subprocess.run(mv, shell=True, check=True)  # noqa: S602 - the message's own command
+    code, output = _cli("trace", str(run), "--data", str(data), "--out", str(tmp_path / "t"), "--trust-pickle")
+    assert code in (0, 6), output
+
+
+def test_a_damaged_checkpoint_state_does_not_abort_a_trace_whose_top_level_state_is_valid(tmp_path: Path) -> None:
+    run, data = _trace_run(tmp_path)
+    (run / "checkpoint-2").mkdir()
+    (run / "checkpoint-2" / "trainer_state.json").write_text("{corrupt")
+    code, output = _cli("trace", str(run), "--data", str(data), "--out", str(tmp_path / "t"))
+    assert code in (0, 6), output
+    doc = json.loads((tmp_path / "t" / "trace.json").read_text())
+    assert "checkpoint-2/trainer_state.json is not readable JSON" in json.dumps(doc) and "--log" not in output
+
+
+def test_a_damaged_top_level_state_names_a_command_that_works(tmp_path: Path) -> None:
+    run, data = _trace_run(tmp_path)
+    (run / "trainer_state.json").write_text("{corrupt")
+    code, output = _cli("trace", str(run), "--data", str(data), "--out", str(tmp_path / "t"))
+    assert code == 2 and "--log" not in output, output
+    fix = " ".join(output.split()).split("or move it aside and trace a given step: ")[1]
+    code, output = _run_fix(fix, data)
+    assert code in (0, 6), output
+
+
+@pytest.mark.parametrize("damage", ["types", "not-json"])
+def test_a_damaged_report_names_a_rescan_that_works(tmp_path: Path, damage: str) -> None:
+    import shlex
+
+    src = tmp_path / "s.jsonl"
+    src.write_bytes(b"".join(EXAMPLE.read_bytes().splitlines(keepends=True)[:12]))
+    out = tmp_path / "out"
+    assert _cli("scan", str(src), "--out", str(out), "-q", "--only", ",".join(ONLY))[0] == 0
+    report = json.loads((out / "report.json").read_text())
+    (out / "report.json").write_text("{oops" if damage == "not-json" else json.dumps({**report, "totals": "x"}))
+    for command in (["show", str(out), "1"], ["apply", str(out)], ["report", str(out)]):
+        code, output = _cli(*command)
+        assert code == 2 and "fix: scan again into a new folder: " in output, output
+    fix = " ".join(output.split()).split("fix: scan again into a new folder: ")[1].split(" (the same")[0]
+    args = shlex.split(fix.replace("SOURCE", shlex.quote(str(src))))
+    assert args[:2] == ["pairaudit", "scan"] and ("SOURCE" in fix) == (damage == "not-json")
+    code, output = _cli(*args[1:], "-q", "--only", ",".join(ONLY))
+    assert code == 0, output
+    assert _totals(Path(args[args.index("--out") + 1]))["input"] == 12
+    code, output = _cli("scan", str(src), "--out", str(out), "-q")  # the old advice: refused, as it says
+    assert code == 2 and "changed since pairaudit wrote it" in output
+
+
+# ------------------------------------------------------------------------------------------- 11. silent
+def test_folds_beyond_100_are_refused_and_fewer_folds_used_are_said(tmp_path: Path) -> None:
+    src = tmp_path / "s.jsonl"
+    src.write_bytes(b"".join(EXAMPLE.read_bytes().splitlines(keepends=True)[:60]))
+    code, output = _cli("scan", str(src), "--out", str(tmp_path / "a"), "--only", "likely_flipped",
+                        "--set", "likely_flipped.folds=1000000")
+    assert code == 2 and "likely_flipped.folds" in output and "at most 100" in output, output
+    code, output = _cli("scan", str(src), "--out", str(tmp_path / "b"), "--only", "likely_flipped",
+                        "--set", "likely_flipped.folds=50", "--set", "likely_flipped.min_rows=20",
+                        "--set", "likely_flipped.use_embedding=false")
+    assert code == 0, output
+    report = json.loads((tmp_path / "b" / "report.json").read_text())
+    stats = report["stats"]["likely_flipped"]
+    assert stats["folds"] == 6 and "folds=50 was asked; the fit used 6" in stats["folds_note"], stats
+    assert "the fit used 6" in " ".join(output.split())
+
+
+@pytest.mark.parametrize("kind", ["jsonl", "parquet"])
+def test_split_on_a_source_without_splits_warns(tmp_path: Path, kind: str) -> None:
+    src = tmp_path / "s.jsonl"
+    src.write_bytes(b"".join(EXAMPLE.read_bytes().splitlines(keepends=True)[:12]))
+    if kind == "parquet":
+        import polars as pl
+
+        pl.read_ndjson(src).write_parquet(tmp_path / "s.parquet")
+        src = tmp_path / "s.parquet"
+    code, output = _cli("scan", str(src), "--split", "test", "--out", str(tmp_path / "out"), "--only", ",".join(ONLY))
+    assert code == 0 and "--split test was ignored" in " ".join(output.split()), output
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert "--split test was ignored" in report["source"]["notes"][0] and report["totals"]["input"] == 12
+
+
+def test_report_refuses_to_replace_an_edited_report_html_and_its_fix_works(tmp_path: Path) -> None:
+    import shlex
+
+    src = tmp_path / "s.jsonl"
+    src.write_bytes(b"".join(EXAMPLE.read_bytes().splitlines(keepends=True)[:12]))
+    out = tmp_path / "out"
+    assert _cli("scan", str(src), "--out", str(out), "-q", "--only", ",".join(ONLY))[0] == 0
+    assert _cli("report", str(out))[0] == 0  # unchanged: re-rendered
+    page = out / "report.html"
+    page.write_text(page.read_text().replace("</body>", "<p>my notes</p></body>"))
+    code, output = _cli("report", str(out))
+    assert code == 2 and "report.html changed since pairaudit wrote it" in " ".join(output.split()), output
+    assert "my notes" in page.read_text()
+    fix = " ".join(output.split()).split("fix: ")[1]
+    keep, rescan = fix.split("; scan again into a new folder: ")
+    subprocess.run(keep.removeprefix("keep your edit with "), shell=True, check=True)  # noqa: S602
+    assert "my notes" in (tmp_path / "out-report.html").read_text()
+    args = shlex.split(rescan.split(" (the same")[0])
+    assert _cli(*args[1:], "-q", "--only", ",".join(ONLY))[0] == 0
+
+
+def test_an_edit_that_keeps_size_and_mtime_is_seen(tmp_path: Path) -> None:
+    import os
+
+    src = tmp_path / "s.jsonl"
+    src.write_bytes(b"".join(EXAMPLE.read_bytes().splitlines(keepends=True)[:12]))
+    out = tmp_path / "out"
+    assert _cli("scan", str(src), "--out", str(out), "-q", "--only", ",".join(ONLY))[0] == 0
+    clean = (out / "clean.jsonl").resolve()
+    st = clean.stat()
+    data = clean.read_bytes()
+    edited = data.replace(b"Human", b"HUMAN", 1)
+    assert len(edited) == len(data) and edited != data
+    with open(clean, "r+b") as fh:  # in place: same inode, same size
+        fh.write(edited)
+    os.utime(clean, ns=(st.st_atime_ns, st.st_mtime_ns))  # touch -r
+    assert clean.stat().st_mtime_ns == st.st_mtime_ns and clean.stat().st_ino == st.st_ino
+    code, output = _cli("scan", str(src), "--out", str(out), "-q", "--only", ",".join(ONLY))
+    assert code == 2 and "clean.jsonl changed since pairaudit wrote it" in " ".join(output.split()), output
+    assert clean.read_bytes() == edited
+
+
+# -------------------------------------------------------------------------------------------- 4. disk full
+def _leftovers(out: Path) -> list[str]:
+    """Files a failed run must not leave: temporary manifests, zero-byte files pairaudit names with a dot."""
+    meta = out / ".pairaudit"
+    return sorted(p.name for p in meta.iterdir() if p.name.startswith(".")) if meta.exists() else []
+
+
+@pytest.fixture
+def tiny_disk(tmp_path: Path):  # noqa: ANN201
+    """A 2 MB tmpfs (root only; skipped elsewhere: the simulated cases below run everywhere)."""
+    import os
+
+    mnt = tmp_path / "tmpfs"
+    mnt.mkdir()
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mnt)],
+                                           capture_output=True).returncode:
+        pytest.skip("mounting a tmpfs needs root")
+    yield mnt
+    subprocess.run(["umount", str(mnt)], check=False)
+
+
+def _fill(mnt: Path, free_kb: int) -> None:
+    import os
+
+    (mnt / "filler").unlink(missing_ok=True)
+    st = os.statvfs(mnt)
+    avail = st.f_bavail * st.f_frsize // 1024
+    with open(mnt / "filler", "wb") as fh:
+        fh.write(b"\0" * max(0, avail - free_kb) * 1024)
+
+
+def test_a_disk_that_fills_at_every_write_is_exit_2_and_leaves_nothing(tiny_disk: Path, tmp_path: Path) -> None:
+    src = tmp_path / "s.jsonl"
+    src.write_bytes(b"".join(EXAMPLE.read_bytes().splitlines(keepends=True)[:20]))
+    out = tiny_disk / "out"
+    pairaudit.scan(str(src), out, only=ONLY)
+    before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+    codes = set()
+    for free in range(0, 200, 6):  # every point at which the rescan's writes run out of space
+        _fill(tiny_disk, free)
+        try:
+            audit = pairaudit.scan(str(src), out, only=ONLY)
+            codes.add(audit.exit_code)
+            before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+        except PairauditError as exc:
+            assert exc.exit_code == 2 and "[ENOSPC]" in str(exc) and "fix: free space" in str(exc), str(exc)
+            codes.add(2)
+        assert _leftovers(out) == [], (free, _leftovers(out))
+        assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before  # old or new, whole
+        assert _totals(out)["input"] == 20
+    assert codes == {0, 2}, codes
+
+
+def test_a_failed_manifest_write_leaves_no_temporary_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import errno
+    import os
+
+    from pairaudit.outputs import folder
+
+    src = tmp_path / "s.jsonl"
+    src.write_bytes(b"".join(EXAMPLE.read_bytes().splitlines(keepends=True)[:12]))
+    out = tmp_path / "out"
+    pairaudit.scan(str(src), out, only=ONLY)
+    before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+    real_replace, calls = os.replace, []
+
+    def full(a, b):  # noqa: ANN001, ANN202 - the switch and the manifest's restore both meet a full disk
+        calls.append(str(b))
+        if str(b).endswith(("current", "manifest.json")) and len(calls) > 1:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real_replace(a, b)
+
+    monkeypatch.setattr(folder.os, "replace", full)
+    with pytest.raises(PairauditError) as err:
+        pairaudit.scan(str(src), out, only=ONLY)
+    monkeypatch.undo()
+    assert err.value.exit_code == 2 and "[ENOSPC]" in str(err.value)
+    assert _leftovers(out) == [] and {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before
+
+
+def test_a_polars_error_on_a_full_disk_is_disk_full(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import polars as pl
+
+    from pairaudit import errors, pipeline
+
+    def cut_short(*_a, **_k) -> None:  # what polars says reading back a file the full disk cut short
+        raise pl.exceptions.ComputeError("parquet: File out of specification: The file must end with PAR1")
+
+    src = tmp_path / "s.jsonl"
+    src.write_bytes(b"".join(EXAMPLE.read_bytes().splitlines(keepends=True)[:12]))
+    monkeypatch.setattr(pipeline, "write_scores", cut_short)
+    monkeypatch.setattr(errors, "disk_full", lambda _p, margin=0: True)
+    with pytest.raises(PairauditError) as err:
+        pairaudit.scan(str(src), tmp_path / "out", only=ONLY)
+    assert err.value.exit_code == 2 and "[ENOSPC]" in str(err.value) and "File out of specification" in str(err.value)
+    monkeypatch.setattr(errors, "disk_full", lambda _p, margin=0: False)  # space left: a real bug, not hidden
+    with pytest.raises(pl.exceptions.ComputeError):
+        pairaudit.scan(str(src), tmp_path / "out2", only=ONLY)
+
+
+# ------------------------------------------------------------------- the fuzz surfaces, at a CI size
+def test_fuzz_surfaces_of_issue_38_at_a_small_size(tmp_path: Path) -> None:
+    """scripts/fuzz_edges.py's issue-38 surfaces (one seed, a few cases each; scripts/fuzz_inputs.py runs more): no traceback, an allowed exit
+    code, every record in clean or dropped; the Python API cases raise what they should."""
+    import random
+    import sys
+
+    from conftest import ROOT
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        import fuzz_edges as fe
+    finally:
+        sys.path.remove(str(ROOT / "scripts"))
+    for seed in (0,):
+        rng = random.Random(seed)
+        work = tmp_path / f"seed{seed}"
+        work.mkdir()
+        for case in fe.utf8_container_cases(work, rng, 2) + fe.gzip_tail_cases(work, rng, 2):
+            code, output = _cli(*case.argv)
+            assert code in case.allowed, (case.name, output)
+            t = _totals(case.out)
+            assert t["input"] == case.records == t["kept"] + t["dropped"], (case.name, t)
+        problems = [(name, p) for name, p in fe.api_problems(work, rng, 1) if p is not None]
+        assert problems == [], problems
