@@ -208,3 +208,34 @@ def test_an_absent_max_grad_norm_is_the_installed_trainers_default_never_off(tmp
     assert any("gradients were clipped (max_grad_norm=1)" in x and "absent" in x and "default of the installed" in x
                for x in amp["against"])
     assert amp["verdict"] == "ruled_out"
+
+
+def test_weights_non_finite_from_the_start_need_the_starting_model(tmp_path: Path) -> None:
+    """Independent tester's case: an inf embedding in the model the run started from is in every checkpoint. Without
+    --reference that is a lead (pass --reference), never "training went on from broken weights"; with the starting
+    model it is the model's, not the run's."""
+    from safetensors.torch import save_file
+
+    def weights(folder: Path) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        emb = torch.zeros(4, 2)
+        emb[3, 0] = float("inf")
+        save_file({"embed_tokens.weight": emb, "lm_head.weight": torch.ones(4, 2)}, str(folder / "model.safetensors"),
+                  metadata={"format": "pt"})
+
+    state = _run(tmp_path / "run", args=BASE, log=_log(6, 1, fail=4))
+    for step in (2, 4):
+        weights(tmp_path / "run" / f"checkpoint-{step}")
+    doc = {"status": "found", "rows": [], "culprits": [], "suspects": [], "policy": {},
+           "comparison": {"failing": {"max_abs_logit": None}}}
+    d = diagnose(run_dir=tmp_path / "run", state=state, args=BASE, args_source="training_args.json", window=(4, 4),
+                 trace_doc=doc, data="pairs.jsonl", out_dir=tmp_path / "t")
+    bw = next(c for c in d["causes"] if c["cause"] == "broken_weights")
+    assert bw["score"] == 0.5 and "may have been there from the start" in bw["for"][0]
+    assert bw["fixes"][0].startswith("pass --reference with the model the run started from")
+    assert "went on from broken weights" not in json.dumps(d)
+    weights(tmp_path / "start")
+    d = diagnose(run_dir=tmp_path / "run", state=state, args=BASE, args_source="training_args.json", window=(4, 4),
+                 trace_doc=doc, data="pairs.jsonl", out_dir=tmp_path / "t", reference=str(tmp_path / "start"))
+    bw = next(c for c in d["causes"] if c["cause"] == "broken_weights")
+    assert bw["verdict"] == "ruled_out" and "the starting model did not already have" in bw["against"][0]

@@ -126,8 +126,9 @@ def diagnose(*, run_dir: Path, state: dict[str, Any] | None, args: dict[str, Any
     log = _log((state or {}).get("log_history") or [])
     ckpts = checkpoints_health(run_dir, reference, first)
     args, defaulted = with_defaults(args)
+    start_checked = reference is not None and Path(reference).is_dir() and any(Path(reference).glob("*.safetensors"))
     ctx = {"first": first, "last": last, "log": log, "args": args, "ckpts": ckpts, "doc": trace_doc,
-           "defaulted": defaulted,
+           "defaulted": defaulted, "start_checked": start_checked,
            "max_steps": (state or {}).get("max_steps") or args.get("max_steps")}
     causes = [_data(ctx, data, out_dir), _learning_rate(ctx), _precision(ctx), _amplifier(ctx), _weights(ctx)]
     if not args:
@@ -364,12 +365,23 @@ def _weights(ctx: dict[str, Any]) -> dict[str, Any]:
     bad = [k for k in ck if not k["weights_finite"]]
     if not ck:
         return c
+    names = ", ".join("checkpoint-" + str(k["step"]) for k in ck)
     if not bad:
-        c["against"].append(f"every checkpoint's weights are finite ({', '.join('checkpoint-' + str(k['step']) for k in ck)})")
+        c["against"].append(f"no checkpoint holds non-finite weights the starting model did not already have ({names})"
+                            if ctx.get("start_checked") else f"every checkpoint's weights are finite ({names})")
         return c
     k = bad[0]
     good = [g for g in ck if g["weights_finite"] and g["step"] < k["step"]]
     what = f"checkpoint-{k['step']} holds non-finite weights ({k['n_nonfinite']} of {k['n_tensors']} tensors)"
+    if k["step"] < ctx["first"] and not ctx.get("start_checked") and not good:
+        # unknown start: weights non-finite from the start are in every checkpoint too, and then a row reaching
+        # them is what fails; the starting model tells the two apart
+        c["score"] = 0.5
+        c["for"].append(what + ", saved before the failure; the starting model was not checked, so these values "
+                        "may have been there from the start (then the rows that reach them are the trigger)")
+        c["fixes"].append("pass --reference with the model the run started from: it tells whether the run broke the "
+                          "weights or started with them")
+        return c
     if k["step"] < ctx["first"]:  # checkpoint-N holds the weights after step N's update
         c["score"] = 0.95
         c["for"].append(what + f", saved before the failure showed at steps {ctx['first']}-{ctx['last']}: training "
