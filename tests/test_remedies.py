@@ -80,3 +80,15 @@ def test_implicit_prompt_rows_name_explicit_prompt(source: Path, tmp_path: Path)
     assert all("--explicit-prompt" in r["text"] and r["rows"] == rows[n] for n, r in rem.items())
     written = pairaudit.scan(source, out=tmp_path / "b", only=only, explicit_prompt=True, quiet=True)
     assert written.report["remedies"] == {}
+
+
+def test_the_95_percent_length_is_an_order_statistic() -> None:
+    """Independent tester's case: 20 rows, one of them 1.2M tokens: 95% of the rows (19) are whole at the 19th
+    shortest length, not at the longest row's (a quantile with 'higher' interpolation gave the maximum)."""
+    import polars as pl
+
+    from pairaudit.outputs.remedies import _keeps
+
+    total = pl.Series([100 + i for i in range(19)] + [1_248_408])
+    assert _keeps(total, 0.95) == 118 and _keeps(total, 0.99) == 1_248_408
+    assert _keeps(pl.Series([5]), 0.95) == 5

@@ -10,6 +10,7 @@ max_length they give back each row's token counts (``prompt_tokens`` + the longe
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -70,7 +71,7 @@ def _remedy(name: str, lengths: Any, limit: int, mode: str | None, rows: int) ->
     import polars as pl
 
     total = lengths["total"]
-    p95, p99 = (int(total.quantile(q, interpolation="higher")) for q in (0.95, 0.99))
+    p95, p99 = (_keeps(total, q) for q in (0.95, 0.99))
     response = lengths["total"] - lengths["prompt"]
     if name == "too_long":
         affected = lengths.filter((pl.col("total") > limit) & (pl.col("prompt") < limit))
@@ -86,6 +87,13 @@ def _remedy(name: str, lengths: Any, limit: int, mode: str | None, rows: int) ->
                    still_dropped_at_95=int((affected["prompt"] >= p95).sum()))
     out["text"] = _text(name, out)
     return out
+
+
+def _keeps(total: Any, share: float) -> int:
+    """The smallest max_length with which at least ``share`` of the rows are whole: the ceil(share * n)-th
+    shortest row (a quantile would take the longest of 20 rows for 95%)."""
+    ordered = total.sort()
+    return int(ordered[max(1, math.ceil(share * len(ordered))) - 1])
 
 
 def _text(name: str, r: dict[str, Any]) -> str:
