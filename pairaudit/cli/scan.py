@@ -108,7 +108,7 @@ def scan(
     options = dict(locals())
     try:
         limits = parse_fail_on(fail_on)
-        cfg = _config(options)
+        cfg = _config(options, limits)
         from pairaudit.api import scan as run_scan
 
         progress, log, display = progress_display(quiet)
@@ -129,7 +129,7 @@ def scan(
     finish_run(audit, quiet=quiet, allow_empty=allow_empty, limits=limits)
 
 
-def _config(o: dict[str, Any]) -> ScanConfig:
+def _config(o: dict[str, Any], limits: list[tuple[str, float]]) -> ScanConfig:
     """The scan's configuration from the command's option values (a config file fills what flags left at default)."""
     from pairaudit.config import ScanConfig
     from pairaudit.io.formats import parse_columns
@@ -153,5 +153,5 @@ def _config(o: dict[str, Any]) -> ScanConfig:
         from pairaudit.plan import apply_config_file
 
         cfg = apply_config_file(cfg, load_config_file(o["config"]))
-    check_fail_on(parse_fail_on(o["fail_on"]), cfg)
+    check_fail_on(limits, cfg)
     return cfg
