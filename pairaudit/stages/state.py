@@ -122,5 +122,3 @@ class Tally(Kind):
             out[k] = out[k] + v if k in out else v
         return out
 
-
-KINDS = (Column, Columns, Count, Items, Tally)
