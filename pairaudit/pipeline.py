@@ -296,7 +296,8 @@ class Scanner:
         """What this scan decided, for report.json: each check's status (ran, off, skipped, failed with why), the
         problems that make the scan incomplete, the source, config, models and stage statistics."""
         checks, problems = {}, []
-        damage = source.describe().get("damage")
+        described = source.describe()
+        damage = described.get("damage")
         if damage:
             problems.append(f"input damaged: {damage}; the rows before it were scanned, the rest is missing")
         for name, info in self.plan.infos.items():
@@ -311,7 +312,7 @@ class Scanner:
             checks[name] = {"description": info.description, "kind": info.kind,
                             "default_action": info.default_action, "action": self.plan.actions[name],
                             "thresholds": self.plan.params[name], **st}
-        desc = {**source.describe(), "format": self.fmt, "columns": self.columns,
+        desc = {**described, "format": self.fmt, "columns": self.columns,
                 **({"formats": dict(sorted(self.formats.items()))} if len(self.formats) > 1 else {})}
         return ScanFacts(checks, problems, self.n_input, desc, self.cfg.to_json(), self.ctx.models, self.stats)
 
