@@ -338,6 +338,32 @@ def test_trace_of_a_clean_run_says_there_is_nothing_to_trace(tmp_path: Path) -> 
     assert on_disk["diagnosis"]["summary"].startswith("no failure") and on_disk["diagnosis"]["fixes"] == []
 
 
+def test_a_second_trace_into_the_same_folder_replaces_the_report_section(tmp_path: Path) -> None:
+    """report.html shows the trace.json beside it: a later trace that finds nothing (or is unreliable) must not
+    leave the earlier trace's culprit rows on the page."""
+    from support.checks import scan_cheap
+
+    from pairaudit.report.html import render_report
+    from pairaudit.trace.render import write_outputs
+    from pairaudit.trace.run import trace
+
+    recs = read_records(UF, 3)
+    scan_cheap(tmp_path, recs)
+    audit = tmp_path / "out"
+    stale = {"status": "found", "summary": "first failure: STALE-CULPRIT-7", "culprits": [7], "rows": []}
+    write_outputs(stale, audit)
+    assert "STALE-CULPRIT-7" in (audit / "report.html").read_text()
+    run = tmp_path / "run" / "checkpoint-40"
+    run.mkdir(parents=True)
+    (run / "trainer_state.json").write_text(json.dumps({"global_step": 40, "log_history": _log(40)}))
+    res = trace(tmp_path / "run", tmp_path / "pairs.jsonl", audit=audit, log=lambda m: None)
+    assert res.doc["status"] == "no_failure" and res.out_dir == audit
+    page = (audit / "report.html").read_text()
+    assert "STALE-CULPRIT-7" not in page and "ends at step 40" in page
+    render_report(audit)  # and a later re-render keeps what trace.json says
+    assert "ends at step 40" in (audit / "report.html").read_text()
+
+
 def test_pretokenized_rows_get_their_token_counts(tmp_path: Path) -> None:
     data = write_jsonl(tmp_path / "ids.jsonl", [
         {"prompt_input_ids": [1, 2, 3], "chosen_input_ids": [4, 5], "rejected_input_ids": [6, 7, 8, 9]},

@@ -306,7 +306,7 @@ def trace(run_dir: str | Path, data: str | Path, *, out: str | Path | None = Non
         common["last_logged_step"] = run.hist.entries[-1]["step"] if run.hist and run.hist.entries else None
         doc = build_doc(status="no_failure", common=common)
         drops = _diagnose(doc, run_dir, run.state, s, None, data, out_dir, reference)
-        write_outputs(doc, out_dir, drops, render_html=False)
+        write_outputs(doc, out_dir, drops, render_html=render_html)
         return TraceResult(doc, out_dir)
     inp = dataset.resolve_input(data, Path(audit) if audit else None)
     lengths = rows.token_lengths(inp.source, s) if s.trainer == "trl-dpo" else None
@@ -318,7 +318,7 @@ def trace(run_dir: str | Path, data: str | Path, *, out: str | Path | None = Non
         doc = build_doc(status="unreliable", common=common, event=w.event, window=span, prev=w.prev,
                         order_info=order_info)
         drops = _diagnose(doc, run_dir, run.state, s, span, inp.source, out_dir, reference)
-        write_outputs(doc, out_dir, drops, render_html=False)
+        write_outputs(doc, out_dir, drops, render_html=render_html)
         return TraceResult(doc, out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     audit_dir = _scan_audit(inp.source, out_dir, s, inp.audit, skip or [], log)
