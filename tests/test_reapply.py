@@ -70,6 +70,11 @@ def test_apply_from_findings_equals_a_rescan(tmp_path: Path) -> None:
     assert d["total"] == 7 and d["applied"] == 6 and [i["row"] for i in d["ignored"]] == [7]
     dropped_before = set(pl.read_parquet(a / "findings.parquet").filter(pl.col("action") == "drop")["row"])
     assert applied.totals["kept"] == before.totals["kept"] + 1 + (5 in dropped_before) - 3 and d["flipped"]
+    # what the decisions did is in the digest (a person's drop has no check to count it) with the recorded list
+    page = (a / "report.html").read_text(encoding="utf-8")
+    assert ('<li id="digest-review"><b>Review decisions</b>: 6 of 7 applied (3 dropped, 2 kept, 1 flipped); '
+            "1 ignored (report.html lists why)") in page
+    assert "Recorded decisions (7)" in page
     # applying again (nothing changed) gives the same bytes again
     apply_decisions(a, log=logs.append)
     _same(a, b)

@@ -232,6 +232,19 @@ _GEN = re.compile(r"gen-[A-Za-z0-9_]+")
 DATASETS_CACHE = re.compile(r"cache-[0-9a-f]+(?:_\d{5}_of_\d{5})?\.arrow|tmp[a-z0-9_]{8}")
 
 
+def owner_folder(path: str | os.PathLike[str]) -> Path:
+    """The output folder a generation folder (``DIR/.pairaudit/gen-*``, where a run writes before it commits)
+    belongs to; any other folder is its own. Files the user keeps beside the outputs (decisions.jsonl) are
+    there, not in the generation.
+
+    Example:
+        >>> owner_folder("out/.pairaudit/gen-ab12").as_posix(), owner_folder("out").as_posix()
+        ('out', 'out')
+    """
+    p = Path(path)
+    return p.parent.parent if p.parent.name == ".pairaudit" and _GEN.fullmatch(p.name) else p
+
+
 def _own_dir(p: Path, meta: Path) -> bool:
     """A real folder (not a link) directly inside ``meta``."""
     return p.is_dir() and not p.is_symlink() and p.resolve().parent == meta.resolve()

@@ -20,6 +20,7 @@ from markupsafe import Markup
 
 from pairaudit.datatypes import Pair
 from pairaudit.output_files import DECISIONS_FILE, REPORT_HTML
+from pairaudit.outputs.folder import owner_folder
 from pairaudit.outputs.reader import OutputFolder
 from pairaudit.outputs.single import committed_file, refresh_record
 from pairaudit.report.trainer_view import trainer_tokenizer, trainer_view
@@ -59,6 +60,7 @@ def render_report(out_dir: str | Path, *, max_examples: int = 5) -> Path:
 def build_html(folder: OutputFolder, *, max_examples: int = 5) -> str:
     from pairaudit.report import plots
     from pairaudit.report.flip_section import flip_lines
+    from pairaudit.report.review_line import review_line
     from pairaudit.report.template import CSP, CSS, environment
 
     if not isinstance(folder, ReportFolder):  # read in bounded memory, whatever the folder's size
@@ -111,6 +113,7 @@ def build_html(folder: OutputFolder, *, max_examples: int = 5) -> str:
         "remedies": list((report.get("remedies") or {}).items()),
         "digest": _digest(checks),
         "flip_lines": flip_lines(report),
+        "review_line": review_line(report, folder.path),
         "plots": plots_or_none,
         "trainer_note": trainer_note,
         "table": {"total": data.get("all", len(data["rows"])), "listed": len(data["rows"]),
@@ -260,7 +263,7 @@ def pair_context(folder: OutputFolder, pair: Pair | None, row: int, check: str |
 
 
 def _decisions(folder: OutputFolder) -> list[dict[str, Any]]:
-    path = folder.path / DECISIONS_FILE
+    path = owner_folder(folder.path) / DECISIONS_FILE
     if not path.exists():
         return []
     from pairaudit.decisions import load_decisions

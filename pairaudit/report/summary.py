@@ -10,6 +10,7 @@ def print_summary(audit: Any) -> None:
     from rich.table import Table
 
     from pairaudit.report.flip_section import flip_lines
+    from pairaudit.report.review_line import review_line
     from pairaudit.report.terminal import safe_console, terminal_safe
 
     def safe(text: object) -> str:  # paths and problems can carry dataset text: no markup, no escapes
@@ -43,6 +44,9 @@ def print_summary(audit: Any) -> None:
                       + (f" ({safe(c.get('reason') or '')})" if c.get("reason") else ""))
     console.print(f"input {t['input']:,} = kept {t['kept']:,} + dropped {t['dropped']:,}   "
                   f"(flagged and kept: {t['flagged']:,}; malformed: {t['malformed']:,})")
+    review = review_line(rep, audit.out_dir)
+    if review:
+        console.print(terminal_safe(review), markup=False, highlight=False)
     for line in assumption_lines(rep) + flip_lines(rep):
         console.print(terminal_safe(line), markup=False, highlight=False)
     console.print(f"outputs in {safe(audit.out_dir)}/: clean, dropped, findings.parquet, scores.parquet, "

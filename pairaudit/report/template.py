@@ -137,6 +137,7 @@ nav{display:flex;flex-wrap:wrap;gap:4px 12px;margin:.5em 0}nav a{white-space:now
 </div>
 <ul class="pa-digest-list">
 {% if digest.dropped %}<li id="digest-dropped"><b>Dropped, and why</b>: {% for c in digest.dropped %}<a href="#rows={{ c.name }}">{{ c.name }}</a> <b>{{ c.rows }}</b>{{ "," if not loop.last }} {% endfor %}rows (a row can have several reasons)</li>{% endif %}
+{% if review_line %}<li id="digest-review"><b>Review decisions</b>: {{ review_line.split(": ", 1)[-1] }} (<a href="#decisions">details</a>)</li>{% endif %}
 {% if digest.flagged %}<li id="digest-flagged"><b>Worth reading</b> ({{ totals.flagged }} flagged rows, kept), in review order: {% for c in digest.flagged %}<a href="#rows={{ c.name }}">{{ c.name }}</a> <b>{{ c.kept }}</b>{{ "," if not loop.last }} {% endfor %}</li>{% endif %}
 {% for name, r in remedies %}<li class="pa-remedy"><b>The trainer: {{ name }}</b> {{ r.rows }} rows; {{ r.text }}</li>{% endfor %}
 {% if flip_lines %}<li id="digest-labels"><b>Label evidence</b>: {{ flip_lines[0].split(": ", 1)[-1] }} (<a href="#label-evidence">details</a>)</li>{% endif %}
@@ -184,7 +185,7 @@ nav{display:flex;flex-wrap:wrap;gap:4px 12px;margin:.5em 0}nav a{white-space:now
 </table>
 {% if digest.none %}<p class="pa-muted">{{ digest.none|length }} check{{ "s" if digest.none|length != 1 }} ran and found no rows: {{ digest.none|join(", ") }}.</p>{% endif %}
 {% if off %}<p class="pa-muted">Not enabled in this scan: {{ off|join(", ") }}.</p>{% endif %}
-{% if decision_summary %}
+{% if decision_summary %}<span id="decisions"></span>
 <h3>Review decisions applied</h3>
 <p>{{ decision_summary.applied }} of {{ decision_summary.total }} decisions applied{% if decision_summary.flipped %}; flipped rows: {{ decision_summary.flipped }}{% endif %}.</p>
 {% if decision_summary.ignored %}<div class="pa-alert"><b>{{ decision_summary.ignored|length }} decision{{ "s" if decision_summary.ignored|length != 1 }} ignored</b><ul>
