@@ -109,7 +109,9 @@ def evaluate(raw: dict, emb, hid, truth: np.ndarray, with_ref: bool) -> dict:
     from pairaudit.stages.flips.verdict import flip_result
 
     n = len(truth)
-    params = {**LIKELY_FLIPPED_INFO.thresholds}
+    # the flags a scan would raise at any model strength (a scan withholds them below min_auroc_for_flags and
+    # says so): their precision is what this script measures
+    params = {**LIKELY_FLIPPED_INFO.thresholds, "min_auroc_for_flags": 0.0}
     nan = {k: np.full(n, np.nan) for k in raw}
 
     def run(keys: tuple[str, ...], e=None, h=None) -> tuple[np.ndarray, dict]:

@@ -86,6 +86,26 @@ def test_flip_rate_interval_covers_the_planted_rate(rate: float) -> None:
     assert all("driven by" in f.detail for f in findings)
 
 
+def test_a_weak_model_ranks_rows_but_flags_none() -> None:
+    """A model only a little better than chance (the CPU default on real sets: AUROC proxy 0.60-0.67) flags
+    mostly its own errors; it says so and flags nothing unless asked, while the scores still rank the rows."""
+    from sklearn.metrics import roc_auc_score
+
+    from pairaudit.stages.flips.verdict import flip_result
+
+    feats, flipped = _planted(1000, 0.1, seed=6, strength=0.35)
+    raw = {"chars": feats["inverted"], "words": feats["weak"], "lines": feats["noise_a"],
+           "ends_punct": feats["noise_b"]}
+    params = {**LIKELY_FLIPPED_INFO.thresholds}
+    findings, scores, stats = flip_result(np.arange(1000), raw, None, None, params, {})
+    assert stats["status"] == "informative" and stats["auroc_proxy"] < 0.75 and not stats["flags"], stats
+    assert findings == [] and "no row is flagged" in stats["verdict"] and "min_auroc_for_flags" in stats["flags_note"]
+    assert roc_auc_score(flipped, scores["likely_flipped_score"]) > 0.55  # the ranking is still there
+    asked, _, stats2 = flip_result(np.arange(1000), raw, None, None, {**params, "min_auroc_for_flags": 0.0}, {})
+    assert stats2["flags"] and "leads to review" in stats2["verdict"]
+    assert asked and {f.row for f in asked} == set(np.flatnonzero(scores["likely_flipped_score"] >= params["threshold"]))
+
+
 def test_random_labels_are_at_chance_and_flag_nothing() -> None:
     from pairaudit.stages.flips.verdict import flip_result
 

@@ -47,11 +47,13 @@ def flip_rate_cl(p_correct: np.ndarray, *, boot: int = 200, seed: int = 0) -> tu
 
 
 def judge(p_correct: np.ndarray, logodds: np.ndarray, *, min_rows: int, z_min: float = 3.0,
-          min_auroc: float = 0.75) -> dict[str, Any]:
-    """The verdict for ``n`` scored rows: status, agreement, z, AUROC proxy, flip rate (or None), and
-    one sentence saying what the evidence supports."""
+          min_auroc: float = 0.75, min_auroc_flags: float = 0.75) -> dict[str, Any]:
+    """The verdict for ``n`` scored rows: status, agreement, z, AUROC proxy, flip rate (or None), whether
+    rows may be flagged (``flags``: an informative model with AUROC proxy >= ``min_auroc_flags``; a weaker
+    one's flags were 0-45% right on real sets, docs/flips.md) and one sentence saying what the evidence
+    supports."""
     n = len(p_correct)
-    out: dict[str, Any] = {"rows_scored": int(n), "min_rows": int(min_rows)}
+    out: dict[str, Any] = {"rows_scored": int(n), "min_rows": int(min_rows), "flags": False}
     if n < min_rows:
         out.update(status="not_enough_rows", estimated_flip_rate=None,
                    verdict=f"not enough rows to judge labels: {n} scorable pairs, the model needs >= {min_rows}")
@@ -68,6 +70,7 @@ def judge(p_correct: np.ndarray, logodds: np.ndarray, *, min_rows: int, z_min: f
                            "can be estimated")
         return out
     out["status"] = "informative"
+    out["flags"] = bool(auc >= min_auroc_flags)
     head = (f"the model agrees with the given labels on {agree:.1%} of {n} pairs out-of-fold (chance 50%, "
             f"z = {z:.1f}; AUROC proxy {auc:.2f})")
     if auc >= min_auroc:
@@ -78,5 +81,11 @@ def judge(p_correct: np.ndarray, logodds: np.ndarray, *, min_rows: int, z_min: f
     else:
         out.update(estimated_flip_rate=None,
                    estimated_flip_rate_note=f"AUROC proxy {auc:.2f} < {min_auroc:g}: too weak to count flips")
-        out["verdict"] = f"{head}; weak evidence: flip rate unknown, flags are leads to review, not verdicts"
+        out["verdict"] = f"{head}; weak evidence: flip rate unknown, " + (
+            "flags are leads to review, not verdicts" if out["flags"] else
+            f"no row is flagged (AUROC proxy < min_auroc_for_flags {min_auroc_flags:g}: flags of a model this weak "
+            "were mostly wrong on real data, docs/flips.md); likely_flipped_score in scores.parquet ranks the rows")
+    if not out["flags"]:
+        out["flags_note"] = (f"no row flagged: AUROC proxy {auc:.2f} < min_auroc_for_flags {min_auroc_flags:g}; "
+                             "lower it (--set likely_flipped.min_auroc_for_flags=0) for leads to review")
     return out

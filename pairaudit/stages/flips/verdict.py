@@ -23,7 +23,7 @@ LIKELY_FLIPPED_INFO = CheckInfo(
     extra="flips",
     default_enabled=True,
     thresholds={"threshold": 0.8, "folds": 5, "min_rows": 200, "z_min": 3.0, "min_auroc_for_rate": 0.75,
-                "use_reference": True, "use_embedding": True, "fit_sample_rows": 200_000},
+                "min_auroc_for_flags": 0.75, "use_reference": True, "use_embedding": True, "fit_sample_rows": 200_000},
     why="studies of noisy preference data find that removing suspected flips is safer than flipping them back "
         "(a wrong flip injects a new error, and weak detectors have many false positives); flag for review, "
         "drop with --drop likely_flipped, or flip with --flip likely_flipped when the evidence is strong",
@@ -88,10 +88,12 @@ def flip_result(rows: np.ndarray, raw: dict[str, np.ndarray], emb: np.ndarray | 
         return [], scores, stats
     fit = fit_flip_model({k: v[idx] for k, v in feats.items()}, folds=folds)
     stats = judge(fit.p_correct, fit.logodds, min_rows=min_rows, z_min=float(params["z_min"]),
-                  min_auroc=float(params["min_auroc_for_rate"]))
+                  min_auroc=float(params["min_auroc_for_rate"]),
+                  min_auroc_flags=float(params["min_auroc_for_flags"]))
     if model is not None:
         model.update(names=list(fit.names), linear=fit.linear if fit.linear is not None else np.zeros(0),
-                     temperature=float(fit.temperature), status=stats["status"], features=sorted(feats),
+                     temperature=float(fit.temperature), status=stats["status"], flags=stats["flags"],
+                     features=sorted(feats),
                      **{f"{k}_linear": np.mean(v, axis=0) for k, v in stacked.items() if v})
     score[idx] = 1.0 - fit.p_correct
     stats.update(rows_per_signal=signals, weights=fit.weights, folds=fit.folds, temperature=round(fit.temperature, 4))
@@ -100,7 +102,7 @@ def flip_result(rows: np.ndarray, raw: dict[str, np.ndarray], emb: np.ndarray | 
                                f"{len(idx):,} scored rows, at least 2)")
     findings: list[Finding] = []
     thr = float(params["threshold"])
-    if stats["status"] == "informative":
+    if stats["flags"]:
         sub_raw = {k: v[idx] for k, v in feats.items()}
         for j in np.nonzero(score[idx] >= thr)[0]:
             i = idx[j]
@@ -146,7 +148,7 @@ def apply_flip_model(model: dict[str, Any], rows: np.ndarray, raw: dict[str, np.
     p = 1.0 / (1.0 + np.exp(-np.clip(a * d, -50, 50)))
     score[idx] = 1.0 - p
     findings: list[Finding] = []
-    if model["status"] == "informative":
+    if model.get("flags", model["status"] == "informative"):
         from pairaudit.stages.flips.model import FlipFit
 
         fit = FlipFit(p, d, contrib, names, {}, 0, a)
