@@ -10,7 +10,7 @@ from rapidfuzz.distance import Levenshtein
 
 from pairaudit.checks import long_text
 from pairaudit.checks.base import CheckInfo, PairCheck
-from pairaudit.checks.prompt_kind import short_answer_cue
+from pairaudit.checks.prompt_kind import pair_short_answer_cue
 from pairaudit.datatypes import Finding, Pair
 from pairaudit.trainer.long_text import LONG_CHARS
 from pairaudit.trainer.tokenizer import EncodedPair
@@ -66,7 +66,7 @@ def _word_difference(pair: Pair, a: str, b: str) -> str | None:
     if wa == wb:
         return "the words are the same: only punctuation, case or spacing differ (a trivial difference)"
     diff = sorted(set(wa) ^ set(wb)) or sorted(set(wa))
-    cue = short_answer_cue(pair.prompt)
+    cue = pair_short_answer_cue(pair)
     if cue or any(ch.isdigit() for w in diff for ch in w):
         return None
     shown = ", ".join(repr(w) for w in diff[:5])

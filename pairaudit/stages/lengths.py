@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from pairaudit.checks.base import CheckInfo
-from pairaudit.checks.prompt_kind import short_answer_cue
+from pairaudit.checks.prompt_kind import pair_short_answer_cue
 from pairaudit.datatypes import Pair, StageResult
 from pairaudit.stages.base import Stage
 from pairaudit.stages.state import Column
@@ -59,7 +59,7 @@ class LengthStage(Stage):
     def observe(self, pairs: list[Pair], encoded: list[EncodedPair] | None) -> None:
         lens = np.zeros((len(pairs), 3), np.int32)
         shared = np.zeros(len(pairs), np.bool_)
-        short = np.fromiter((bool(short_answer_cue(p.prompt)) for p in pairs), np.bool_, len(pairs))
+        short = np.fromiter((bool(pair_short_answer_cue(p)) for p in pairs), np.bool_, len(pairs))
         for i, pair in enumerate(pairs):
             if encoded is not None and encoded[i] is not None:
                 e = encoded[i]
