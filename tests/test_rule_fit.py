@@ -184,3 +184,32 @@ def test_near_identical_pair_reads_what_differs(record: dict, expect: str | None
     else:
         [(_, _, action, detail)] = got
         assert action == "flag" and expect in detail
+
+
+@pytest.mark.parametrize(("actions", "flag", "expect"), [({}, [], "flag"), ({"encoding_error": "drop"}, [], "drop"),
+                                                         ({}, ["encoding_error"], "flag")])
+def test_a_mild_finding_flags_only_under_the_default_action(actions: dict, flag: list, expect: str) -> None:
+    from pairaudit.config import ScanConfig
+    from pairaudit.datatypes import Finding
+    from pairaudit.plan import build_plan
+
+    plan = build_plan(ScanConfig(actions=dict(actions), flag=list(flag)))
+    f = Finding(0, "encoding_error", "prompt", 1.0, None, "prompt: repairable mojibake", mild="ftfy repairs it")
+    plan.settle(f)
+    assert f.action == expect and ("flagged, not dropped" in f.detail) is (not actions and not flag)
+    unsure = Finding(0, "near_duplicate_pair", None, 0.9, 0, "close", unsure=True)
+    plan.settle(unsure)
+    assert unsure.action == "flag"
+
+
+def test_the_summary_counts_a_drop_checks_flagged_rows_as_flagged() -> None:
+    from pairaudit.report.summary import by_action, summary_groups
+
+    entry = {"status": "ran", "action": "drop", "rows": 9, "dropped": 2, "kept": 7, "rate": 0.009}
+    assert [(a, p["rows"], round(p["rate"], 6)) for a, p in by_action(entry)] == [("drop", 2, 0.002),
+                                                                                ("flag", 7, 0.007)]
+    old = {k: v for k, v in entry.items() if k != "dropped"}  # a report.json written before `dropped`
+    assert [(a, p["rows"]) for a, p in by_action(old)] == [("drop", 9)]
+    groups = summary_groups({"prompt_mismatch": entry, "too_long": {**entry, "action": "flag", "dropped": 0}})
+    assert [n for n, _ in groups["drop"]] == ["prompt_mismatch"]
+    assert [n for n, _ in groups["flag"]] == ["prompt_mismatch", "too_long"]
