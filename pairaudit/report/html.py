@@ -160,6 +160,7 @@ def _check_rows(folder: ReportFolder) -> list[dict[str, Any]]:
             "findings": info["findings"] if "findings" in info else sub.height,
             "rows": info["rows"] if "rows" in info else sub["row"].n_unique(),
             "kept": info.get("kept", info["rows"] if "rows" in info else sub["row"].n_unique()),
+            **({"dropped": info["dropped"]} if "dropped" in info else {}),
             "thresholds": json.dumps(info["thresholds"], sort_keys=True) if info.get("thresholds") else "",
         })
     return out
