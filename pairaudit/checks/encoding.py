@@ -84,8 +84,9 @@ def strip_surrogates(pair: Pair) -> Pair:
 class EncodingError(PairCheck):
     info = CheckInfo(
         "encoding_error",
-        "U+FFFD replacement characters, mojibake (detected and repaired by ftfy), lone surrogates, NUL and "
-        "other control characters (tab, newline and carriage return are fine)",
+        "U+FFFD replacement characters, mojibake (found by ftfy; mojibake ftfy repairs is flagged, not dropped, "
+        "the text left as read), lone surrogates, NUL and other control characters (tab, newline and carriage "
+        "return are fine)",
         "drop",
         summary="U+FFFD / mojibake / controls",
         why="garbled text trains the model on garbage and often tokenizes into rare, high-loss ids; mojibake that "
