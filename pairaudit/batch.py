@@ -206,7 +206,7 @@ class BatchProcessor:
                     m.update(extra)
             metrics.append(m)
         for f in found:
-            f.action = self.plan.action(f.check)
+            self.plan.settle(f)
         metrics.extend({"row": f.row} for f in found if f.check == "malformed_record")
         dropped = {f.row for f in found if f.action == "drop"}
         keep = [k for k, p in enumerate(pairs) if p.row not in dropped]

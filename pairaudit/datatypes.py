@@ -60,6 +60,9 @@ class Finding:
     action: str = "flag"
     # the rule was unsure (e.g. a similarity between the copy threshold and the band below it): at most a flag
     unsure: bool = False
+    # why this finding only flags under the check's default action (repairable mojibake, a fault of the rejected
+    # side alone that makes a useful negative); ``--drop CHECK`` or a config action drops it all the same
+    mild: str = ""
 
 
 @dataclass

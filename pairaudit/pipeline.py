@@ -347,6 +347,6 @@ def stage_findings(stage: Stage, res: Any, plan: CheckPlan) -> list[Finding]:
     out = []
     for f in res.findings:
         if f.check in own:
-            f.action = "flag" if f.unsure else plan.action(f.check)
+            plan.settle(f)
             out.append(f)
     return out

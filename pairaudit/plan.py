@@ -12,6 +12,7 @@ from pairaudit.catalog import all_checks, merged_thresholds, validate_names
 from pairaudit.checks.base import CheckInfo
 from pairaudit.checks.registry import BUILTIN
 from pairaudit.config import ACTIONS, ScanConfig
+from pairaudit.datatypes import Finding
 from pairaudit.errors import ConfigError
 from pairaudit.io.formats import parse_columns
 from pairaudit.schema import did_you_mean
@@ -28,9 +29,29 @@ class CheckPlan:
     actions: dict[str, str]
     params: dict[str, dict[str, Any]]
     explicit: set[str] = field(default_factory=set)  # checks the user asked for by name
+    action_set: set[str] = field(default_factory=set)  # checks whose action the user set (flags, config file)
 
     def action(self, check: str) -> str:
         return self.actions.get(check, "flag")
+
+    def settle(self, f: Finding) -> None:
+        """Set ``f.action``: the check's action, but a flag when the rule was unsure, and a flag under the
+        check's default action when the finding is mild: its own reason (repairable mojibake) or a fault of
+        the rejected side alone where the check declares that a useful negative (``rejected_negative``).
+        A mild finding's detail says that it was kept and how to drop it."""
+        action = self.action(f.check)
+        if f.unsure:
+            f.action = "flag"
+            return
+        info = self.infos.get(f.check)
+        mild = f.mild
+        if not mild and info is not None and info.rejected_negative and f.field == "rejected":
+            mild = f"a fault of the rejected side alone: {info.rejected_negative}"
+        if mild and action == "drop" and f.check not in self.action_set:
+            f.action = "flag"
+            f.detail = f"{f.detail}; {mild}: flagged, not dropped (--drop {f.check} drops it)"
+            return
+        f.action = action
 
 
 
@@ -53,7 +74,8 @@ def build_plan(cfg: ScanConfig) -> CheckPlan:
     enabled |= set(ALWAYS_ON)
     actions = {name: _action(cfg, name, info, drop, flag + flip) for name, info in infos.items()}
     params = {name: _thresholds(cfg, name) for name in infos}
-    return CheckPlan(infos, enabled, actions, params, explicit)
+    action_set = set(drop) | set(flag) | set(flip) | set(cfg.actions)
+    return CheckPlan(infos, enabled, actions, params, explicit, action_set)
 
 
 def _validated_names(cfg: ScanConfig) -> tuple[list[str], list[str], list[str], list[str], list[str]]:

@@ -196,16 +196,22 @@ def _report(report: dict[str, Any], source: Any, cfg: ScanConfig, counts: dict[s
 
 
 def _kept_per_check(report: dict[str, Any], findings: Any, drops: dict[int, list[str]]) -> None:
-    """Each check's rows that no check and no decision drops, as a rescan counts them (``checks[name].kept``)."""
+    """Each check's rows that no check and no decision drops, and the rows its own findings drop after the
+    decisions, as a rescan counts them (``checks[name].kept`` / ``.dropped``)."""
+    from collections import Counter
+
     import polars as pl
 
     dropped = pl.Series(sorted(drops), dtype=pl.Int64)
     kept = (findings.filter(~pl.col("row").is_in(dropped.implode())).group_by("check")
             .agg(pl.col("row").n_unique().alias("n")))
     per = dict(zip(kept["check"].to_list(), kept["n"].to_list()))
+    own = Counter(check for reasons in drops.values() for check in set(reasons))
     for name, c in report["checks"].items():
         if "kept" in c:
             c["kept"] = int(per.get(name, 0))
+        if "dropped" in c:
+            c["dropped"] = int(own.get(name, 0))
 
 
 def remove_fingerprint(out: Path) -> None:

@@ -76,7 +76,8 @@ def test_differing_histories_are_noted() -> None:
     assert "prompt_mismatch" in pair.notes
     hh = normalise(0, {"chosen": "\n\nHuman: a\n\nAssistant: b",
                        "rejected": "\n\nHuman: a\n\nAssistant: c\n\nHuman: d\n\nAssistant: e"}, "implicit_hh")
-    assert "rejected response holds 1 more" in hh.notes["prompt_mismatch"]
+    assert "the rejected reply goes on with dialogue turns of its own" in hh.notes["prompt_mismatch"]
+    assert hh.notes["prompt_mismatch_side"] == "rejected" and pair.notes["prompt_mismatch_side"] == ""
 
 
 def test_pretokenized_detected_and_kept_as_ids() -> None:

@@ -32,6 +32,9 @@ class CheckInfo:
     # on by default? (expensive model-based checks are opt-in)
     default_enabled: bool = True
     why: str = ""  # why the default action is what it is
+    # set: a finding on the rejected side only flags under the default action (the check reports the side, the
+    # plan sets the action); the words say why, e.g. "a looping rejected reply is a useful negative"
+    rejected_negative: str = ""
     summary: str = field(kw_only=True)  # one short line for the compact ``pairaudit checks`` list
 
     @property
@@ -40,9 +43,10 @@ class CheckInfo:
         return f"{self.name}_score"
 
     def finding(self, row: int, field: str | None = None, score: float | None = None, group: int | None = None,
-                detail: str = "", *, unsure: bool = False) -> Finding:
-        """A finding of this check (its action is set by the plan afterwards)."""
-        return Finding(row, self.name, field, score, group, detail, unsure=unsure)
+                detail: str = "", *, unsure: bool = False, mild: str = "") -> Finding:
+        """A finding of this check (its action is set by the plan afterwards: ``unsure`` at most a flag,
+        ``mild`` a flag unless the user set the check's action, the words saying why)."""
+        return Finding(row, self.name, field, score, group, detail, unsure=unsure, mild=mild)
 
     def params(self, resolved: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
         """This check's thresholds in a run: the declared defaults, overridden by ``resolved[name]`` (the
@@ -65,8 +69,8 @@ class PairCheck:
         self.tok = tok
 
     def finding(self, row: int, field: str | None = None, score: float | None = None, group: int | None = None,
-                detail: str = "") -> Finding:
-        return self.info.finding(row, field, score, group, detail)
+                detail: str = "", *, mild: str = "") -> Finding:
+        return self.info.finding(row, field, score, group, detail, mild=mild)
 
     def check(self, pair: Pair, enc: EncodedPair | None, out: list[Finding]) -> dict[str, float] | None:
         raise NotImplementedError

@@ -1,4 +1,10 @@
-"""``encoding_error``: replacement characters, mojibake, lone surrogates, NUL and control characters."""
+"""``encoding_error``: replacement characters, mojibake, lone surrogates, NUL and control characters.
+
+Unrepairable damage (U+FFFD: the bytes are gone; control characters, NUL, lone surrogates) drops under the
+default action. Mojibake that ``ftfy.fix_text`` repairs (UTF-8 read as cp1252: "2Â°C" for "2°C") is a mild
+finding: flagged, the detail showing ftfy's repair, so one such character does not drop a 600-token row.
+The cleaned output keeps the text as read (pairaudit never rewrites records).
+"""
 
 from __future__ import annotations
 
@@ -16,6 +22,9 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 _MOJIBAKE_HINT = re.compile(
     "[\u00c2-\u00f4][\u0080-\u00bf\u0152\u0153\u0160\u0161\u0178\u017d\u017e\u0192\u02c6\u02dc"
     "\u2013\u2014\u2018-\u201e\u2020-\u2022\u2026\u2030\u2039\u203a\u20ac\u2122]")
+
+
+MOJIBAKE = "repairable mojibake"
 
 
 def encoding_problem(text: str) -> str | None:
@@ -39,7 +48,8 @@ def encoding_problem(text: str) -> str | None:
         fixed = fix_text(text)
         if fixed != text:
             i = next((k for k, (a, b) in enumerate(zip(text, fixed)) if a != b), 0)
-            return f"mojibake near char {i}: {text[max(0, i - 10):i + 15]!r} -> ftfy: {fixed[max(0, i - 10):i + 15]!r}"
+            return (f"{MOJIBAKE} near char {i}: {text[max(0, i - 10):i + 15]!r} -> ftfy: "
+                    f"{fixed[max(0, i - 10):i + 15]!r}")
     return None
 
 
@@ -74,11 +84,14 @@ def strip_surrogates(pair: Pair) -> Pair:
 class EncodingError(PairCheck):
     info = CheckInfo(
         "encoding_error",
-        "U+FFFD replacement characters, mojibake (detected and repaired by ftfy), lone surrogates, NUL and "
-        "other control characters (tab, newline and carriage return are fine)",
+        "U+FFFD replacement characters, mojibake (found by ftfy; mojibake ftfy repairs is flagged, not dropped, "
+        "the text left as read), lone surrogates, NUL and other control characters (tab, newline and carriage "
+        "return are fine)",
         "drop",
         summary="U+FFFD / mojibake / controls",
-        why="garbled text trains the model on garbage and often tokenizes into rare, high-loss ids",
+        why="garbled text trains the model on garbage and often tokenizes into rare, high-loss ids; mojibake that "
+            "ftfy repairs ('2Â°C' for '2°C') is only flagged, the detail showing the repair (--drop "
+            "encoding_error drops it too)",
     )
 
     def check(self, pair: Pair, enc: EncodedPair | None, out: list[Finding]) -> None:
@@ -90,5 +103,6 @@ class EncodingError(PairCheck):
         for side, text in text_sides(pair):
             if text:
                 problem = encoding_problem(text)
-                if problem:
-                    out.append(self.finding(pair.row, side, 1.0, detail=f"{side}: {problem}"))
+                if problem:  # mojibake ftfy repairs leaves the text readable: a flag under the default action
+                    mild = "ftfy.fix_text repairs it" if problem.startswith(MOJIBAKE) else ""
+                    out.append(self.finding(pair.row, side, 1.0, detail=f"{side}: {problem}", mild=mild))

@@ -10,6 +10,7 @@ from rapidfuzz.distance import Levenshtein
 
 from pairaudit.checks import long_text
 from pairaudit.checks.base import CheckInfo, PairCheck
+from pairaudit.checks.prompt_kind import pair_short_answer_cue
 from pairaudit.datatypes import Finding, Pair
 from pairaudit.trainer.long_text import LONG_CHARS
 from pairaudit.trainer.tokenizer import EncodedPair
@@ -58,6 +59,21 @@ def _few_word_edits(pair: Pair, a: Any, b: Any, min_words: int) -> bool:
     return Levenshtein.distance(wa, wb, score_cutoff=limit + 1) <= limit
 
 
+def _word_difference(pair: Pair, a: str, b: str) -> str | None:
+    """What differs between two near-identical sides, in words; None when the differing words are the answer
+    itself: a number, or any word when the prompt asks for a short answer (a label, a choice)."""
+    wa, wb = _WORD.findall(a.casefold()), _WORD.findall(b.casefold())
+    if wa == wb:
+        return "the words are the same: only punctuation, case or spacing differ (a trivial difference)"
+    diff = sorted(set(wa) ^ set(wb)) or sorted(set(wa))
+    cue = pair_short_answer_cue(pair)
+    if cue or any(ch.isdigit() for w in diff for ch in w):
+        return None
+    shown = ", ".join(repr(w) for w in diff[:5])
+    return (f"the words differ in {shown} ({len(diff)} of {max(len(wa), len(wb))}): read it, a changed word can "
+            f"be the whole preference")
+
+
 class IdenticalPair(PairCheck):
     info = CheckInfo(
         "identical_pair",
@@ -78,7 +94,12 @@ class NearIdenticalPair(PairCheck):
     a 9-word answer has a character ratio of ~0.86 but differs in one token: the pair whose DPO logit is
     driven by a single token). ``min_words`` (whitespace words of the shorter side) keeps one- and
     two-word answers such as "Yes" vs "No" or "Hello!" vs "Go away." out: they are ordinary labels, not
-    near-identical sides (with a chat template both sides also share the template's tokens)."""
+    near-identical sides (with a chat template both sides also share the template's tokens).
+
+What differs is then read in words: the same words (punctuation, case, spacing) is a trivial difference;
+differing words are no finding when they are the answer itself (a number, or any word when the prompt asks
+for a short answer: :mod:`pairaudit.checks.prompt_kind`), "The answer is 41." vs "The answer is 42." being a
+real preference; otherwise the detail names the differing words."""
 
     info = CheckInfo(
         "near_identical_pair",
@@ -116,6 +137,11 @@ class NearIdenticalPair(PairCheck):
         if edits is not None and edits <= max_edits:
             rule = f"only {edits} token edit(s) between chosen and rejected ({len(ta)} / {len(tb)} tokens)"
             detail = f"{detail}; {rule}" if detail else rule
+        if detail and not pair.pretokenized and len(a) < LONG_CHARS and len(b) < LONG_CHARS:
+            what = _word_difference(pair, a, b)
+            if what is None:
+                return {self.info.score_key: ratio}  # the differing word is the answer: a real preference
+            detail = f"{detail}; {what}"
         if detail:
             out.append(self.finding(pair.row, "rejected", ratio, detail=detail))
         return {self.info.score_key: ratio}

@@ -1,4 +1,9 @@
-"""``prompt_mismatch``: implicit-prompt pairs whose histories differ before the last turn."""
+"""``prompt_mismatch``: implicit-prompt pairs whose histories differ before the last turn.
+
+The normaliser (:mod:`pairaudit.io.mismatch`) says which side adds turns: the finding's field is that side
+(a reply that invents further dialogue turns; on the rejected side alone a useful negative, flagged by the
+plan), or ``prompt`` when a turn of the history itself differs (the detail names the turn).
+"""
 
 from __future__ import annotations
 
@@ -11,13 +16,16 @@ class PromptMismatch(PairCheck):
     info = CheckInfo(
         "prompt_mismatch",
         "implicit-prompt pair whose chosen and rejected dialogue histories differ before the last assistant "
-        "turn, so the two responses answer different conversations",
+        "turn: a turn of the history differs (field prompt), or one side's reply invents further turns "
+        "(field chosen / rejected; the rejected side alone is flagged, a useful negative)",
         "drop",
         summary="dialogue histories differ",
-        why="the comparison is not between two answers to one prompt; the trainer would see a wrong prompt",
+        why="different histories: the two responses answer different conversations and the trainer would see a "
+            "wrong prompt; a chosen reply that invents turns teaches the policy to write the user's lines",
+        rejected_negative="a rejected reply that invents the user's next turn is a useful negative",
     )
 
     def check(self, pair: Pair, enc: EncodedPair | None, out: list[Finding]) -> None:
         note = pair.notes.get("prompt_mismatch")
         if note:
-            out.append(self.finding(pair.row, "prompt", 1.0, detail=note))
+            out.append(self.finding(pair.row, pair.notes.get("prompt_mismatch_side") or "prompt", 1.0, detail=note))

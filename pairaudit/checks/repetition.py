@@ -32,9 +32,11 @@ metric is divided by its limit; the response's score is the largest of these rat
 the side, detail = the rule that fired). Responses under ``min_words`` words are not scored (too
 short for a frequency to mean anything).
 
-Default action ``drop``: a looping chosen response teaches the policy to loop, and a looping response
-on either side has an extreme sequence log-probability under any model (the first repetitions make
-the rest almost certain), so its DPO logit saturates or overflows: the pair carries no usable signal.
+Default action ``drop`` for a looping *chosen* response: it teaches the policy to loop. A loop on the
+*rejected* side alone is flagged (``rejected_negative``: the plan sets the action from the finding's side):
+it is what the policy should learn not to do, and on real data such rows are mostly right pairs (UltraFeedback
+row 558: a SCAN task whose rejected answer repeats the task's own command words). Its extreme sequence
+log-probability can still saturate the pair's DPO logit; ``--drop degenerate_repetition`` drops both sides.
 """
 
 from __future__ import annotations
@@ -172,8 +174,10 @@ class DegenerateRepetition(PairCheck):
         "drop",
         summary="a response loops (words/chars)",
         thresholds=dict(DEFAULTS),
-        why="a looping chosen response teaches the policy to loop; a looping response on either side has an "
-            "extreme log-probability under any model, so the pair's DPO logit saturates or overflows",
+        why="a looping chosen response teaches the policy to loop: dropped; a loop on the rejected side alone is "
+            "flagged (a negative DPO learns from: do not loop), though its extreme log-probability can saturate "
+            "the pair's logit (--drop degenerate_repetition drops those too)",
+        rejected_negative="a looping rejected reply is a useful negative",
     )
 
     def check(self, pair: Pair, enc: EncodedPair | None, out: list[Finding]) -> dict[str, float] | None:

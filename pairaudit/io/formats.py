@@ -14,6 +14,7 @@ from typing import Any
 
 from pairaudit.datatypes import Messages, Pair
 from pairaudit.errors import ConfigError
+from pairaudit.io.mismatch import HH_ASSISTANT, HH_HUMAN, hh_mismatch, messages_mismatch
 
 FORMATS = {
     "standard": "explicit prompt, text: {prompt, chosen, rejected}",
@@ -28,8 +29,6 @@ IMPLICIT_FORMATS = ("implicit_hh", "implicit_conversational")
 CANONICAL_KEYS = ("prompt", "chosen", "rejected", "response_a", "response_b", "label")
 ID_KEYS = ("prompt_input_ids", "chosen_input_ids", "rejected_input_ids", "prompt_attention_mask",
            "chosen_attention_mask", "rejected_attention_mask", "chosen_labels", "rejected_labels")
-HH_ASSISTANT = "\n\nAssistant:"
-HH_HUMAN = "\n\nHuman:"
 ROLES = ("system", "user", "assistant", "tool")  # the chat-template vocabulary (TRL / transformers)
 SHAREGPT_ROLES = {"human": "user", "user": "user", "gpt": "assistant", "assistant": "assistant",
                   "system": "system", "bot": "assistant", "model": "assistant", "tool": "tool"}
@@ -186,10 +185,7 @@ def split_hh(chosen: str, rejected: str) -> tuple[str, str, str, str | None]:
     note = None
     own_c, own_r = chosen[: chosen.rfind(HH_ASSISTANT) + 1], rejected[: rejected.rfind(HH_ASSISTANT) + 1]
     if own_c != own_r:  # each side's own history (up to its last assistant turn) differs
-        extra = [f"{side} response holds {resp.count(HH_ASSISTANT)} more '\\n\\nAssistant:' turn marker(s)"
-                 for side, resp in (("chosen", c), ("rejected", r)) if HH_ASSISTANT in resp or HH_HUMAN in resp]
-        note = ("dialogue histories differ before the last assistant turn"
-                + (": " + "; ".join(extra) + " after the shared prompt" if extra else ""))
+        note = hh_mismatch(chosen, rejected, c, r)[1]
     return prompt, c, r, note
 
 
@@ -205,7 +201,7 @@ def split_implicit_messages(chosen: Messages, rejected: Messages) -> tuple[Messa
     ic, ir = last_assistant(chosen), last_assistant(rejected)
     note = None
     if chosen[:ic] != rejected[:ir]:
-        note = "chosen and rejected message histories differ before the last assistant turn"
+        note = messages_mismatch(chosen[:ic], rejected[:ir])[1]
     return chosen[:ic], chosen[ic:], rejected[ir:], note
 
 
@@ -256,12 +252,15 @@ def normalise(row: int, rec: dict[str, Any], fmt: str, columns: dict[str, str] |
         pair = Pair(row, fmt, messages_text(pm), messages_text(cm), messages_text(rm), pm, cm, rm)
         if note:
             pair.notes["prompt_mismatch"] = note
+            pair.notes["prompt_mismatch_side"] = messages_mismatch(pm, r[:len(r) - len(rm)])[0] or ""
         return pair
     if fmt == "implicit_hh":
-        prompt, c, r, note = split_hh(_text(rec, "chosen"), _text(rec, "rejected"))
+        chosen, rejected = _text(rec, "chosen"), _text(rec, "rejected")
+        prompt, c, r, note = split_hh(chosen, rejected)
         pair = Pair(row, fmt, prompt, c, r)
         if note:
             pair.notes["prompt_mismatch"] = note
+            pair.notes["prompt_mismatch_side"] = hh_mismatch(chosen, rejected, c, r)[0] or ""
         return pair
     if fmt == "pairwise_label":
         a_col, b_col = (columns or {}).get("response_a", "response_a"), (columns or {}).get("response_b", "response_b")

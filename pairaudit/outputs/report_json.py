@@ -55,7 +55,8 @@ def build_report(facts: ScanFacts, tally: Tally, flips: list[int], counts: dict[
     for name, decided in facts.checks.items():
         n_rows = per_check_rows.get(name, 0)
         checks[name] = {**decided, "findings": per_check_findings.get(name, 0), "rows": n_rows,
-                        "kept": tally.kept.get(name, 0), "rate": round(n_rows / n_input, 6) if n_input else 0.0}
+                        "kept": tally.kept.get(name, 0), "dropped": tally.dropped.get(name, 0),
+                        "rate": round(n_rows / n_input, 6) if n_input else 0.0}
     problems = list(facts.problems)
     totals = {"input": n_input, "kept": counts["kept"], "dropped": counts["dropped"], "flagged": flagged,
               "malformed": per_check_rows.get("malformed_record", 0)}

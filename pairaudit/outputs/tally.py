@@ -43,6 +43,8 @@ class Tally:
     rows: dict[str, int] = field(default_factory=dict)
     flagged: int = 0
     kept: dict[str, int] = field(default_factory=dict)  # per check: its rows that no check drops
+    # per check: the rows its own findings drop (a drop check flags some findings: a rejected-side fault...)
+    dropped: dict[str, int] = field(default_factory=dict)
 
     @classmethod
     def of(cls, findings: list[Finding], drops: dict[int, list[str]]) -> Tally:
@@ -52,18 +54,25 @@ class Tally:
             per_findings[f.check] += 1
             per_rows[f.check].add(f.row)
         flagged = {f.row for f in findings if f.action == "flag"} - set(drops)
+        per_dropped: dict[str, int] = defaultdict(int)
+        for reasons in drops.values():
+            for check in reasons:
+                per_dropped[check] += 1
         return cls(dict(per_findings), {k: len(v) for k, v in per_rows.items()}, len(flagged),
-                   {k: len(v - drops.keys()) for k, v in per_rows.items()})
+                   {k: len(v - drops.keys()) for k, v in per_rows.items()}, dict(per_dropped))
 
     def add(self, other: Tally) -> None:
-        for mine, theirs in ((self.findings, other.findings), (self.rows, other.rows), (self.kept, other.kept)):
+        for mine, theirs in ((self.findings, other.findings), (self.rows, other.rows), (self.kept, other.kept),
+                             (self.dropped, other.dropped)):
             for k, v in theirs.items():
                 mine[k] = mine.get(k, 0) + v
         self.flagged += other.flagged
 
     def to_json(self) -> dict[str, Any]:
-        return {"findings": self.findings, "rows": self.rows, "flagged": self.flagged, "kept": self.kept}
+        return {"findings": self.findings, "rows": self.rows, "flagged": self.flagged, "kept": self.kept,
+                "dropped": self.dropped}
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> Tally:
-        return cls(dict(d["findings"]), dict(d["rows"]), int(d["flagged"]), dict(d.get("kept", {})))
+        return cls(dict(d["findings"]), dict(d["rows"]), int(d["flagged"]), dict(d.get("kept", {})),
+                   dict(d.get("dropped", {})))

@@ -128,9 +128,11 @@ def build_html(folder: OutputFolder, *, max_examples: int = 5) -> str:
 def _digest(checks: list[dict[str, Any]]) -> dict[str, Any]:
     """The report's first view, counted as the terminal summary counts: checks that dropped rows, checks
     that flagged rows (in the scan's check order, the review queue's), and the checks that found none."""
+    from pairaudit.report.summary import by_action
+
     ran = [c for c in checks if c["status"] == "ran"]
-    return {"dropped": [c for c in ran if c["rows"] and c["action"] == "drop"],
-            "flagged": [c for c in ran if c["rows"] and c["action"] != "drop"],
+    parts = [(action, part) for c in ran for action, part in by_action(c)]
+    return {"dropped": [p for a, p in parts if a == "drop"], "flagged": [p for a, p in parts if a == "flag"],
             "none": [c["name"] for c in ran if not c["rows"]]}
 
 
@@ -161,6 +163,7 @@ def _check_rows(folder: ReportFolder) -> list[dict[str, Any]]:
             "findings": info["findings"] if "findings" in info else sub.height,
             "rows": info["rows"] if "rows" in info else sub["row"].n_unique(),
             "kept": info.get("kept", info["rows"] if "rows" in info else sub["row"].n_unique()),
+            **({"dropped": info["dropped"]} if "dropped" in info else {}),
             "thresholds": json.dumps(info["thresholds"], sort_keys=True) if info.get("thresholds") else "",
         })
     return out

@@ -67,7 +67,23 @@ def summary_groups(checks: dict[str, Any]) -> dict[str, list[tuple[str, dict[str
         elif not c.get("rows"):
             out["none"].append((name, c))
         else:
-            out["drop" if c.get("action") == "drop" else "flag"].append((name, c))
+            for action, part in by_action(c):
+                out[action].append((name, part))
+    return out
+
+
+def by_action(c: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """A check's report.json entry as the summary counts it: the rows it drops (``drop``) and the rows it
+    only flags (``flag``): a drop check flags some findings (a fault of the rejected side alone, repairable
+    mojibake), so it can be in both. Older report.json files (no ``dropped``) count by the check's action."""
+    rows = int(c.get("rows") or 0)
+    dropped = int(c["dropped"]) if "dropped" in c else rows if c.get("action") == "drop" else 0
+    rate = float(c.get("rate") or 0.0)
+    out = []
+    if dropped:
+        out.append(("drop", {**c, "rows": dropped, "rate": rate * dropped / rows if rows else 0.0}))
+    if rows > dropped:
+        out.append(("flag", {**c, "rows": rows - dropped, "rate": rate * (rows - dropped) / rows}))
     return out
 
 

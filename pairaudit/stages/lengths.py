@@ -9,6 +9,11 @@ the Ray engine scores each shard's rows where they are against the whole dataset
 Lengths are the trainer's: for an implicit-prompt pair whose responses open alike, TRL's prompt takes
 the shared text (:mod:`pairaudit.trainer.split`), so a completion can be far shorter than the response
 reads; such findings say so and point at ``prefix_pair`` instead of making a length claim about the text.
+
+Lengths are judged within the prompt's kind: a response shorter than its side's median is no outlier when
+the prompt asks for a short answer (:func:`pairaudit.checks.prompt_kind.short_answer_cue`: an answer slot
+such as ``Output:`` / ``[EX A]:`` at its end, a closed set of answers, a number), so "No" to a yes/no task
+is not flagged; a one-token answer to an open prompt ("how to cook t-bone in the oven") still is.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from pairaudit.checks.base import CheckInfo
+from pairaudit.checks.prompt_kind import pair_short_answer_cue
 from pairaudit.datatypes import Pair, StageResult
 from pairaudit.stages.base import Stage
 from pairaudit.stages.state import Column
@@ -25,7 +31,9 @@ from pairaudit.trainer.tokenizer import EncodedPair
 LENGTH_OUTLIER_INFO = CheckInfo(
     "length_outlier",
     "token length far outside the dataset's own distribution (robust z-score of log length, median/MAD "
-    "with the scale floored at 0.25, above max_z), or a response of at most min_tokens content tokens",
+    "with the scale floored at 0.25, above max_z), or a response of at most min_tokens content tokens; a short "
+    "response to a prompt that asks for a short answer (an answer slot such as 'Output:', a closed set of "
+    "answers, a number) is no outlier",
     "flag",
     summary="length far from the dataset's",
     kind="global",
@@ -39,8 +47,9 @@ MIN_SCALE = 0.25  # in log-length units
 class LengthStage(Stage):
     infos = (LENGTH_OUTLIER_INFO,)
 
-    # _shared: the trainer's prompt took response text (prefix_pair)
-    state = {"_rows": Column(np.int64), "_lens": Column(np.int32), "_shared": Column(np.bool_)}
+    # _shared: the trainer's prompt took response text (prefix_pair); _short: the prompt asks for a short answer
+    state = {"_rows": Column(np.int64), "_lens": Column(np.int32), "_shared": Column(np.bool_),
+             "_short": Column(np.bool_)}
     distribute = "summary"
 
     def __init__(self, ctx, enabled):
@@ -50,6 +59,7 @@ class LengthStage(Stage):
     def observe(self, pairs: list[Pair], encoded: list[EncodedPair] | None) -> None:
         lens = np.zeros((len(pairs), 3), np.int32)
         shared = np.zeros(len(pairs), np.bool_)
+        short = np.fromiter((bool(pair_short_answer_cue(p)) for p in pairs), np.bool_, len(pairs))
         for i, pair in enumerate(pairs):
             if encoded is not None and encoded[i] is not None:
                 e = encoded[i]
@@ -61,6 +71,7 @@ class LengthStage(Stage):
         self._rows.append(np.fromiter((p.row for p in pairs), np.int64, len(pairs)))
         self._lens.append(lens)
         self._shared.append(shared)
+        self._short.append(short)
 
     def summary(self) -> dict[str, list[np.ndarray]]:
         """Per side: the distinct token lengths and how many rows have each."""
@@ -91,6 +102,7 @@ class LengthStage(Stage):
         rows = np.concatenate(self._rows)
         lens = np.concatenate(self._lens)
         shared = np.concatenate(self._shared) if self._shared else np.zeros(len(rows), np.bool_)
+        short = np.concatenate(self._short) if self._short else np.zeros(len(rows), np.bool_)
         params = self.params(LENGTH_OUTLIER_INFO)
         logl = np.log1p(lens.astype(np.float64))
         med, mad = _median_mad(summary if summary is not None else self.summary())
@@ -106,6 +118,8 @@ class LengthStage(Stage):
         for i in range(len(rows)):
             for k, side in enumerate(SIDES):
                 n = int(lens[i, k])
+                if side != "prompt" and short[i] and logl[i, k] < med[k]:
+                    continue  # a short answer to a prompt that asks for one (checks.prompt_kind)
                 # the trainer's prompt took response text (prefix_pair): say whose length this is
                 what, why = side, ""
                 if shared[i]:
