@@ -94,6 +94,27 @@ def test_prompt_mismatch_names_the_side_that_invents_a_turn(tmp_path: Path) -> N
     assert (r2, f2, a2) == (2, "prompt", "drop") and "turn 1 (Human) differs" in d2 and "What is PE?" in d2
 
 
+# HH helpful-base test row 750: the same history, and both replies begin with the user's speaker label
+HH_750 = {
+    "chosen": "\n\nHuman: How do I turn on voice typing?\n\nAssistant: Human: Yes, clicking the microphone icon "
+              "will enable it.",
+    "rejected": "\n\nHuman: How do I turn on voice typing?\n\nAssistant: Human: Yes, that's called microphone "
+                "detection and it allows you to record audio with your microphone.",
+}
+
+
+def test_a_reply_that_writes_a_speaker_label_is_flagged_not_dropped(tmp_path: Path) -> None:
+    plain = {"chosen": HH_750["chosen"].replace("Assistant: Human: Yes,", "Assistant: Yes,"),
+             "rejected": HH_750["rejected"].replace("Assistant: Human: Yes,", "Assistant: Yes,")}
+    inline = {"chosen": plain["chosen"], "rejected": plain["rejected"] + "\nHuman: thanks!"}
+    audit = scan(tmp_path, [HH_750, plain, inline], ["prompt_mismatch"])
+    (r0, f0, a0, d0), (r2, f2, a2, d2) = rows_of(audit, "prompt_mismatch")
+    assert (r0, f0, a0) == (0, "chosen", "flag") and "writes a 'Human:' speaker label" in d0
+    assert "clicking the microphone" in d0 and "flagged, not dropped" in d0
+    assert (r2, f2, a2) == (2, "rejected", "flag") and "Human: thanks!" in d2
+    assert audit.totals["kept"] == 3
+
+
 def test_prompt_mismatch_on_messages_names_the_side_or_the_turn() -> None:
     u, a = {"role": "user", "content": "What is DVT?"}, {"role": "assistant", "content": "A blood clot."}
     more = [u, {"role": "assistant", "content": "A clot."}, {"role": "user", "content": "Serious?"},

@@ -17,7 +17,8 @@ class PromptMismatch(PairCheck):
         "prompt_mismatch",
         "implicit-prompt pair whose chosen and rejected dialogue histories differ before the last assistant "
         "turn: a turn of the history differs (field prompt), or one side's reply invents further turns "
-        "(field chosen / rejected; the rejected side alone is flagged, a useful negative)",
+        "(field chosen / rejected; the rejected side alone is flagged, a useful negative); a reply that writes a "
+        "'Human:' / 'Assistant:' speaker label on a line of its own (same histories) is flagged",
         "drop",
         summary="dialogue histories differ",
         why="different histories: the two responses answer different conversations and the trainer would see a "
@@ -28,4 +29,6 @@ class PromptMismatch(PairCheck):
     def check(self, pair: Pair, enc: EncodedPair | None, out: list[Finding]) -> None:
         note = pair.notes.get("prompt_mismatch")
         if note:
-            out.append(self.finding(pair.row, pair.notes.get("prompt_mismatch_side") or "prompt", 1.0, detail=note))
+            f = self.finding(pair.row, pair.notes.get("prompt_mismatch_side") or "prompt", 1.0, detail=note)
+            f.mild = pair.notes.get("prompt_mismatch_mild", "")
+            out.append(f)

@@ -14,7 +14,7 @@ from typing import Any
 
 from pairaudit.datatypes import Messages, Pair
 from pairaudit.errors import ConfigError
-from pairaudit.io.mismatch import HH_ASSISTANT, HH_HUMAN, hh_mismatch, messages_mismatch
+from pairaudit.io.mismatch import HH_ASSISTANT, HH_HUMAN, hh_mismatch, hh_role_marker, messages_mismatch
 
 FORMATS = {
     "standard": "explicit prompt, text: {prompt, chosen, rejected}",
@@ -230,6 +230,21 @@ def _label_choice(label: Any, col_a: str, col_b: str) -> bool:
     raise Malformed(f"label {label!r} names neither response", "label")
 
 
+def _implicit_hh(row: int, rec: dict[str, Any]) -> Pair:
+    """An HH dialogue pair, with ``prompt_mismatch``'s notes: the side or turn where the histories part, or a
+    reply that writes a speaker label (a mild finding)."""
+    chosen, rejected = _text(rec, "chosen"), _text(rec, "rejected")
+    prompt, c, r, note = split_hh(chosen, rejected)
+    pair = Pair(row, "implicit_hh", prompt, c, r)
+    if note:
+        pair.notes["prompt_mismatch"] = note
+        pair.notes["prompt_mismatch_side"] = hh_mismatch(chosen, rejected, c, r)[0] or ""
+    elif (marker := hh_role_marker(c, r)) is not None:
+        pair.notes["prompt_mismatch_side"], pair.notes["prompt_mismatch"] = marker
+        pair.notes["prompt_mismatch_mild"] = "a speaker label in a reply, not a different history"
+    return pair
+
+
 def normalise(row: int, rec: dict[str, Any], fmt: str, columns: dict[str, str] | None = None) -> Pair:
     """Turn one parsed record into a canonical Pair (raises Malformed)."""
     if columns:
@@ -255,13 +270,7 @@ def normalise(row: int, rec: dict[str, Any], fmt: str, columns: dict[str, str] |
             pair.notes["prompt_mismatch_side"] = messages_mismatch(pm, r[:len(r) - len(rm)])[0] or ""
         return pair
     if fmt == "implicit_hh":
-        chosen, rejected = _text(rec, "chosen"), _text(rec, "rejected")
-        prompt, c, r, note = split_hh(chosen, rejected)
-        pair = Pair(row, fmt, prompt, c, r)
-        if note:
-            pair.notes["prompt_mismatch"] = note
-            pair.notes["prompt_mismatch_side"] = hh_mismatch(chosen, rejected, c, r)[0] or ""
-        return pair
+        return _implicit_hh(row, rec)
     if fmt == "pairwise_label":
         a_col, b_col = (columns or {}).get("response_a", "response_a"), (columns or {}).get("response_b", "response_b")
         a_first = _label_choice(rec.get("label"), a_col, b_col)

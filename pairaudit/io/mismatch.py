@@ -14,6 +14,9 @@ from typing import Any
 HH_ASSISTANT = "\n\nAssistant:"
 HH_HUMAN = "\n\nHuman:"
 _HH_TURN = re.compile(r"\n\n(Human|Assistant):")
+#: a speaker label at the start of a line of a reply ("Human: ...", " Assistant:"): HH replies that begin
+#: with the user's label, or go on with a line in the user's voice, without a later assistant turn
+_ROLE_LINE = re.compile(r"(?:^|\n)[ \t]*(Human|Assistant)[ \t]*:")
 
 
 def _quote(text: str, n: int = 60) -> str:
@@ -64,3 +67,21 @@ def messages_mismatch(hist_c: list[dict[str, Any]], hist_r: list[dict[str, Any]]
     return None, (f"chosen and rejected message histories differ before the last assistant turn: message {k + 1} "
                   f"({role}) differs: chosen {_quote(str(a.get('content', '')))} vs rejected "
                   f"{_quote(str(b.get('content', '')))}")
+
+
+def hh_role_marker(c: str, r: str) -> tuple[str, str] | None:
+    """(side, note) when the histories are the same but a reply writes a speaker label on a line of its own
+    ("Human: Yes, clicking the microphone icon ..."): the trainer would teach the policy to write it. Both
+    sides: the chosen one is named (it is what the policy learns).
+
+    Example:
+        >>> hh_role_marker(" Human: Yes, it will.", " Sure, it will.")[0]
+        'chosen'
+    """
+    for side, resp in (("chosen", c), ("rejected", r)):
+        m = _ROLE_LINE.search(resp)
+        if m:
+            return side, (f"the histories are the same; the {side} reply writes a '{m.group(1)}:' speaker label "
+                          f"(the trainer would teach the policy to write it): "
+                          f"{_quote(resp[max(0, m.start() - 40):m.end() + 60], 130)}")
+    return None
