@@ -66,13 +66,28 @@ def test_invalid_utf8_in_a_string_column_is_one_dropped_row(tmp_path: Path, make
     assert code == 0 and "invalid UTF-8" in shown
 
 
-def test_invalid_utf8_bytes_reach_dropped_parquet_as_read(tmp_path: Path) -> None:
+def test_invalid_utf8_bytes_reach_dropped_parquet_readable_and_as_read(tmp_path: Path) -> None:
+    import pandas as pd
+
     audit = pairaudit.scan(_bad_utf8_table(), tmp_path / "out", only=ONLY)
     assert audit.exit_code == 0 and audit.report["totals"]["dropped"] == 1
     dropped = pq.read_table(tmp_path / "out" / "dropped.parquet")
-    chosen = dropped.column("record").combine_chunks().field("chosen").cast(pa.binary()).to_pylist()
-    assert dropped.column("row").to_pylist() == [1] and chosen == [b"bad \xff"]
+    # every reader reads it (the record's text with U+FFFD), and the bad cell's bytes are kept as read
+    assert dropped.to_pylist() == [{"row": 1, "reasons": ["malformed_record"],
+                                    "record": {"prompt": "b", "chosen": "bad \ufffd", "rejected": "y"},
+                                    "raw_cells": [{"column": "chosen", "bytes": b"bad \xff"}]}]
+    assert pd.read_parquet(tmp_path / "out" / "dropped.parquet")["row"].tolist() == [1]
     assert pq.read_table(tmp_path / "out" / "clean.parquet").column("chosen").to_pylist() == ["ok one", "ok three"]
+
+
+def test_invalid_utf8_in_a_save_to_disk_source_reads_back_with_datasets(tmp_path: Path) -> None:
+    src = _save_to_disk(tmp_path)
+    code, output = _cli("scan", str(src), "--out", str(tmp_path / "out"), "-q", "--only", ",".join(ONLY))
+    assert code == 0, output
+    rows = datasets.load_from_disk(str(tmp_path / "out" / "dropped")).to_list()
+    assert rows == [{"row": 1, "reasons": ["malformed_record"],
+                     "record": {"prompt": "b", "chosen": "bad \ufffd", "rejected": "y"},
+                     "raw_cells": [{"column": "chosen", "bytes": b"bad \xff"}]}]
 
 
 def test_invalid_utf8_in_one_split_of_several(tmp_path: Path) -> None:

@@ -116,6 +116,44 @@ def lossy_pylist(table: Any) -> list[dict[str, Any]]:
         return [_text(d) for d in table.cast(schema).to_pylist()]
 
 
+def undecodable_cells(table: Any) -> tuple[list[dict[str, Any]], list[list[dict[str, Any]] | None]]:
+    """The records of an Arrow table whose string cells may not be valid UTF-8, made valid (U+FFFD for each
+    bad byte, as :func:`lossy_pylist`), and per row the cells that were not, with their bytes as read:
+    ``[{"column": "chosen", "bytes": b"bad \\xff"}]`` (a nested cell: ``"chosen[1].content"``), or None.
+    What dropped.parquet / ``dropped/`` keep for such a row: readable by every reader, and lossless.
+
+    Example:
+        >>> import pyarrow as pa
+        >>> t = pa.table({"chosen": pa.array([b"ok", b"bad \\xff"], pa.binary()).view(pa.string())})
+        >>> undecodable_cells(t)
+        ([{'chosen': 'ok'}, {'chosen': 'bad \\ufffd'}], [None, [{'column': 'chosen', 'bytes': b'bad \\xff'}]])
+    """
+    import pyarrow as pa
+
+    schema = pa.schema([f.with_type(_as_binary(f.type)) for f in table.schema])
+    raw = table.cast(schema).to_pylist()
+    bad: list[list[dict[str, Any]] | None] = []
+    for d in raw:
+        cells: list[dict[str, Any]] = []
+        _collect_bad(d, "", cells)
+        bad.append(cells or None)
+    return [_text(d) for d in raw], bad
+
+
+def _collect_bad(v: Any, path: str, out: list[dict[str, Any]]) -> None:
+    if isinstance(v, bytes):
+        try:
+            v.decode("utf-8")
+        except UnicodeDecodeError:
+            out.append({"column": path, "bytes": v})
+    elif isinstance(v, dict):
+        for k, x in v.items():
+            _collect_bad(x, f"{path}.{k}" if path else str(k), out)
+    elif isinstance(v, list):
+        for i, x in enumerate(v):
+            _collect_bad(x, f"{path}[{i}]", out)
+
+
 def _as_binary(t: Any) -> Any:
     import pyarrow as pa
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from pairaudit.errors import InputError
-from pairaudit.io.base import Record, arrow_records, lossy_pylist
+from pairaudit.io.base import Record, arrow_records, lossy_pylist, undecodable_cells
 from pairaudit.io.formats import IMPLICIT_FORMATS
 from pairaudit.io.hf import MultiSplitSource
 from pairaudit.io.jsontext import json_bytes, parse_json_line
@@ -206,8 +206,10 @@ def _undecodable(rec: Record) -> Record:
 
 
 class _DroppedTable:
-    """dropped.parquet's rows, in row order: ``{"row", "reasons", "record"}`` from Python records, or cut
-    from the source's Arrow batch where a record cannot be decoded (its bytes kept as read)."""
+    """dropped.parquet's rows, in row order: ``{"row", "reasons", "record"}``. A record that cannot be decoded
+    (a string cell that is not UTF-8) is written readable (U+FFFD for its bad bytes) and its bad cells' bytes,
+    as read, go to the column ``raw_cells`` (``[{"column", "bytes"}]``; null for the other rows), which exists
+    only when there is such a row."""
 
     def __init__(self, schema: Any) -> None:
         import pyarrow as pa
@@ -215,36 +217,32 @@ class _DroppedTable:
         self.schema = pa.schema([("row", pa.int64()), ("reasons", pa.list_(pa.string())),
                                  ("record", pa.struct(list(schema)))])
         self.pending: list[dict[str, Any]] = []
-        self.parts: list[Any] = []
         self.count = 0
+        self.raw = False
 
     def add(self, row: int, reasons: list[str], record: Any) -> None:
         self.pending.append({"row": row, "reasons": reasons, "record": record})
         self.count += 1
 
     def add_arrow(self, rows: list[int], reasons: list[list[str]], rb: Any) -> None:
-        import pyarrow as pa
-
-        self._flush()
-        record = pa.StructArray.from_arrays(rb.columns, fields=list(self.schema.field("record").type))
-        self.parts.append(pa.Table.from_arrays([pa.array(rows, pa.int64()), pa.array(reasons, pa.list_(pa.string())),
-                                                record], schema=self.schema))
+        records, raw = undecodable_cells(rb)
+        for row, why, rec, cells in zip(rows, reasons, records, raw):
+            self.pending.append({"row": row, "reasons": why, "record": rec, "raw_cells": cells})
         self.count += len(rows)
-
-    def _flush(self) -> None:
-        import pyarrow as pa
-
-        if self.pending:
-            self.parts.append(pa.Table.from_pylist(self.pending, schema=self.schema))
-            self.pending = []
+        self.raw = self.raw or any(c is not None for c in raw)
 
     def table(self) -> Any:
         import pyarrow as pa
 
-        if not self.parts:  # the usual case: every dropped record decoded, one table as before
-            return pa.Table.from_pylist(self.pending, schema=self.schema)
-        self._flush()
-        return pa.concat_tables(self.parts).combine_chunks()
+        schema = self.schema.append(pa.field("raw_cells", raw_cells_type())) if self.raw else self.schema
+        return pa.Table.from_pylist(self.pending, schema=schema)
+
+
+def raw_cells_type() -> Any:
+    """``raw_cells``' Arrow type: the undecodable cells of a dropped record, with their bytes as read."""
+    import pyarrow as pa
+
+    return pa.list_(pa.struct([("column", pa.string()), ("bytes", pa.binary())]))
 
 
 def _write_hf(source, tmp_dir, drops, flips, fmt, columns, ep):
@@ -323,20 +321,12 @@ def _hf_dropped(part: Any, columns: dict[str, list[Any]], features: Any) -> Any:
     try:
         records = part.to_list() if part is not None else []
     except UnicodeDecodeError:
-        import pyarrow as pa
-        from datasets.table import InMemoryTable
+        from datasets import Features, List, Value
 
-        rb = part.with_format("arrow")[:]
-        record = pa.StructArray.from_arrays([c.combine_chunks() for c in rb.columns], fields=list(rb.schema))
-        table = pa.Table.from_arrays([pa.array(v) for v in columns.values()] + [record], names=[*columns, "record"])
-        return Dataset(InMemoryTable(table.cast(features.arrow_schema)), info=_info(features))
+        records, raw = undecodable_cells(part.with_format("arrow")[:])
+        features = Features({**features, "raw_cells": List({"column": Value("string"), "bytes": Value("binary")})})
+        return Dataset.from_dict({**columns, "record": records, "raw_cells": raw}, features=features)
     return Dataset.from_dict({**columns, "record": records}, features=features)
-
-
-def _info(features: Any) -> Any:
-    from datasets import DatasetInfo
-
-    return DatasetInfo(features=features)
 
 
 class _Scratch:
