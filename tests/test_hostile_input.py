@@ -9,6 +9,7 @@ import subprocess
 from pathlib import Path
 
 import datasets
+import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -115,6 +116,7 @@ def test_gzip_with_trailing_bytes_reads_what_gzip_dc_reads(tmp_path: Path, tail:
     report = json.loads((tmp_path / "out" / "report.json").read_text())
     assert report["status"] == "ok" and "damage" not in report["source"]
     assert "after the last gzip member were ignored" in " ".join(output.split())
+    assert any("after the last gzip member were ignored" in n for n in report["source"]["notes"])
 
 
 def test_gzip_damaged_after_a_complete_member_keeps_its_rows(tmp_path: Path) -> None:
@@ -155,7 +157,7 @@ def test_duplicate_column_names_are_an_error_whose_fix_runs(tmp_path: Path) -> N
         assert audit.exit_code == 0 and audit.report["totals"]["input"] == 6
 
 
-@pytest.mark.parametrize("cell", [5, b"bytes", 2.5, ["a", "list"]])
+@pytest.mark.parametrize("cell", [5, b"bad \xff bytes", 2.5, ["a", "list"]])
 def test_one_mistyped_cell_in_a_pandas_text_column_is_one_malformed_row(tmp_path: Path, cell: object) -> None:
     df = _frame()
     df["chosen"] = df["chosen"].astype(object)
@@ -167,6 +169,23 @@ def test_one_mistyped_cell_in_a_pandas_text_column_is_one_malformed_row(tmp_path
     dropped = [json.loads(x) for x in (tmp_path / "out" / "dropped.jsonl").read_text().splitlines()]
     assert [d["row"] for d in dropped] == [2]
     assert len((tmp_path / "out" / "clean.jsonl").read_text().splitlines()) == 5
+
+
+def test_bytes_cells_are_text_when_utf8_and_kept_losslessly_when_not(tmp_path: Path) -> None:
+    df = _frame()
+    df["chosen"] = df["chosen"].astype(object)
+    text = df.at[1, "chosen"]
+    df.at[1, "chosen"] = text.encode("utf-8")  # text, held as bytes: read as the text it is
+    df.at[2, "chosen"] = b"bad \xff"
+    audit = pairaudit.scan(df, tmp_path / "out", only=ONLY)
+    t = audit.report["totals"]
+    assert (t["input"], t["kept"], t["dropped"], t["malformed"]) == (6, 5, 1, 1)
+    clean = [json.loads(x) for x in (tmp_path / "out" / "clean.jsonl").read_text().splitlines()]
+    assert clean[1]["chosen"] == text  # not "b'...'"
+    [dropped] = [json.loads(x) for x in (tmp_path / "out" / "dropped.jsonl").read_text().splitlines()]
+    assert dropped["row"] == 2 and dropped["record"]["chosen"] == {"bytes_base64": "YmFkIP8="}
+    detail = audit.findings.filter(pl.col("check") == "malformed_record")["detail"][0]
+    assert "holds bytes that are not UTF-8 (0xff at byte 4)" in detail and "fix:" in detail
 
 
 # ---------------------------------------------------------------- 6. row numbers in the Python review API

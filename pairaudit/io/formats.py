@@ -120,6 +120,13 @@ def _text(rec: dict[str, Any], key: str) -> str:
     if key not in rec:
         raise Malformed(f"missing field {key!r}; fix: add it or map it with --columns {key}=SOURCE_COLUMN", key)
     v = rec[key]
+    if isinstance(v, (bytes, bytearray)):  # a Python source's bytes: text when they are UTF-8
+        try:
+            return bytes(v).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise Malformed(f"field {key!r} holds bytes that are not UTF-8 (0x{v[exc.start]:02x} at byte {exc.start}), "
+                            "expected text; fix: decode that column's bytes in the script that built the data "
+                            "(e.g. b.decode('latin-1'))", key) from None
     if not isinstance(v, str):
         raise Malformed(f"field {key!r} is {json_type(v)} ({str(v)[:40]!r}), expected a string", key)
     return v

@@ -178,12 +178,19 @@ def _json_default(value: Any) -> Any:
         return value.isoformat()
     if isinstance(value, (set, frozenset, tuple)):
         return list(value)
+    if isinstance(value, (bytes, bytearray)):  # text as text; other bytes kept, losslessly
+        try:
+            return bytes(value).decode("utf-8")
+        except UnicodeDecodeError:
+            import base64
+
+            return {"bytes_base64": base64.b64encode(bytes(value)).decode("ascii")}
     return str(value)
 
 
 def to_json_line(item: Any) -> bytes:
-    """One JSONL line for a Python record (numpy values as lists/numbers, dates as ISO text, other
-    non-JSON values as their ``str``)."""
+    """One JSONL line for a Python record (numpy values as lists/numbers, dates as ISO text, bytes as text
+    when they are UTF-8 and as ``{"bytes_base64": ...}`` otherwise, other non-JSON values as their ``str``)."""
     return json.dumps(item, ensure_ascii=False, default=_json_default).encode("utf-8", "surrogatepass")
 
 
