@@ -45,10 +45,16 @@ def row_number(value: object, where: str = "row") -> int:
     """A row number as the decisions file and the Python API both accept it: a whole number >= 0 (a numpy
     integer too); never a bool, a float (3.7, 8.0, nan, inf) or a string ("6"). A ConfigError otherwise."""
     from pairaudit import schema
+    from pairaudit.errors import ConfigError
 
     if type(value).__module__ == "numpy" and type(value).__name__.startswith(("int", "uint")):
         value = int(value)  # type: ignore[call-overload]
-    return schema.integer(value, where, lo=0)
+    try:
+        return schema.integer(value, where, lo=0)
+    except ConfigError as exc:
+        raise ConfigError(exc.what, expected=exc.expected,
+                          fix="pass the row number as findings.parquet's `row` column holds it: an int "
+                              "(e.g. review.findings()['row'][0]); a decisions file line: {\"row\": 12, ...}") from None
 
 
 def now() -> str:

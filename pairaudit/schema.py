@@ -133,10 +133,11 @@ def _optional_parts(data: dict[str, Any], p: str) -> None:
                               expected="a list of option names")
 
 
-def rescan_fix(out_dir: Any) -> str:
-    """The fix for a damaged or changed report.json, as a command that works: scan the source again into a new
-    folder (pairaudit never replaces an output changed since it wrote it, so the same --out would refuse). The
-    source is the one report.json records when that part can still be read and exists, else SOURCE."""
+def rescan_fix(out_dir: Any, changed: str = "report.json") -> str:
+    """The fix for a damaged or changed output (``changed``: its name), as a command that works: scan the source
+    again into a new folder (pairaudit never replaces an output changed since it wrote it, so the same --out
+    would refuse). The source is the one report.json records when that part can still be read and exists, else
+    SOURCE."""
     import json
     import os
     import shlex
@@ -150,7 +151,7 @@ def rescan_fix(out_dir: Any) -> str:
     src = shlex.quote(source) if isinstance(source, str) and os.path.exists(source) else "SOURCE"
     new = shlex.quote(str(out).rstrip("/") + "-rescan")
     return (f"scan again into a new folder: pairaudit scan {src} --out {new} (the same --out keeps the changed "
-            "report.json: pairaudit never replaces a file changed since it wrote it)")
+            f"{changed}: pairaudit never replaces a file changed since it wrote it)")
 
 
 def read_report_json(path: Any) -> dict[str, Any]:

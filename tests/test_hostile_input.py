@@ -212,13 +212,20 @@ def test_review_rejects_every_row_number_the_decisions_file_rejects(scanned: Pat
     for bad in BAD_ROWS:
         for call in (lambda b: rv.decide(b, "drop"), lambda b: rv.decide_many([5, b], "drop"),
                      lambda b: q.decide(b, "drop"), lambda b: rv.pair(b)):
-            with pytest.raises(ConfigError, match="row"):
+            with pytest.raises(ConfigError, match="row") as exc:
                 call(bad)
+            assert exc.value.fix and ("int" in exc.value.fix or bad is None)  # each error says what to pass
         line = json.dumps({"row": bad, "decision": "drop"}) if bad == bad else '{"row": NaN, "decision": "drop"}'
         (scanned / "other.jsonl").write_text(line + "\n")
         with pytest.raises(InputError):  # the file refuses the same values
             read_log(scanned / "other.jsonl")
     assert not (scanned / "decisions.jsonl").exists()  # nothing was recorded
+    for call in (lambda: rv.decide(3, "dorp"), lambda: rv.decide_many([3], "dorp"), lambda: rv.findings("nope"),
+                 lambda: rv.findings(action="dorp"), lambda: rv.queue().decide(None, "drop")):
+        with pytest.raises(ConfigError) as exc:
+            call()
+        assert exc.value.fix, exc.value  # and what works instead
+    assert not (scanned / "decisions.jsonl").exists()
     assert rv.decide(np.int64(3), "drop").row == 3
     rv.decide_many([4, np.int64(5)], "keep")
     assert sorted(rv.decisions()) == [3, 4, 5]
@@ -387,6 +394,7 @@ def test_report_refuses_to_replace_an_edited_report_html_and_its_fix_works(tmp_p
     assert "my notes" in page.read_text()
     fix = " ".join(output.split()).split("fix: ")[1]
     keep, rescan = fix.split("; scan again into a new folder: ")
+    assert "keeps the changed report.html" in rescan  # the file the user changed, not report.json
     subprocess.run(keep.removeprefix("keep your edit with "), shell=True, check=True)  # noqa: S602
     assert "my notes" in (tmp_path / "out-report.html").read_text()
     args = shlex.split(rescan.split(" (the same")[0])

@@ -139,11 +139,14 @@ class Review:
         if check is not None:
             known = set(self._folder.checks)
             if check not in known:
-                raise ConfigError(f"unknown check {check!r} in this scan", expected=", ".join(sorted(known)))
+                raise ConfigError(f"unknown check {check!r} in this scan", expected=", ".join(sorted(known)),
+                                  fix="pass one of the checks above, e.g. review.findings(check=" +
+                                      repr(min(known) if known else "identical_pair") + ")")
             df = df.filter(pl.col("check") == check)
         if action is not None:
             if action not in ("drop", "flag"):
-                raise ConfigError(f"unknown action {action!r}", expected="drop | flag")
+                raise ConfigError(f"unknown action {action!r}", expected="drop | flag",
+                                  fix="review.findings(action='drop') or review.findings(action='flag')")
             df = df.filter(pl.col("action") == action)
         return df.sort(["check", "score", "row"], descending=[False, True, False], nulls_last=True)
 
@@ -151,7 +154,8 @@ class Review:
         """The pair at ``row`` with its findings; displays side by side in Jupyter."""
         row = row_number(row)
         if not self._folder.has_row(row):
-            raise InputError(f"row {row} is not in the scan at {self.out_dir}")
+            raise InputError(f"row {row} is not in the scan at {self.out_dir}",
+                             fix="use a row number from review.findings() or scores.parquet")
         return PairView(self, row)
 
     def decisions(self) -> dict[int, Decision]:
@@ -167,7 +171,8 @@ class Review:
         as the decisions file checks it (3.7, "6", True, nan: a ConfigError)."""
         row = row_number(row)
         if decision not in DECISIONS:
-            raise ConfigError(f"unknown decision {decision!r} for row {row}", expected=" | ".join(DECISIONS))
+            raise ConfigError(f"unknown decision {decision!r} for row {row}", expected=" | ".join(DECISIONS),
+                              fix=f"review.decide({row}, 'drop') (or 'keep', 'flip')")
         if not self._folder.has_row(row):
             raise InputError(f"row {row} is not in the scan at {self.out_dir}",
                              fix="use a row number from review.findings() or scores.parquet")
@@ -182,7 +187,8 @@ class Review:
         unless ``force`` is True or names the checks that drop them."""
         rows = sorted({row_number(r, f"rows[{i}]") for i, r in enumerate(rows)})
         if decision not in DECISIONS:
-            raise ConfigError(f"unknown decision {decision!r}", expected=" | ".join(DECISIONS))
+            raise ConfigError(f"unknown decision {decision!r}", expected=" | ".join(DECISIONS),
+                              fix="review.decide_many(rows, 'drop') (or 'keep', 'flip')")
         hashes = self._hashes(rows)
         missing = [r for r in rows if r not in hashes]
         if missing:

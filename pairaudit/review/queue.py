@@ -242,7 +242,8 @@ class ReviewQueue:
     def decide(self, row: int | None, decision: str, note: str = "") -> Decision:
         row = self.current if row is None else row_number(row)
         if row is None:
-            raise ConfigError("no current row: call next() first, or pass a row")
+            raise ConfigError("no current row: call next() first, or pass a row",
+                              fix="queue.next(); queue.decide(None, 'drop'), or queue.decide(12, 'drop')")
         return self.review.decide(row, decision, note)
 
     def decide_rest(self, decision: str, note: str = "", force: bool | list[str] = False) -> Bulk:
