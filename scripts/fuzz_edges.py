@@ -265,7 +265,7 @@ def api_problems(work: Path, rng: random.Random, n: int) -> list[tuple[str, str 
         df["chosen"] = df["chosen"].astype(object)
         bad = rng.sample(range(6), rng.randint(1, 3))
         for i in bad:
-            df.at[i, "chosen"] = rng.choice([5, 2.5, b"bytes", ["a"], {"x": 1}, True])
+            df.at[i, "chosen"] = rng.choice([5, 2.5, b"bad \xff bytes", ["a"], {"x": 1}, True])
         name, problem = f"mistyped cells {k}", None
         try:
             t = pairaudit.scan(df, work / f"o-api-{k}", only=only).report["totals"]
