@@ -6,7 +6,7 @@
 Scans each data/precision/<kind>.jsonl with the default scan (CPU, under `flock /work/bench.lock`, code from
 --repo, default this checkout), joins the findings with data/precision/labels.jsonl by
 (kind, row_sha, check) where row_sha = sha256(prompt + "\\0" + chosen + "\\0" + rejected) of the row as read
-(implicit-prompt rows: the raw chosen/rejected with an empty prompt), and prints per (check, kind): action,
+(implicit-prompt rows: the raw chosen/rejected with an empty prompt), and prints per (check, kind, action):
 findings, labelled, right, wrong, debatable, precision = right / (right + wrong) with the sample size.
 --sample N prints up to N unlabelled findings per (check, kind), seeded (34), to label.
 --write puts the table into docs/checks.md between the precision markers.
@@ -56,7 +56,8 @@ def scan(kind: str, repo: Path, out: Path, lock: bool = True) -> None:
     env = dict(os.environ, PYTHONPATH=str(repo), HF_HUB_OFFLINE="1")
     cmd = (["flock", "/work/bench.lock"] if lock else []) + [sys.executable, "-m", "pairaudit.cli", "scan",
            str(DATA / f"{kind}.jsonl"), "--out", str(out)]
-    subprocess.run(cmd, env=env, check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # cwd=repo: `python -m` puts the working directory first on sys.path, so run from the checkout under test
+    subprocess.run(cmd, env=env, cwd=repo, check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 def findings(kind: str, out: Path) -> list[dict]:
@@ -89,7 +90,7 @@ def load_labels() -> dict[tuple, dict]:
 
 
 def table(found: list[dict], labels: dict[tuple, dict]) -> list[dict]:
-    """Per (check, kind) counts and precision.
+    """Per (check, kind, action) counts and precision (a drop and a flag of one check are judged apart).
 
     Args:
         found: all findings.
@@ -100,9 +101,9 @@ def table(found: list[dict], labels: dict[tuple, dict]) -> list[dict]:
     """
     groups: dict[tuple, list[dict]] = {}
     for x in found:
-        groups.setdefault((x["check"], x["kind"]), []).append(x)
+        groups.setdefault((x["check"], x["kind"], x["action"]), []).append(x)
     rows = []
-    for (check, kind), xs in sorted(groups.items()):
+    for (check, kind, _), xs in sorted(groups.items()):
         got = [labels[(kind, x["row_sha"], check)]["label"] for x in xs if (kind, x["row_sha"], check) in labels]
         right, wrong, deb = got.count("right"), got.count("wrong"), got.count("debatable")
         prec = f"{right / (right + wrong):.0%} (n={right + wrong})" if right + wrong else "-"

@@ -1,4 +1,4 @@
-"""Write the issue-34 precision sets under data/precision/ (hh, ultrafeedback, multipair).
+"""Write the issue-34 precision sets under data/precision/ (hh, ultrafeedback, multipair, short_answer).
 
     python scripts/make_precision_sets.py PANDALM_CONVERTED.jsonl
 
@@ -6,6 +6,7 @@ hh: 300 raw HH-RLHF helpful-base test lines (implicit prompt, whole dialogues), 
 ultrafeedback: the first 300 rows of ultrafeedback-1k/train_clean.jsonl, prompt/chosen/rejected only.
 multipair: the PandaLM test set converted by scripts/convert_pandalm.py, whole prompts in file order until
 >= 300 rows (so every prompt keeps all its pairs).
+short_answer: ultrafeedback-1k rows 300-999 whose chosen has <= 5 words (classification / short-answer tasks; 45 rows).
 """
 
 from __future__ import annotations
@@ -65,6 +66,9 @@ def main(pandalm: str) -> None:
     uf = [json.loads(x) for x in (DATA / "ultrafeedback-1k" / "train_clean.jsonl").read_text().splitlines()[:300]]
     write("ultrafeedback", [{k: r[k] for k in ("prompt", "chosen", "rejected")} for r in uf])
     write("multipair", multipair(pandalm))
+    rest = [json.loads(x) for x in (DATA / "ultrafeedback-1k" / "train_clean.jsonl").read_text().splitlines()[300:]]
+    write("short_answer", [{k: r[k] for k in ("prompt", "chosen", "rejected")} for r in rest
+                           if len(r["chosen"].split()) <= 5])
 
 
 if __name__ == "__main__":
