@@ -1,0 +1,47 @@
+"""Build the planted near-duplicate sets (issue 34) from HH-RLHF helpful-base test rows.
+
+Base rows: one pair per prompt, 300 per set (dev = first 300 of the seed-34 shuffle, held-out = next 300).
+Plants: hand-written paraphrases (same prompt, chosen and rejected reworded) and hard negatives (same prompt,
+genuinely different answers), appended after the base rows. The plant texts live in the two plant modules
+given on the command line (dicts P and H keyed by base row index).
+
+Usage: python scripts/make_neardup_sets.py PLANTS.py OUT.jsonl {dev,held}
+"""
+
+from __future__ import annotations
+
+import json
+import runpy
+import sys
+
+from scripts.hh_split import distinct_rows
+
+
+def build(plants: str, which: str) -> list[dict]:
+    """Base rows plus plants.
+
+    Args:
+        plants: path of a module defining P (paraphrases) and H (hard negatives).
+        which: "dev" or "held".
+
+    Returns:
+        Rows with prompt/chosen/rejected/plant_id/plant_of/plant_kind.
+    """
+    rows = distinct_rows()
+    base = rows[:300] if which == "dev" else rows[300:600]
+    mod = runpy.run_path(plants)
+    out = [dict(r, plant_id=None, plant_of=None, plant_kind=None) for r in base]
+    for kind, table in (("paraphrase", mod["P"]), ("hard_negative", mod["H"])):
+        for i, (c, r) in sorted(table.items()):
+            pid = f"{which}-{kind[:4]}-{i}"
+            out.append({"prompt": base[i]["prompt"], "chosen": c, "rejected": r,
+                        "plant_id": pid, "plant_of": i, "plant_kind": kind})
+    return out
+
+
+if __name__ == "__main__":
+    rows = build(sys.argv[1], sys.argv[3])
+    with open(sys.argv[2], "w") as f:
+        for r in rows:
+            f.write(json.dumps(r, ensure_ascii=False) + "\n")
+    print(len(rows), "rows ->", sys.argv[2])
