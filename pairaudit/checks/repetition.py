@@ -162,6 +162,25 @@ def repetition_score(text: str, params: dict) -> tuple[float, str]:
     return ratios[rule], f"{rule} {m[rule]:.2f} (limit {limit})"
 
 
+def top_gram_from_prompt(text: str, rule: str, prompt: str) -> bool:
+    """Whether the n-gram behind a ``top_Ngram`` rule is the prompt's own wording (a list of courses "in Bitcoin
+    and Cryptocurrency Technologies" names the topic it was asked about in each item): the task's language,
+    not a loop."""
+    if not rule.startswith("top_") or not prompt:
+        return False
+    n = int(rule[4])
+    grams = Counter(_grams(words(text), n))
+    if not grams:
+        return False
+    top = grams.most_common(1)[0][0]
+    return top in set(_grams(words(prompt), n))
+
+
+def without_prompt_grams(text: str, params: dict) -> tuple[float, str]:
+    """The score with the top-n-gram rules left out (used when their n-gram is the prompt's own wording)."""
+    return repetition_score(text, {**params, **{f"top_{n}gram": float("inf") for n in (2, 3, 4)}})
+
+
 class DegenerateRepetition(PairCheck):
     info = CheckInfo(
         "degenerate_repetition",
@@ -188,6 +207,8 @@ class DegenerateRepetition(PairCheck):
             if not text:
                 continue
             score, rule = repetition_score(text, self.params)
+            if score >= 1.0 and top_gram_from_prompt(text, rule, pair.prompt or ""):
+                score, rule = without_prompt_grams(text, self.params)
             best = max(best, score)
             if score >= 1.0:
                 out.append(self.finding(pair.row, field, round(score, 6),

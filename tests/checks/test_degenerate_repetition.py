@@ -129,3 +129,22 @@ def test_character_level_degeneration_in_real_rows(unit: str, length: int) -> No
 ])
 def test_formatting_runs_are_not_character_degeneration(text: str) -> None:
     assert char_run(text)[0] < DEFAULTS["char_run"]
+
+
+# PandaLM test set (data/precision/multipair.jsonl row 34): each course names the topic the prompt gave
+COURSES = {"prompt": "Please list the courses that someone interested in the first course might like.\n\n"
+                     "Bitcoin and Cryptocurrency Technologies",
+           "chosen": "The courses that someone interested in Bitcoin and Cryptocurrency Technologies might like "
+                     "include: \n1. Introduction to Bitcoin and Cryptocurrency Technologies \n2. Advanced Bitcoin "
+                     "and Cryptocurrency Technologies",
+           "rejected": "Cryptography I, Blockchain Basics."}
+
+
+def test_the_prompts_own_wording_repeated_in_a_list_is_no_loop() -> None:
+    assert found(DegenerateRepetition, COURSES) == []  # the label said wrong: a two-item list, not a loop
+    other = {**COURSES, "prompt": "Please list some courses I might like."}
+    [(field, detail)] = found(DegenerateRepetition, other)  # the same text, the n-gram not from the prompt
+    assert field == "chosen" and detail.startswith("chosen repeats itself: top_4gram")
+    looping = {**COURSES, "chosen": "Bitcoin and Cryptocurrency Technologies " * 12}
+    [(field, detail)] = found(DegenerateRepetition, looping)  # a real loop on the prompt's words: still found
+    assert field == "chosen" and "top_" not in detail
