@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from conftest import CHEAP
@@ -23,6 +24,9 @@ def _independent_counts(path: Path) -> dict[str, set[int]]:
                 out["identical_pair"].add(row)
             if c[: c.rfind(MARK)] != r[: r.rfind(MARK)]:
                 out["prompt_mismatch"].add(row)
+            elif any(re.search(r"(?:^|\n)[ \t]*(?:Human|Assistant)[ \t]*:", side[side.rfind(MARK) + len(MARK):])
+                     for side in (c, r)):
+                out["prompt_mismatch"].add(row)  # the same history, a reply that writes a speaker label
             k = 0
             while k < min(len(c), len(r)) and c[k] == r[k]:
                 k += 1
@@ -48,5 +52,12 @@ def test_hh_degenerate_pairs_match_independent_count(hh_path: Path, tmp_path: Pa
     dropped_lines = (tmp_path / "out" / "dropped.jsonl").read_text(encoding="utf-8").splitlines()
     assert (len(kept_lines), len(dropped_lines)) == (t["kept"], t["dropped"])
     dropped_rows = {json.loads(x)["row"] for x in dropped_lines}
-    assert dropped_rows == set().union(*expected.values())  # all three checks drop by default
+    # identical and empty pairs drop; prompt_mismatch drops a differing history or a chosen reply that invents
+    # turns, and flags (keeps) a rejected reply that does, or a reply that writes a speaker label
+    pm = f.filter(f["check"] == "prompt_mismatch")
+    flagged = pm.filter(pm["action"] == "flag")
+    assert flagged.height and all(fld == "rejected" or "speaker label" in d
+                                  for fld, d in zip(flagged["field"], flagged["detail"]))
+    pm_drops = set(pm.filter(pm["action"] == "drop")["row"].to_list())
+    assert dropped_rows == expected["identical_pair"] | expected["empty_response"] | pm_drops
     assert audit.report["source"]["format"] == "implicit_hh"
