@@ -84,7 +84,8 @@ def test_every_planted_prefix_pair_is_named_with_what_the_trainer_compares(scann
         assert row in got, (row, kind)
         want = {"prefix": "one response is a prefix of the other",
                 "opening": "both responses open with the same text"}[kind]
-        assert got[row].startswith(want) and "TRL's extract_prompt" in got[row], got[row]
+        assert re.match(r"severity (high|medium|low): " + want, got[row]) and "TRL's extract_prompt" in got[row], got[row]
+        assert kind != "prefix" or got[row].startswith("severity high: "), got[row]
         assert re.search(r"compares chosen \d+ tokens? \(.*\) with rejected \d+ tokens? \(", got[row]), got[row]
     opening = [got[r] for r, k in scanned["kinds"].items() if k == "opening"]
     assert opening and all("puts 'I understand what you are asking" in d for d in opening)

@@ -30,6 +30,16 @@ def _clip(text: str, n: int = 40) -> str:
     return "'" + (text if len(text) <= n else text[:n] + "…") + "'"
 
 
+def severity(kind: str, shared: int, shorter: int) -> str:
+    """How much the trainer's split changes what it compares: ``high`` when one response is a prefix of
+    the other (the trainer compares "stop here" with "go on") or the shared opening is at least half of the
+    shorter response; ``low`` for 1-3 shared tokens (they cancel in the sigmoid DPO log-ratio and shift
+    per-completion lengths by a few tokens); ``medium`` between."""
+    if kind in ("prefix", "identical") or (shorter and shared * 2 >= shorter):
+        return "high"
+    return "low" if shared <= 3 else "medium"
+
+
 class _TrainerSplitCheck(PairCheck):
     """Shared: the trainer's split, and the token counts of both readings of the row."""
 
@@ -102,7 +112,8 @@ class PrefixPair(_TrainerSplitCheck):
             took = _clip(text.strip() or text)
         c = self.side("chosen", trainer.chosen_ids, trainer.eos_added[0])
         r = self.side("rejected", trainer.rejected_ids, trainer.eos_added[1])
-        return (f"{what}: TRL's extract_prompt (the common prefix of chosen and rejected) puts {took} "
+        level = severity(sp.kind, shared, min(len(as_text.chosen_ids), len(as_text.rejected_ids)))
+        return (f"severity {level}: {what}: TRL's extract_prompt (the common prefix of chosen and rejected) puts {took} "
                 f"({_tokens(shared)}) into the prompt, so the trainer compares {c} with {r}; the responses as "
                 f"written are {len(as_text.chosen_ids)} vs {len(as_text.rejected_ids)} tokens")
 

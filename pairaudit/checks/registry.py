@@ -7,6 +7,7 @@ joins both into the list of every check by name.
 from __future__ import annotations
 
 from pairaudit.checks import (
+    boundary,
     empty,
     encoding,
     identical,
@@ -28,5 +29,5 @@ PAIR_CHECKS: tuple[type[PairCheck], ...] = (
     empty.EmptyPrompt, empty.EmptyResponse, padding.AllPadding, vocab.OutOfVocab, encoding.EncodingError,
     length.TooLong, trainer.DroppedByTrainer, length.TruncationIdentical, identical.IdenticalPair,
     identical.NearIdenticalPair, repetition.DegenerateRepetition, mismatch.PromptMismatch,
-    prefix.PrefixPair, prefix.SplitWord,
+    prefix.PrefixPair, prefix.SplitWord, boundary.BoundaryMerge,
 )

@@ -118,12 +118,14 @@ class JointSplitter:
         return [ids[h] for h in heads], [[next(rest) for _ in ts] for ts in tails]
 
 
-def encode_parts(sp: JointSplitter, rendered: list[Any], ids: list[list[int]], common_prefix: bool) -> set[int]:
+def encode_parts(sp: JointSplitter, rendered: list[Any], ids: list[list[int]], common_prefix: bool
+                 ) -> dict[int, int]:
     """Fill ``ids[3i:3i+3]`` with the (prompt, chosen, rejected) ids of joint rows ``i``, tokenizing the
     prompt up to its :meth:`JointSplitter.split_point` once and only the short rest with each completion;
     the prompt/completion cut as in ``DPOTokenizer.encode_rendered``. Returns the rows done (the others are
-    left to the whole-text encode)."""
-    done: set[int] = set()
+    left to the whole-text encode), each with the number of the prompt's own tokens the cut left out
+    (``EncodedPair.prompt_left_out``)."""
+    done: dict[int, int] = {}
     for special in (False, True):
         idx, heads, tails = [], [], []
         for i, rd in enumerate(rendered):
@@ -144,5 +146,5 @@ def encode_parts(sp: JointSplitter, rendered: list[Any], ids: list[list[int]], c
         for i, h, (tp, tc, tr) in zip(idx, h_ids, t_ids):
             cut = min(common_prefix_length(tp, tc), common_prefix_length(tp, tr)) if common_prefix else len(tp)
             ids[3 * i: 3 * i + 3] = [h + tp[:cut] if cut else h, tc[cut:], tr[cut:]]
-            done.add(i)
+            done[i] = len(tp) - cut
     return done

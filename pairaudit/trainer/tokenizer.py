@@ -30,7 +30,11 @@ class EncodedPair:
     ``chosen_ids``/``rejected_ids`` are completion tokens (with the EOS the trainer appends, if any).
     ``*_kept`` are the numbers of (prompt, completion) tokens the trainer keeps after all truncation
     (the loss only sees kept completion tokens); :meth:`DPOTokenizer.kept_ids` gives the tokens.
-    ``eos_added``: whether the trainer appended an EOS to (chosen, rejected).
+    ``eos_added``: whether the trainer appended an EOS to (chosen, rejected). ``prompt_left_out``: TRL >=
+    1.14.2 starts the completion where the tokenized prompt and prompt + completion diverge; this many
+    tokens at the end of the prompt's own tokenization are then not in the training sequence (TRL warns "The
+    tokenized prompt is not a prefix of the tokenized prompt+completion"): tokens merged across the
+    boundary, or a chat template that renders the prompt alone differently.
     """
 
     prompt_ids: list[int]
@@ -39,6 +43,7 @@ class EncodedPair:
     chosen_kept: tuple[int, int]  # (prompt tokens kept, completion tokens kept)
     rejected_kept: tuple[int, int]
     eos_added: tuple[bool, bool] = (True, True)
+    prompt_left_out: int = 0  # tokens of the prompt's own tokenization the trainer leaves out (TRL's warning)
 
     def content_lengths(self) -> tuple[int, int, int]:
         """(prompt, chosen, rejected) token counts without the EOS the trainer appended."""
@@ -196,7 +201,7 @@ class DPOTokenizer:
         same ids."""
         n = len(rendered)
         ids: list[list[int]] = [[]] * (3 * n)
-        split_at: set[int] = set()  # joint rows tokenized in parts: ids already (prompt, chosen, rejected)
+        split_at: dict[int, int] = {}  # joint rows tokenized in parts: ids already (prompt, chosen, rejected)
         if (joint_tokens.ENABLED if once is None else once) and self.splitter is not None:
             split_at = joint_tokens.encode_parts(self.splitter, rendered, ids, self.profile.common_prefix)
         for special in (False, True):
@@ -211,20 +216,21 @@ class DPOTokenizer:
         for i in range(n):
             rd = rendered[i]
             p, c, r = ids[3 * i], ids[3 * i + 1], ids[3 * i + 2]
+            left_out = split_at.get(i, 0)
             if i in split_at:  # joint texts tokenized in parts: prompt + completion ids diverge where the prompt ends
                 added = (bool(getattr(rd, "eos_text", False)),) * 2
             elif getattr(rd, "joint", False):
                 cut = len(p)
                 if self.profile.common_prefix:  # TRL >= 1.14.2: where prompt and prompt+completion diverge
                     cut = min(profiles.common_prefix_length(p, c), profiles.common_prefix_length(p, r))
-                p, c, r = p[:cut], c[cut:], r[cut:]
+                p, c, r, left_out = p[:cut], c[cut:], r[cut:], len(p) - cut
                 added = (bool(getattr(rd, "eos_text", False)),) * 2
             else:
                 with_eos = bool(getattr(rd, "eos_ids", True))
                 if with_eos:
                     c, r = c + eos, r + eos
                 added = (with_eos and bool(eos),) * 2
-            out.append(EncodedPair(p, c, r, self.kept(len(p), len(c)), self.kept(len(p), len(r)), added))
+            out.append(EncodedPair(p, c, r, self.kept(len(p), len(c)), self.kept(len(p), len(r)), added, left_out))
         return out
 
     @property

@@ -23,7 +23,19 @@ def hh(chosen: str, rejected: str) -> dict[str, str]:
 ], ids=["prefix", "opening"])
 def test_response_text_in_the_trainers_prompt(record: dict, what: str, tok: DPOTokenizer) -> None:
     [(field, detail)] = found(PrefixPair, record, tok)
-    assert field == "prompt" and detail.startswith(what) and "so the trainer compares chosen" in detail
+    assert field == "prompt" and detail.startswith(f"severity high: {what}") and "so the trainer compares chosen" in detail
+
+
+@pytest.mark.parametrize(("chosen", "rejected", "level"), [
+    (" You’re welcome!", " You’re welcome! It was my pleasure.", "high"),  # a prefix: stop here vs go on
+    (OPENING + " Yes.", OPENING + " No, never.", "high"),  # the shared opening is most of each response
+    (" Sure, I can help with the recipe: preheat the oven to 200C first.",
+     " Sure, the first thing to do is to check which flour you have at home.", "low"),  # 'Sure,' only
+])
+def test_severity_ranks_what_the_trainer_compares(chosen: str, rejected: str, level: str,
+                                                  tok: DPOTokenizer) -> None:
+    [(_, detail)] = found(PrefixPair, hh(chosen, rejected), tok)
+    assert detail.startswith(f"severity {level}: ")
 
 
 @pytest.mark.parametrize(("record", "hit"), [

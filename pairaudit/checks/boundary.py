@@ -1,0 +1,61 @@
+"""``boundary_merge``: rows for which TRL (>= 1.14.2) warns "The tokenized prompt is not a prefix of the
+tokenized prompt+completion".
+
+TRL >= 1.14.2 tokenizes the prompt and prompt + completion as whole texts and starts the completion where
+their ids diverge. When tokens merge across the boundary (UltraFeedback's ``"...in the oven"`` +
+``"To cook..."``, an implicit prompt cut inside a word) or a chat template renders the prompt alone
+differently, the end of the prompt's own tokenization is left out of the training sequence and TRL warns
+(once per run, naming one row). :attr:`EncodedPair.prompt_left_out` counts those tokens, computed exactly
+as TRL's ``tokenize_fn`` does; this check names every such row, explicit and implicit, text and chat.
+"""
+
+from __future__ import annotations
+
+from pairaudit.checks.base import CheckInfo, PairCheck
+from pairaudit.datatypes import Finding, Pair
+from pairaudit.trainer.tokenizer import EncodedPair
+
+
+def _clip(text: str, n: int = 30) -> str:
+    text = text.replace("\n", "\\n")
+    return repr(text if len(text) <= n else "…" + text[-n:])
+
+
+class BoundaryMerge(PairCheck):
+    info = CheckInfo(
+        "boundary_merge",
+        "the tokenized prompt is not a prefix of the tokenized prompt + completion (TRL >= 1.14.2 warns): "
+        "tokens merge across the prompt/completion boundary, or the chat template renders the prompt alone "
+        "differently; the trainer's completion starts where the two diverge, so the end of the prompt is "
+        "trained on in a context that differs from inference",
+        "flag",
+        summary="TRL warns: prompt tokens merge",
+        why="TRL trains on the row (it warns once per run and names one row); the tokens at the boundary "
+            "differ from what the model sees at inference. End the prompt on a token boundary (a space or "
+            "newline between prompt and response) or fix the chat template",
+    )
+
+    def check(self, pair: Pair, enc: EncodedPair | None, out: list[Finding]) -> dict[str, float] | None:
+        tok = self.tok
+        if tok is None or enc is None or pair.pretokenized or not tok.profile.common_prefix:
+            return None
+        n = enc.prompt_left_out
+        if n > 0:
+            out.append(self.finding(pair.row, "prompt", float(n), detail=self.detail(pair, enc, n)))
+        return {self.info.score_key: float(n)}
+
+    def detail(self, pair: Pair, enc: EncodedPair, n: int) -> str:
+        """Which prompt tokens TRL leaves out, and what the trainer's completions start with."""
+        tok = self.tok
+        rendered = tok.render(pair)
+        full = tok.encode_texts([rendered[0]], add_special_tokens=rendered.special)[0]
+        left = tok.tok.decode(list(full[len(full) - n:]), skip_special_tokens=False)
+        merged = rendered[1].startswith(rendered[0]) and rendered[2].startswith(rendered[0])
+        why = ("tokens merge across the prompt/completion boundary" if merged
+               else "the chat template renders the prompt alone differently from prompt + completion")
+        head_c = tok.tok.decode(list(enc.chosen_ids[:3]), skip_special_tokens=False)
+        head_r = tok.tok.decode(list(enc.rejected_ids[:3]), skip_special_tokens=False)
+        s = "" if n == 1 else "s"
+        return (f"{why}: the prompt's last {n} token{s} ({_clip(left)}) are not in the training sequence; the "
+                f"trainer's completions start {_clip(head_c)} / {_clip(head_r)} (TRL warns 'The tokenized prompt "
+                "is not a prefix of the tokenized prompt+completion')")

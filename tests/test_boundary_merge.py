@@ -1,0 +1,72 @@
+"""``boundary_merge`` names exactly the rows for which TRL warns "The tokenized prompt is not a prefix of
+the tokenized prompt+completion".
+
+TRL's own preprocessing (``DPOTrainer._prepare_dataset``: extract_prompt, EOS, its ``tokenize_fn``) runs on
+real UltraFeedback (explicit prompt) and HH-RLHF (implicit prompt) rows, text and conversational; nothing is
+trained. TRL warns for a row when its tokenized prompt (TRL's ``_tokenize`` of the prepared prompt) is
+longer than the ``prompt_ids`` it keeps (``prompt_len < len(prompt_ids)`` in ``tokenize_fn``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from conftest import write_jsonl
+from test_trl_differential import HH, UF, _hh_messages, _read, smol  # noqa: F401 - the fixture
+
+trl = pytest.importorskip("trl")
+from trl.trainer import dpo_trainer  # noqa: E402
+
+import pairaudit  # noqa: E402
+
+N = 1000  # UltraFeedback's 1,000 clean rows; the first 1,000 HH rows
+
+
+def _data() -> dict[str, list[dict[str, Any]]]:
+    uf = [{k: r[k] for k in ("prompt", "chosen", "rejected")} for r in _read(UF, N)]
+    hh = [{"chosen": r["chosen"], "rejected": r["rejected"]} for r in _read(HH, N)]
+    hh_conv = [{"chosen": _hh_messages(r["chosen"]), "rejected": _hh_messages(r["rejected"])} for r in hh]
+    hh_conv = [r for r in hh_conv if r["chosen"] and r["rejected"] and r["chosen"][0] == r["rejected"][0]]
+    return {"ultrafeedback": uf, "hh_implicit": hh, "hh_implicit_conversational": hh_conv[:300],
+            "ultrafeedback_conversational": [{"prompt": [{"role": "user", "content": r["prompt"]}],
+                                              "chosen": [{"role": "assistant", "content": r["chosen"]}],
+                                              "rejected": [{"role": "assistant", "content": r["rejected"]}]}
+                                             for r in uf[:300]]}
+
+
+DATA = _data()
+
+
+def trl_warned_rows(rows: list[dict[str, Any]], tok: Any, tmp_path: Path) -> list[int]:
+    """The rows for which TRL's own tokenization warns."""
+    from datasets import Dataset
+
+    ds = Dataset.from_list([{**r, "row": i} for i, r in enumerate(rows)])
+    args = trl.DPOConfig(output_dir=str(tmp_path), report_to="none", use_cpu=True, bf16=False, max_length=None)
+    prepared = dpo_trainer.DPOTrainer._prepare_dataset(SimpleNamespace(_tokenizer=tok), ds, tok, args, "train")
+    warned = []
+    for ex in prepared:
+        kw = {"add_generation_prompt": True} if isinstance(ex["prompt"], list) else {}
+        prompt_ids = dpo_trainer._tokenize(tok, ex["prompt"], **kw)["input_ids"]
+        assert prompt_ids[:len(ex["prompt_ids"])] == ex["prompt_ids"]
+        if len(ex["prompt_ids"]) < len(prompt_ids):
+            warned.append(ex["row"])
+    return warned
+
+
+@pytest.mark.parametrize("name", list(DATA))
+def test_boundary_merge_is_every_row_trl_warns_on(name: str, smol: dict[str, Any],  # noqa: F811
+                                                  tmp_path: Path) -> None:
+    rows = DATA[name]
+    warned = trl_warned_rows(rows, smol["tok"], tmp_path / "trl")
+    if name in ("ultrafeedback", "hh_implicit"):
+        assert warned, f"TRL warns on some {name} rows (merged boundary tokens)"
+    audit = pairaudit.scan(write_jsonl(tmp_path / "d.jsonl", rows), out=tmp_path / "out", only=["boundary_merge"],
+                           max_length=None, log=lambda m: None)
+    f = audit.findings.filter(audit.findings["check"] == "boundary_merge")
+    assert sorted(f["row"].to_list()) == warned
+    for d in f["detail"].to_list():
+        assert "are not in the training sequence" in d
