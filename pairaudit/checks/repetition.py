@@ -42,12 +42,15 @@ from __future__ import annotations
 import re
 import zlib
 from collections import Counter
+from collections.abc import Mapping
+from typing import Any
 
 from pairaudit.checks import long_text
 from pairaudit.checks.base import CheckInfo, PairCheck
+from pairaudit.checks.memo import TextMemo
 from pairaudit.datatypes import Finding, Pair
 from pairaudit.trainer.long_text import LONG_CHARS
-from pairaudit.trainer.tokenizer import EncodedPair
+from pairaudit.trainer.tokenizer import DPOTokenizer, EncodedPair
 
 _WORD = re.compile(r"\w+(?:['’]\w+)*", re.UNICODE)
 
@@ -176,6 +179,13 @@ class DegenerateRepetition(PairCheck):
             "extreme log-probability under any model, so the pair's DPO logit saturates or overflows",
     )
 
+    def __init__(self, params: Mapping[str, Any] | None = None, tok: DPOTokenizer | None = None) -> None:
+        super().__init__(params, tok)
+        self.memo: TextMemo[tuple[float, str]] = TextMemo()  # a response repeated across pairs is scored once
+
+    def _score(self, text: str) -> tuple[float, str]:
+        return repetition_score(text, self.params)
+
     def check(self, pair: Pair, enc: EncodedPair | None, out: list[Finding]) -> dict[str, float] | None:
         if pair.pretokenized:
             return None
@@ -183,7 +193,7 @@ class DegenerateRepetition(PairCheck):
         for field, text in (("chosen", pair.chosen), ("rejected", pair.rejected)):
             if not text:
                 continue
-            score, rule = repetition_score(text, self.params)
+            score, rule = self.memo.get(text, self._score)
             best = max(best, score)
             if score >= 1.0:
                 out.append(self.finding(pair.row, field, round(score, 6),

@@ -1,0 +1,44 @@
+"""A bounded memo of a per-text result, for checks whose result depends on the text alone.
+
+Data with several pairs per prompt repeats each response many times (the shared scale sets: every response
+~42 times at 100k rows); a check that scores a response from its text alone can score it once. The memo
+lives in one check object, so in one worker process: it spans batches, not processes. It holds at most
+``max_texts`` texts; when full it is emptied and refilled (no per-call bookkeeping), so memory stays
+bounded at any dataset size and a dataset without repeats pays one dict lookup per text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
+
+MAX_TEXTS = 50_000
+"""At ~1.6 KB a response (the scale sets), 50k texts hold ~80 MB at most (the texts are the pairs' own
+strings while their batch lives; only texts kept past their batch cost memory)."""
+
+
+class TextMemo(Generic[T]):
+    """``memo.get(text, fn)``: ``fn(text)``, computed once per distinct text while it is remembered."""
+
+    def __init__(self, max_texts: int = MAX_TEXTS) -> None:
+        self.max_texts = max_texts
+        self._seen: dict[str, T] = {}
+        self.hits = 0
+
+    def get(self, text: str, fn: Callable[[str], T]) -> T:
+        """Args: text: the key and argument; fn: a pure function of the text.
+        Returns: ``fn(text)``, from the memo when the text was seen."""
+        try:
+            value = self._seen[text]
+        except KeyError:
+            pass
+        else:
+            self.hits += 1
+            return value
+        value = fn(text)
+        if len(self._seen) >= self.max_texts:
+            self._seen.clear()
+        self._seen[text] = value
+        return value
