@@ -47,9 +47,9 @@ from typing import Any
 
 from pairaudit.checks import long_text
 from pairaudit.checks.base import CheckInfo, PairCheck
-from pairaudit.checks.memo import TextMemo
 from pairaudit.datatypes import Finding, Pair
 from pairaudit.trainer.long_text import LONG_CHARS
+from pairaudit.trainer.memo import TextMemo
 from pairaudit.trainer.tokenizer import DPOTokenizer, EncodedPair
 
 _WORD = re.compile(r"\w+(?:['’]\w+)*", re.UNICODE)

@@ -9,7 +9,6 @@ import pytest
 from support.checks import check_pairs, found, run, to_pair
 from support.planting import UNITS, hh_rows, repeat_unit, uf_rows
 
-from pairaudit.checks.memo import TextMemo
 from pairaudit.checks.repetition import (
     DEFAULTS,
     DegenerateRepetition,
@@ -21,6 +20,7 @@ from pairaudit.checks.repetition import (
     words,
 )
 from pairaudit.datatypes import Pair
+from pairaudit.trainer.memo import TextMemo
 
 ANSWER = "You can roast the vegetables at 200 degrees for about forty minutes, turning them once halfway through."
 

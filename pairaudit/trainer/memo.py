@@ -1,8 +1,8 @@
-"""A bounded memo of a per-text result, for checks whose result depends on the text alone.
+"""A bounded memo of a per-text result (token ids, a check's score) that depends on the text alone.
 
 Data with several pairs per prompt repeats each response many times (the shared scale sets: every response
 ~42 times at 100k rows); a check that scores a response from its text alone can score it once. The memo
-lives in one check object, so in one worker process: it spans batches, not processes. It holds at most
+lives in one object (a check, the tokenizer's joint splitter), so in one worker process: it spans batches, not processes. It holds at most
 ``max_texts`` texts; when full it is emptied and refilled (no per-call bookkeeping), so memory stays
 bounded at any dataset size and a dataset without repeats pays one dict lookup per text.
 """
@@ -42,3 +42,17 @@ class TextMemo(Generic[T]):
             self._seen.clear()
         self._seen[text] = value
         return value
+
+    def get_many(self, texts: list[str], fn_many: Callable[[list[str]], list[T]], max_chars: int) -> list[T]:
+        """Args: texts: keys and arguments; fn_many: a pure function of each text, batched
+        (``fn_many(ts)[i]`` depends on ``ts[i]`` alone); max_chars: texts this long or longer are computed
+        but not remembered (their results can be large). Returns: ``[fn(t) for t in texts]``, computing
+        the texts not remembered in one ``fn_many`` call."""
+        missing = list(dict.fromkeys(t for t in texts if t not in self._seen))
+        if len(self._seen) + len(missing) > self.max_texts:
+            self._seen.clear()
+            missing = list(dict.fromkeys(texts))
+        self.hits += len(texts) - len(missing)
+        computed = dict(zip(missing, fn_many(missing))) if missing else {}
+        self._seen.update((t, v) for t, v in computed.items() if len(t) < max_chars)
+        return [computed[t] if t in computed else self._seen[t] for t in texts]
