@@ -14,9 +14,10 @@ from typing import Generic, TypeVar
 
 T = TypeVar("T")
 
-MAX_TEXTS = 50_000
-"""At ~1.6 KB a response (the scale sets), 50k texts hold ~80 MB at most (the texts are the pairs' own
-strings while their batch lives; only texts kept past their batch cost memory)."""
+MAX_TEXTS = 16_384
+"""At ~1.6 KB a text at most in the scale sets, 16k texts hold ~26 MB a worker (the texts are the pairs' own
+strings while their batch lives; only texts kept past their batch cost memory), within the 1M-row peak's
+margin under 3 GB."""
 
 
 class TextMemo(Generic[T]):
