@@ -58,6 +58,22 @@ def test_once_matches_whole_texts(tok: tuple, profile: str) -> None:
         assert a == b, (k, rows[k])
 
 
+def test_texts_repeated_across_batches_keep_their_ids(tok: tuple) -> None:
+    """Responses paired again with other prompts in later batches (as in data with several pairs per
+    prompt): their ids come from the splitter's memo and equal the whole-text ids; a tiny memo that empties
+    itself between batches gives the same."""
+    hh = _pairs([json.loads(line) for line in EXAMPLE.read_text(encoding="utf-8").splitlines()[:120]])
+    rows = [{"chosen": p.prompt + p.chosen, "rejected": p.prompt + p.rejected} for p in hh]  # HH's own form
+    shifted = [{"chosen": a.prompt + b.chosen, "rejected": a.prompt + b.rejected} for a, b in zip(hh, hh[1:] + hh[:1])]
+    for memo_size in (8_192, 50):
+        dtok = DPOTokenizer(*tok, trainer="trl-1.14.2")
+        dtok.splitter.memo.max_texts = memo_size
+        for batch in (rows, shifted, rows):
+            rendered = [dtok.render(p) for p in _pairs(batch)]
+            assert dtok.encode_rendered(rendered, once=True) == dtok.encode_rendered(rendered, once=False)
+        assert dtok.splitter.memo.hits > len(rows)
+
+
 def test_split_point_is_conservative(tok: tuple) -> None:
     sp = JointSplitter.for_backend(DPOTokenizer(*tok).tok.backend_tokenizer)
     assert sp is not None

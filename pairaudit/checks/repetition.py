@@ -44,12 +44,15 @@ from __future__ import annotations
 import re
 import zlib
 from collections import Counter
+from collections.abc import Mapping
+from typing import Any
 
 from pairaudit.checks import long_text
 from pairaudit.checks.base import CheckInfo, PairCheck
 from pairaudit.datatypes import Finding, Pair
 from pairaudit.trainer.long_text import LONG_CHARS
-from pairaudit.trainer.tokenizer import EncodedPair
+from pairaudit.trainer.memo import TextMemo
+from pairaudit.trainer.tokenizer import DPOTokenizer, EncodedPair
 
 _WORD = re.compile(r"\w+(?:['’]\w+)*", re.UNICODE)
 
@@ -199,6 +202,13 @@ class DegenerateRepetition(PairCheck):
         rejected_negative="a looping rejected reply is a useful negative",
     )
 
+    def __init__(self, params: Mapping[str, Any] | None = None, tok: DPOTokenizer | None = None) -> None:
+        super().__init__(params, tok)
+        self.memo: TextMemo[tuple[float, str]] = TextMemo()  # a response repeated across pairs is scored once
+
+    def _score(self, text: str) -> tuple[float, str]:
+        return repetition_score(text, self.params)
+
     def check(self, pair: Pair, enc: EncodedPair | None, out: list[Finding]) -> dict[str, float] | None:
         if pair.pretokenized:
             return None
@@ -206,7 +216,7 @@ class DegenerateRepetition(PairCheck):
         for field, text in (("chosen", pair.chosen), ("rejected", pair.rejected)):
             if not text:
                 continue
-            score, rule = repetition_score(text, self.params)
+            score, rule = self.memo.get(text, self._score)
             if score >= 1.0 and top_gram_from_prompt(text, rule, pair.prompt or ""):
                 score, rule = without_prompt_grams(text, self.params)
             best = max(best, score)

@@ -20,6 +20,7 @@ import string
 from typing import Any
 
 from pairaudit.trainer import long_text
+from pairaudit.trainer.memo import TextMemo
 from pairaudit.trainer.profiles import common_prefix_length
 
 _END = frozenset(string.punctuation) - {"'"}
@@ -43,6 +44,10 @@ def _pre_tokenizer_ok(pre: dict[str, Any] | None) -> bool:
     return False
 
 
+IDS_MEMO = 8_192
+"""Texts whose ids a splitter remembers (:class:`~pairaudit.trainer.memo.TextMemo`)."""
+
+
 class JointSplitter:
     """Decides per (prompt, completion) whether ``ids(prompt + completion) == ids(prompt) + ids(completion)``
     for one tokenizer; ``prefix``: the ids its post-processor puts before a text (e.g. BOS)."""
@@ -54,6 +59,12 @@ class JointSplitter:
         self._heads = {t[:k] for t in added for k in range(1, len(t))}  # proper prefixes of added tokens
         self._longest = max((len(t) for t in added), default=0)
         self._ends = {h[-1] for h in self._heads}  # a head's last character
+        # ids of a text seen before (a prompt head or response repeated across pairs): ~5 KB a response
+        # as Python ints, so at most IDS_MEMO texts (~40 MB) per worker
+        self.memo: TextMemo[Any] = TextMemo(IDS_MEMO)
+
+    def _encode(self, texts: list[str]) -> list[Any]:
+        return long_text.encode(self.backend, texts, False, self)  # long texts: in pieces, same ids
 
     @classmethod
     def for_backend(cls, backend: Any) -> JointSplitter | None:
@@ -111,7 +122,7 @@ class JointSplitter:
         and of each tail text (without it)."""
         distinct = list(dict.fromkeys(heads))
         flat = [t for ts in tails for t in ts]
-        enc = long_text.encode(self.backend, distinct + flat, False, self)  # long texts: in pieces, same ids
+        enc = self.memo.get_many(distinct + flat, self._encode, long_text.LONG_CHARS)
         prefix = self.prefix if special else []
         ids = {h: prefix + e for h, e in zip(distinct, enc)}
         rest = iter(enc[len(distinct):])

@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from support.checks import check_pairs, found, run
+from support.checks import check_pairs, found, run, to_pair
 from support.planting import UNITS, hh_rows, repeat_unit, uf_rows
 
 from pairaudit.checks.repetition import (
@@ -20,6 +20,7 @@ from pairaudit.checks.repetition import (
     words,
 )
 from pairaudit.datatypes import Pair
+from pairaudit.trainer.memo import TextMemo
 
 ANSWER = "You can roast the vegetables at 200 degrees for about forty minutes, turning them once halfway through."
 
@@ -148,3 +149,25 @@ def test_the_prompts_own_wording_repeated_in_a_list_is_no_loop() -> None:
     looping = {**COURSES, "chosen": "Bitcoin and Cryptocurrency Technologies " * 12}
     [(field, detail)] = found(DegenerateRepetition, looping)  # a real loop on the prompt's words: still found
     assert field == "chosen" and "top_" not in detail
+
+
+def test_a_response_repeated_across_pairs_is_scored_once_with_the_same_findings() -> None:
+    """Real HH rows with planted loops, each response paired twice (as in data with several pairs per
+    prompt): the memo answers the repeats, and findings and scores equal a fresh check per row."""
+    rng = random.Random(5)
+    rows = [(p, c, r + repeat_unit(rng) if k % 7 == 0 else r) for k, (p, c, r) in enumerate(hh_rows(150))]
+    records = [{"prompt": p, "chosen": c, "rejected": r} for p, c, r in rows]
+    records += [{"prompt": p, "chosen": r, "rejected": c} for p, c, r in rows]  # the same texts swapped
+    chk = DegenerateRepetition()
+    out, metrics = check_pairs(chk, [to_pair(rec, i) for i, rec in enumerate(records)])
+    fresh = [run(DegenerateRepetition, [rec]) for rec in records]
+    assert metrics == [m[0] for _, m in fresh]
+    assert [(f.field, f.score, f.detail) for f in out] == [(f.field, f.score, f.detail) for o, _ in fresh for f in o]
+    assert len(out) >= 2 * 21  # every planted loop, found on both of its pairs
+    assert chk.memo.hits >= 2 * 150 - 10  # the second pair of every text (HH repeats a few responses itself)
+
+
+def test_the_memo_stays_bounded() -> None:
+    memo: TextMemo[int] = TextMemo(max_texts=3)
+    assert [memo.get(t, len) for t in ("a", "bb", "a", "ccc", "dddd", "a")] == [1, 2, 1, 3, 4, 1]
+    assert memo.hits == 1 and len(memo._seen) <= 3
