@@ -422,6 +422,24 @@ def test_an_edit_that_keeps_size_and_mtime_is_seen(tmp_path: Path) -> None:
     assert clean.read_bytes() == edited
 
 
+def test_apply_works_on_a_byte_identical_copy_and_leaves_the_original_alone(tmp_path: Path) -> None:
+    src = tmp_path / "s.jsonl"
+    src.write_bytes(b"".join(EXAMPLE.read_bytes().splitlines(keepends=True)[:12]))
+    out, copy = tmp_path / "out", tmp_path / "copy"
+    assert _cli("scan", str(src), "--out", str(out), "-q", "--only", ",".join(ONLY))[0] == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+    subprocess.run(["cp", "-a", str(out), str(copy)], check=True)  # new inodes, the same bytes
+    (copy / "decisions.jsonl").write_text(json.dumps({"row": 3, "decision": "drop"}) + "\n")
+    code, output = _cli("apply", str(copy), "-q")
+    assert code == 0, output
+    assert json.loads((copy / "report.json").read_text())["totals"]["dropped"] == 1
+    assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before
+    clean = (copy / "clean.jsonl").resolve()  # an edit of the copy is still seen
+    clean.write_bytes(clean.read_bytes().replace(b"Human", b"HUMAN", 1))
+    code, output = _cli("apply", str(copy), "-q")
+    assert code == 2 and "clean.jsonl" in output and "changed since pairaudit wrote" in " ".join(output.split())
+
+
 # -------------------------------------------------------------------------------------------- 4. disk full
 def _leftovers(out: Path) -> list[str]:
     """Files a failed run must not leave: temporary manifests, zero-byte files pairaudit names with a dot."""

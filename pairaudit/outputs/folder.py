@@ -289,11 +289,14 @@ def file_entry(p: Path) -> list[Any]:
 
 
 def same_entry(now: list[Any] | None, recorded: Any) -> bool:
-    """``now`` matches the manifest's record; a record written before digests were kept (inode, size and
-    mtime only) is compared on those."""
+    """``now`` matches the manifest's record. With a content digest the size and the digest decide: a
+    byte-identical copy of the folder (``cp -a``: new inodes) is the same output, an edit is not, whatever
+    its mtime. A record written before digests were kept (inode, size and mtime only) is compared on those."""
     if now is None or not isinstance(recorded, list):
         return now == recorded
-    return now[:len(recorded)] == recorded if len(recorded) == 3 else now == recorded
+    if len(recorded) == 3:
+        return now[:3] == recorded
+    return len(now) == len(recorded) and now[1] == recorded[1] and now[3:] == recorded[3:]
 
 
 def _changed(gen: Path, files: dict[str, Any]) -> list[str]:
