@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from itertools import zip_longest
 from typing import Any
 
 from rapidfuzz import fuzz
@@ -62,15 +64,21 @@ def _few_word_edits(pair: Pair, a: Any, b: Any, min_words: int) -> bool:
 def _word_difference(pair: Pair, a: str, b: str) -> str | None:
     """What differs between two near-identical sides, in words; None when the differing words are the answer
     itself: a number, or any word when the prompt asks for a short answer (a label, a choice)."""
-    wa, wb = _WORD.findall(a.casefold()), _WORD.findall(b.casefold())
-    if wa == wb:
+    fa, fb = a.casefold(), b.casefold()  # words streamed, not listed: a long text costs its distinct words
+
+    def words(text: str) -> Iterator[str]:
+        return (m.group() for m in _WORD.finditer(text))
+
+    if all(x == y for x, y in zip_longest(words(fa), words(fb))):
         return "the words are the same: only punctuation, case or spacing differ (a trivial difference)"
-    diff = sorted(set(wa) ^ set(wb)) or sorted(set(wa))
+    sa, sb = set(words(fa)), set(words(fb))
+    diff = sorted(sa ^ sb) or sorted(sa)
     cue = pair_short_answer_cue(pair)
     if cue or any(ch.isdigit() for w in diff for ch in w):
         return None
+    n = max(sum(1 for _ in words(fa)), sum(1 for _ in words(fb)))
     shown = ", ".join(repr(w) for w in diff[:5])
-    return (f"the words differ in {shown} ({len(diff)} of {max(len(wa), len(wb))}): read it, a changed word can "
+    return (f"the words differ in {shown} ({len(diff)} of {n}): read it, a changed word can "
             f"be the whole preference")
 
 
@@ -137,7 +145,7 @@ real preference; otherwise the detail names the differing words."""
         if edits is not None and edits <= max_edits:
             rule = f"only {edits} token edit(s) between chosen and rejected ({len(ta)} / {len(tb)} tokens)"
             detail = f"{detail}; {rule}" if detail else rule
-        if detail and not pair.pretokenized and len(a) < LONG_CHARS and len(b) < LONG_CHARS:
+        if detail and not pair.pretokenized:
             what = _word_difference(pair, a, b)
             if what is None:
                 return {self.info.score_key: ratio}  # the differing word is the answer: a real preference
