@@ -144,6 +144,13 @@ SHORT_ANSWERS = [
     ("Classify the given hotel review based on the sentiment it expresses into two classes: negative and positive."
      "\n\n[EX Q]: AVOID AVOID AVOID a truely hideous experieince\n\n[EX A]:", "negative"),
     ("If you understand the task and are ready, say ready\n \n \n \n Translate now", "Ready"),
+    # PandaLM test set (data/precision/multipair.jsonl rows 139, 291, 236): answers the reviewer labelled right
+    ("Verify the correctness of the given statement.\n\n\"For all integers j and k, if j and k are odd, then jk "
+     "is odd.\"", "True"),
+    ("Decide if the given email belongs to the Promotions or Social category.\n\nSubject: You have an invitation",
+     "Social"),
+    ("Give the news title a category. Pick a category from the list of News & Buzz, Travel, Style, Arts & Culture, "
+     "Politics, Tech, and Science & Health.", "Style"),
 ]
 
 

@@ -8,7 +8,8 @@ Three kinds of cue, each a regular expression over the prompt (its first and las
   ``Student:``, ``Label:``, ``[EX A]:`` ... (few-shot task templates; ``Response:`` is left out: open
   instruction templates end with it);
 * a closed set of answers: classify / label ... as, yes or no, true or false, ``Options:`` / ``Choices:``,
-  answer with one word, output either ..., reply with ...;
+  answer with one word, output either ..., reply with ..., verify the correctness, decide if / whether,
+  pick / choose one ... from, a category, which of the following (PandaLM's task prompts);
 * a number asked for: calculate, compute, evaluate, how many, solve for, final answer, what is 3 ...
 
 Dialogues are judged by their last user turn only (a "how many" three turns back asks nothing now).
@@ -28,7 +29,9 @@ _SLOT = re.compile(r"(?:\b(?:output|answer|a|ans|solution|student|label|sentimen
 _CLOSED = re.compile(
     r"\b(?:classify|categori[sz]e|label (?:the|each|it|this|them)\b|yes or no|[\"'“]yes[\"'”] (?:or|and) [\"'“]no"
     r"|true or false|options\s*:|choices\s*:|one[- ]word|single word|answer (?:with|in) (?:one|a single|only)"
-    r"|output (?:either|only|one of|the word)|(?:reply|respond|say) (?:with|only|ready)\b)", re.IGNORECASE)
+    r"|output (?:either|only|one of|the word)|(?:reply|respond|say) (?:with|only|ready)\b"
+    r"|verify (?:the correctness|whether|if)|decide (?:if|whether|which)|(?:pick|choose|select) (?:a|one|the)\b"
+    r"[^.\n]{0,40}\bfrom\b|\ba category\b|which (?:one|of the following)\b)", re.IGNORECASE)
 _NUMBER = re.compile(r"\b(?:calculate|compute|evaluate|how many|final answer|solve (?:for|the equation)"
                      r"|what is\s*[-(\d])", re.IGNORECASE)
 _HH_HUMAN = "\n\nHuman:"
