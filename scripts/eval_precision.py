@@ -3,7 +3,7 @@
     python scripts/eval_precision.py [--kinds hh,ultrafeedback,multipair] [--repo DIR] [--reuse]
                                      [--sample N] [--write]
 
-Scans each data/precision/<kind>.jsonl with the default scan (CPU, under `flock /work/bench.lock`, code from
+Scans each data/precision/<kind>.jsonl with the default scan (CPU; under `flock LOCK` with --lock LOCK; code from
 --repo, default this checkout), joins the findings with data/precision/labels.jsonl by
 (kind, row_sha, check) where row_sha = sha256(prompt + "\\0" + chosen + "\\0" + rejected) of the row as read
 (implicit-prompt rows: the raw chosen/rejected with an empty prompt), and prints per (check, kind, action):
@@ -44,17 +44,17 @@ def row_sha(rec: dict) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def scan(kind: str, repo: Path, out: Path, lock: bool = True) -> None:
+def scan(kind: str, repo: Path, out: Path, lock: str | None = None) -> None:
     """Run the default scan of one kind under the shared lock.
 
     Args:
         kind: data kind (file stem).
         repo: checkout whose pairaudit runs.
         out: output folder.
-        lock: wait for /work/bench.lock (False: the sets are a few hundred rows, ~15 s of CPU each).
+        lock: a file to hold with flock while scanning (a machine shared with other benchmarks), or None.
     """
     env = dict(os.environ, PYTHONPATH=str(repo), HF_HUB_OFFLINE="1")
-    cmd = (["flock", "/work/bench.lock"] if lock else []) + [sys.executable, "-m", "pairaudit.cli", "scan",
+    cmd = (["flock", lock] if lock else []) + [sys.executable, "-m", "pairaudit.cli", "scan",
            str(DATA / f"{kind}.jsonl"), "--out", str(out)]
     # cwd=repo: `python -m` puts the working directory first on sys.path, so run from the checkout under test
     subprocess.run(cmd, env=env, cwd=repo, check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -173,13 +173,14 @@ def main() -> None:
     ap.add_argument("--reuse", action="store_true", help="reuse existing scan outputs in --outdir")
     ap.add_argument("--sample", type=int, default=0)
     ap.add_argument("--write", action="store_true")
-    ap.add_argument("--no-lock", action="store_true", help="scan without /work/bench.lock")
+    ap.add_argument("--lock", metavar="FILE", help="hold this file with flock while scanning (shared machines)")
+    ap.add_argument("--no-lock", action="store_true", help="(the default; kept for old command lines)")
     a = ap.parse_args()
     found: list[dict] = []
     for kind in [k for k in a.kinds.split(",") if (DATA / f"{k}.jsonl").exists()]:
         out = Path(a.outdir) / kind
         if not (a.reuse and (out / "findings.parquet").exists()):
-            scan(kind, Path(a.repo), out, lock=not a.no_lock)
+            scan(kind, Path(a.repo), out, lock=a.lock)
         found += findings(kind, out)
     labels = load_labels()
     if a.sample:
