@@ -61,6 +61,16 @@ def _few_word_edits(pair: Pair, a: Any, b: Any, min_words: int) -> bool:
     return Levenshtein.distance(wa, wb, score_cutoff=limit + 1) <= limit
 
 
+def _distinct(words: Iterator[str]) -> tuple[set[str], int]:
+    """The distinct words and the number of words, in one pass."""
+    seen: set[str] = set()
+    n = 0
+    for w in words:
+        seen.add(w)
+        n += 1
+    return seen, n
+
+
 def _word_difference(pair: Pair, a: str, b: str) -> str | None:
     """What differs between two near-identical sides, in words; None when the differing words are the answer
     itself: a number, or any word when the prompt asks for a short answer (a label, a choice)."""
@@ -71,12 +81,12 @@ def _word_difference(pair: Pair, a: str, b: str) -> str | None:
 
     if all(x == y for x, y in zip_longest(words(fa), words(fb))):
         return "the words are the same: only punctuation, case or spacing differ (a trivial difference)"
-    sa, sb = set(words(fa)), set(words(fb))
+    (sa, na), (sb, nb) = _distinct(words(fa)), _distinct(words(fb))
     diff = sorted(sa ^ sb) or sorted(sa)
     cue = pair_short_answer_cue(pair)
     if cue or any(ch.isdigit() for w in diff for ch in w):
         return None
-    n = max(sum(1 for _ in words(fa)), sum(1 for _ in words(fb)))
+    n = max(na, nb)
     shown = ", ".join(repr(w) for w in diff[:5])
     return (f"the words differ in {shown} ({len(diff)} of {n}): read it, a changed word can "
             f"be the whole preference")

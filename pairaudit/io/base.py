@@ -110,10 +110,7 @@ def lossy_pylist(table: Any) -> list[dict[str, Any]]:
     try:
         return table.to_pylist()
     except UnicodeDecodeError:
-        import pyarrow as pa
-
-        schema = pa.schema([f.with_type(_as_binary(f.type)) for f in table.schema])
-        return [_text(d) for d in table.cast(schema).to_pylist()]
+        return undecodable_cells(table)[0]
 
 
 def undecodable_cells(table: Any) -> tuple[list[dict[str, Any]], list[list[dict[str, Any]] | None]]:
