@@ -71,9 +71,24 @@ def _distinct(words: Iterator[str]) -> tuple[set[str], int]:
     return seen, n
 
 
-def _word_difference(pair: Pair, a: str, b: str) -> str | None:
+def word_difference(a: str, b: str, cue: str) -> str | None:
     """What differs between two near-identical sides, in words; None when the differing words are the answer
-    itself: a number, or any word when the prompt asks for a short answer (a label, a choice)."""
+    itself: a number, or any word when the prompt asks for a short answer (a label, a choice).
+
+    Args:
+        a: the chosen text (whitespace squashed).
+        b: the rejected text (whitespace squashed).
+        cue: the prompt's short-answer cue (:mod:`pairaudit.checks.prompt_kind`), or "".
+
+    Returns:
+        The detail naming the differing words, or None when they are the answer.
+
+    Example:
+        >>> word_difference("The answer is 41.", "The answer is 42.", "") is None
+        True
+        >>> word_difference("Paris is nice.", "Paris is lovely.", "")[:30]
+        "the words differ in 'lovely', '"
+    """
     fa, fb = a.casefold(), b.casefold()  # words streamed, not listed: a long text costs its distinct words
 
     def words(text: str) -> Iterator[str]:
@@ -83,7 +98,6 @@ def _word_difference(pair: Pair, a: str, b: str) -> str | None:
         return "the words are the same: only punctuation, case or spacing differ (a trivial difference)"
     (sa, na), (sb, nb) = _distinct(words(fa)), _distinct(words(fb))
     diff = sorted(sa ^ sb) or sorted(sa)
-    cue = pair_short_answer_cue(pair)
     if cue or any(ch.isdigit() for w in diff for ch in w):
         return None
     n = max(na, nb)
@@ -156,7 +170,7 @@ real preference; otherwise the detail names the differing words."""
             rule = f"only {edits} token edit(s) between chosen and rejected ({len(ta)} / {len(tb)} tokens)"
             detail = f"{detail}; {rule}" if detail else rule
         if detail and not pair.pretokenized:
-            what = _word_difference(pair, a, b)
+            what = word_difference(a, b, pair_short_answer_cue(pair))
             if what is None:
                 return {self.info.score_key: ratio}  # the differing word is the answer: a real preference
             detail = f"{detail}; {what}"

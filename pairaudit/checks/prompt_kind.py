@@ -56,6 +56,20 @@ def pair_short_answer_cue(pair: Pair) -> str:
     return short_answer_cue(text)
 
 
+def text_short_answer_cue(prompt: str) -> str:
+    """:func:`short_answer_cue` of a prompt known only as text (the near-duplicate stage keeps texts, not
+    pairs): an HH dialogue is judged by its last "Human:" turn, any other text whole.
+
+    Args:
+        prompt: the prompt's text.
+
+    Returns:
+        A few words naming the cue, or "".
+    """
+    at = prompt.rfind(_HH_HUMAN)
+    return short_answer_cue(prompt[at + 1:] if at >= 0 else prompt)
+
+
 def short_answer_cue(prompt: str | None) -> str:
     """The cue by which ``prompt`` asks for a short answer ("answer slot 'Output:'", "closed answers
     'classify'", "a number 'how many'"), or "" when it shows none.

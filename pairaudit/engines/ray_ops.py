@@ -82,7 +82,7 @@ class StageOps:
 
         group = self.groups[key] = CellGroup(key, a["plan"], parts[0]["cell_group"], parts[2:])
         rule = (a["rule"]["dup"], a["rule"]["con"]) if a["rule"] else None
-        out = group.search(parts[1]["keys"], rule, a["offsets"], timings)
+        out = group.search(parts[1]["keys"], rule, a["offsets"], timings, parts[1].get("two"))
         if rule is not None:
             del self.groups[key]
         return out
@@ -119,7 +119,8 @@ class StageOps:
 
     def _nd_verify(self, stage: Any, key: int, a: dict, parts: list[Any], timings: dict) -> list[Any]:
         group = self.groups.pop(key)
-        return [group.verify(parts[0]["keys"], (a["rule"]["dup"], a["rule"]["con"]), parts[1:], timings)]
+        return [group.verify(parts[0]["keys"], (a["rule"]["dup"], a["rule"]["con"]), parts[1:], timings,
+                             parts[0].get("two"))]
 
     def _nd_result(self, stage: Any, key: int, a: dict, parts: list[Any], timings: dict) -> list[Any]:
         return self._cells_result(stage, key, a, parts, timings)

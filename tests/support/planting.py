@@ -70,6 +70,23 @@ def change_number(text: str, rng: random.Random) -> str:
     return text[:m.start()] + str(v + rng.choice((1, 2, 5, 10))) + text[m.end():]
 
 
+def short_numbers(text: str) -> list[str] | None:
+    """The sorted numbers of a short text (<= 256 bytes once punctuation and spacing are squashed); None for
+    a long text or one without numbers. ``paraphrase`` changes a number (``change_number``): in a short
+    response that is the answer itself ("1999" -> "1998", "$2.50" -> "$47.50"), another answer, not a copy
+    (the independent labels of data/precision/labels.jsonl, multipair)."""
+    squashed = " ".join(re.sub(r"[^\w\s]+", " ", text.casefold()).split())
+    nums = sorted(re.findall(r"\d+", squashed))
+    return nums if nums and len(squashed.encode()) <= 256 else None
+
+
+def renumbered(copy: tuple[str, ...], source: tuple[str, ...], swapped: bool = False) -> bool:
+    """A planted copy whose short chosen or rejected (crosswise when ``swapped``) and its source's counterpart
+    both hold numbers, and not the same ones: another answer (``short_numbers``; "water" -> "H2O" is none)."""
+    pairs = ((short_numbers(copy[f]), short_numbers(source[3 - f if swapped else f])) for f in (1, 2))
+    return any(a is not None and b is not None and a != b for a, b in pairs)
+
+
 def move_or_drop_sentence(text: str, rng: random.Random) -> str:
     sents = _SENT.split(text.strip())
     small = [k for k, s in enumerate(sents) if len(s) <= 0.25 * len(text)]  # a sentence, not half the answer

@@ -56,8 +56,9 @@ class CellIndex:
                  "pairs_sharing_a_prompt": int(counts[counts > 1].sum()), "max_pairs_per_prompt": int(counts.max())}
         sample = (calibration_sample(self.phash, int(plan["dup"]["calibration_rows"])) if plan["mode"] == "hybrid"
                   else np.zeros(0, np.int64))
+        uniq, counts = np.unique(self.phash, return_counts=True)
         return ({"stats": stats, "sample": sample}, {"centroids": centroids, "cell_group": cell_group},
-                {"keys": self.keys})
+                {"keys": self.keys, "two": uniq[counts == 2]})  # prompts of exactly two rows (match_pairs)
 
     def calibration_rows(self, idx: np.ndarray | None, starts: list[int]) -> list[np.ndarray]:
         """The local engine's negative pairs among rows ``idx`` (None: every row); per shard, the rows whose
@@ -112,10 +113,10 @@ class CellGroup:
         return [c for c in chunks if c]
 
     def search(self, keys: np.ndarray, rule: tuple[dict, dict] | None, starts: list[int],
-               timings: dict[str, float]) -> list[dict[str, Any]]:
+               timings: dict[str, float], two: np.ndarray | None = None) -> list[dict[str, Any]]:
         """Search this group's cells; then the loose candidate rule (``rule`` None: hybrid mode) or the whole
         verification. Returns per shard (best similarities of its rows, candidate rows wanted), then the
-        edges and the counts."""
+        edges and the counts. ``two``: the sorted digests of the prompts with exactly two rows."""
         import time
 
         plan, d = self.plan, self.d
@@ -132,6 +133,7 @@ class CellGroup:
         home = self.cell_group[d["assign"][:, 0]]
         parts_s, parts_x, n_cand, across = [], [], 0, 0
         ts = token_sorted(d["sk"])  # each row's words sorted once (match_pairs)
+        two_rows = np.isin(d["phash"], two) if two is not None else None
         for chunk in self._chunks(members, probes, k):
             t0 = time.perf_counter()
             rows = np.unique(np.concatenate([members[c] for c in chunk] + [probes[c] for c in chunk]))
@@ -148,7 +150,8 @@ class CellGroup:
             t1 = time.perf_counter()
             timings["near_duplicates:search_s"] = timings.get("near_duplicates:search_s", 0.0) + t1 - t0
             es, ex = match_edges(d["P"], d["C"], d["R"], d["sk"], d["ln"], a, b, dup_r, con_r, plan["want_dups"],
-                                 plan["want_con"], candidates_only=hybrid, compared=(d["hresp"], keys), ts=ts)
+                                 plan["want_con"], candidates_only=hybrid, compared=(d["hresp"], keys), ts=ts,
+                                 two_rows=two_rows)
             parts_s.append(es)
             parts_x.append(ex)
             timings["near_duplicates:verify_s"] = (timings.get("near_duplicates:verify_s", 0.0)
@@ -178,7 +181,7 @@ class CellGroup:
         return [*out, meta]
 
     def verify(self, keys: np.ndarray, rule: tuple[dict, dict], parts: list[dict[str, Any]],
-               timings: dict[str, float]) -> dict[str, Any]:
+               timings: dict[str, float], two: np.ndarray | None = None) -> dict[str, Any]:
         """Hybrid mode: the candidate pairs verified with the transformer vectors (``parts``: from the shards)."""
         import time
 
@@ -195,7 +198,8 @@ class CellGroup:
         ia, ib = np.searchsorted(rows_c, a), np.searchsorted(rows_c, b)
         es, ex = match_edges(vec["P"][at], vec["C"][at], vec["R"][at], d["sk"][rows_c], d["ln"][rows_c], ia, ib,
                              rule[0], rule[1], self.plan["want_dups"], self.plan["want_con"],
-                             compared=(d["hresp"][rows_c], keys))
+                             compared=(d["hresp"][rows_c], keys),
+                             two_rows=np.isin(d["phash"][rows_c], two) if two is not None else None)
         for e in (es, ex):
             e["a"], e["b"] = rows_c[e["a"]], rows_c[e["b"]]
         timings["near_duplicates:verify_s"] = timings.get("near_duplicates:verify_s", 0.0) + time.perf_counter() - t0

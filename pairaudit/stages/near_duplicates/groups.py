@@ -28,9 +28,12 @@ def explain(sim: np.ndarray, cos: np.ndarray, lex: np.ndarray, why: np.ndarray,
     return "; ".join(parts)
 
 
-def _band(sure: bool, t: float) -> str:
+def _band(sure: bool, t: float, weakest: float = 0.0) -> str:
     if sure:
         return f"each response >= the copy threshold {t:.3f}"
+    if weakest >= t - 1e-6:  # every response at the copy threshold: the wording held it back (match_pairs)
+        return ("unsure: the prompt's only two rows, a response worded apart (wording under the floor), "
+                "flagged, not dropped")
     return f"unsure: a response below the copy threshold {t:.3f}, flagged, not dropped"
 
 
@@ -86,7 +89,7 @@ def duplicate_findings(rows: np.ndarray, a: np.ndarray, b: np.ndarray, sure: np.
         findings.append(NEAR_DUPLICATE_INFO.finding(
             int(rows[x]), None, float(round(float(st[e]), 6)), g,
             f"possible near duplicate of row {int(rows[y])} ({explain(sim[e], cos[e], lex[e], why[e])}; "
-            f"{_band(False, float(thr[e]))})", unsure=True))
+            f"{_band(False, float(thr[e]), float(strength(sim[e])))})", unsure=True))
     return findings, len(groups), int(sum(len(g) for g in groups))
 
 

@@ -18,13 +18,15 @@ NEAR_DUPLICATE_INFO = CheckInfo(
     "dataset's own different answers to one prompt (no mean: a shared prompt or response never vouches for a "
     "different one); between the unsure-band floor and the copy threshold the row is flagged, not dropped. "
     "Rows of one prompt (same text) also need the wording: two answers to one prompt that mean the same but are "
-    "worded apart are different answers; a group never joins two rows of one prompt that do not match each other. "
+    "worded apart are different answers (a prompt with exactly two rows that share no response: wording >= "
+    "floor_wording_two_rows flags); a differing field of two short texts (<= 256 bytes) with other numbers never matches; a group never "
+    "joins two rows of one prompt that do not match each other. "
     "group = smallest row of the group, which is kept; score = the weakest response similarity; the detail says "
     "per field why it matched",
     "drop",
     summary="semantic near-duplicate pair",
     thresholds={"min_prompt": 0.85, "static_min_prompt": 0.80, "min_response": 0.85, "min_response_flag": 0.80,
-                "max_response": 0.98,
+                "max_response": 0.98, "floor_wording_two_rows": 0.70,
                 "calibration_quantile": 0.975, "calibration_margin": 0.03, "local_margin": 0.15, "calibration_rows": 256,
                 "calibration_pairs": 50000, "candidate_min_prompt": 0.50, "candidate_min_response": 0.55,
                 "neighbors": 16, "min_search_cosine": 0.55, "exact_max_rows": 20000, "nprobe": 8,

@@ -138,7 +138,8 @@ def compared_keys(hresp: np.ndarray) -> np.ndarray:
 
 def match_pairs(P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln: np.ndarray,
                 a: np.ndarray, b: np.ndarray, rule: dict[str, Any], straight: bool,
-                compared: tuple[np.ndarray, np.ndarray] | None = None, ts: Any = None
+                compared: tuple[np.ndarray, np.ndarray] | None = None, ts: Any = None,
+                two_rows: np.ndarray | None = None
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Verify candidate row pairs (a[i], b[i]); ``sk``/``ln``: (n, 3) sketches / lengths (``ts``: the sketches'
     ``token_sorted`` forms when the caller made them: the same values, faster); ``rule``:
@@ -153,7 +154,12 @@ def match_pairs(P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln:
     local_margin``, between ``floor_response`` and ``min_response`` (the rows' own different answers are
     the local baseline). Rows with the same prompt text: each differing response needs wording (here the
     larger of token_sort_ratio and the character ratio) >= ``floor_response_flag`` (the embedding alone is
-    what different answers to one prompt reach), and in the unsure band its cosine as well. Returns (ok mask: passes the band's floor, sure mask: every response >= its threshold,
+    what different answers to one prompt reach), and in the unsure band its cosine as well; ``two_rows`` (per
+    row: its prompt text has exactly two rows) lowers that wording floor to ``floor_wording_two_rows`` for two
+    such rows sharing no response (a paraphrased copy of a one-pair prompt: nothing in the data says the
+    prompt was asked twice by design), flagged, never dropped. A differing field of two short texts that both
+    hold numbers matches only when they hold the same numbers (``other_numbers``: "$2.50" vs "$47.50", two
+    Sudoku grids are different answers however alike they embed). Returns (ok mask: passes the band's floor, sure mask: every response >= its threshold,
     similarities (m, 3), cosines (m, 3), wording similarities (m, 3; NaN where not computed), why (m, 3),
     the copy threshold of each pair).
     Pairs are dropped field by field as soon as one field fails, so most wording similarities are never
@@ -190,6 +196,10 @@ def match_pairs(P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln:
         better = lx > s[differ].astype(np.float64)
         s[differ[better]] = lx[better]
         w[differ[better]] = WORDING
+        if "floor_response_flag" in rule:  # the deciding rule: other numbers, another answer (read only where
+            near = np.flatnonzero(s[differ] >= floors[f] - 1e-6)  # the field would pass: few pairs)
+            x, y = ia[near], ib[near]
+            s[differ[near[other_numbers(sk[x, fa], ln[x, fa], sk[y, fb], ln[y, fb])]]] = 0.0
         if f and compared is not None and len(compared[1]):
             h, keys = compared
             k = pair_key(h[a[idx], fa - 1], h[b[idx], fb - 1])
@@ -211,9 +221,48 @@ def match_pairs(P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln:
         # moves a changed word of a short answer, "anything" -> "thing": 0.79 vs 0.96)
         wmin, cmin = _same_prompt_minima(np.flatnonzero(ok & (why[:, 0] == SAME)), m, a, b, sk, ln, lex, cos, why,
                                          straight)
-        ok &= (wmin >= flf - 1e-6) & (sure | (cmin >= flf - 1e-6))
-        sure &= ok
+        worded = wmin >= flf - 1e-6
+        floor = worded
+        if two_rows is not None and compared is not None and "floor_wording_two_rows" in rule:
+            lone = two_rows[a] & two_rows[b] & ~shares_response(compared[0], a, b)
+            floor = np.where(lone, wmin >= float(rule["floor_wording_two_rows"]) - 1e-6, worded)
+        ok &= floor & (sure | (cmin >= flf - 1e-6))
+        sure &= ok & worded
     return ok, sure, sim, cos, lex, why, thr
+
+
+def shares_response(h: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Whether rows a[i] and b[i] have a response text in common (``h``: per-row response digests (n, 2))."""
+    ha, hb = h[a], h[b]
+    return ((ha[:, :1] == hb) | (ha[:, 1:] == hb)).any(axis=1)
+
+
+_DIGITS = re.compile(rb"\d+")
+
+
+def other_numbers(sa: np.ndarray, la: np.ndarray, sb: np.ndarray, lb: np.ndarray) -> np.ndarray:
+    """Per pair of short texts (both sketches whole: <= ``SKETCH_BYTES`` normalised): both hold numbers and not
+    the same ones (sorted: a moved sentence keeps them). A short answer whose number changed is another answer
+    ("$2.50" vs "$47.50", two Sudoku grids); in a long text one changed number is left to the similarity.
+
+    Args:
+        sa, sb: sketches (``sketch``), one per pair.
+        la, lb: their normalised lengths.
+
+    Returns:
+        A bool array, True where the two texts give other numbers.
+
+    Example:
+        >>> import numpy as np
+        >>> other_numbers(np.array([b"it costs 2 50"]), np.array([13]), np.array([b"it costs 47 50"]), np.array([14]))
+        array([ True])
+    """
+    out = np.zeros(len(sa), dtype=bool)
+    for i, (x, nx, y, ny) in enumerate(zip(sa.tolist(), la.tolist(), sb.tolist(), lb.tolist())):
+        if x != y and max(nx, ny) <= SKETCH_BYTES:
+            na, nb = sorted(_DIGITS.findall(x)), sorted(_DIGITS.findall(y))
+            out[i] = bool(na) and bool(nb) and na != nb
+    return out
 
 
 def _copy_thresholds(ok: np.ndarray, why: np.ndarray, C: np.ndarray, R: np.ndarray, a: np.ndarray, b: np.ndarray,

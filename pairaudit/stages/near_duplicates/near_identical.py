@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pairaudit.checks.identical import NearIdenticalPair
+from pairaudit.checks.identical import NearIdenticalPair, squash, word_difference
+from pairaudit.checks.prompt_kind import text_short_answer_cue
 from pairaudit.datatypes import Finding
 from pairaudit.stages.near_duplicates.search import rowdot
 
@@ -25,11 +26,26 @@ def near_identical_rows(ctx: Context, pair_raw: np.ndarray, mode: str) -> np.nda
     return np.flatnonzero(pair_raw >= (0.9 if mode == "hybrid" else thr))
 
 
+def _detail(cos: float, thr: float, texts: list[str] | None) -> str | None:
+    """The finding's detail, with what differs in words (the pair check's reading); None when the differing
+    words are the answer itself (a number, any word of a short-answer prompt): "$6.50" vs "$47.50" embed
+    alike, and are a real preference."""
+    detail = f"chosen-vs-rejected embedding cosine {cos:.4f} >= {thr}"
+    if texts is None:
+        return detail
+    prompt, chosen, rejected = texts
+    what = word_difference(squash(chosen), squash(rejected), text_short_answer_cue(prompt))
+    return None if what is None else f"{detail}; {what}"
+
+
 def near_identical_findings(ctx: Context, rows: np.ndarray, pair_raw: np.ndarray, mode: str,
-                            transformer_vectors: Callable[[np.ndarray], tuple[Any, Any, Any]]) -> list[Finding]:
+                            transformer_vectors: Callable[[np.ndarray], tuple[Any, Any, Any]],
+                            texts: Callable[[int], list[str]] | None = None) -> list[Finding]:
     """Rows whose chosen-vs-rejected cosine (``pair_raw``, this mode's model) is >= min_cosine. In hybrid mode
     the static cosine (>= 0.9) only proposes rows (``near_identical_rows``) and the transformer's cosine
-    (``transformer_vectors`` of the proposed row indices: P, C, R) decides."""
+    (``transformer_vectors`` of the proposed row indices: P, C, R) decides. ``texts`` (a row index's prompt,
+    chosen and rejected; the static and hybrid modes keep them) lets the detail say what differs in words,
+    and keeps out the rows whose differing words are the answer."""
     info = NearIdenticalPair.info
     cand = near_identical_rows(ctx, pair_raw, mode)
     if not len(cand):
@@ -39,6 +55,9 @@ def near_identical_findings(ctx: Context, rows: np.ndarray, pair_raw: np.ndarray
     if mode == "hybrid":
         _, Ct, Rt = transformer_vectors(cand)
         cos = rowdot(Ct, Rt, np.arange(len(cand)), np.arange(len(cand)))
-    return [info.finding(int(rows[i]), "rejected", float(c),
-                    detail=f"chosen-vs-rejected embedding cosine {c:.4f} >= {thr}")
-            for i, c in zip(cand.tolist(), cos.tolist()) if c >= thr]
+    out = []
+    for i, c in zip(cand.tolist(), cos.tolist()):
+        detail = _detail(c, thr, texts(i) if texts is not None else None) if c >= thr else None
+        if detail is not None:
+            out.append(info.finding(int(rows[i]), "rejected", float(c), detail=detail))
+    return out

@@ -55,7 +55,7 @@ from pairaudit.stages.near_duplicates.match import (
 from pairaudit.stages.near_duplicates.near_identical import near_identical_findings, near_identical_rows
 from pairaudit.stages.near_duplicates.search import center, field_mean, rowdot, sum_vectors
 from pairaudit.stages.near_duplicates.texts import blob_bytes, pack, text_hash, unpack
-from pairaudit.stages.near_duplicates.verify import find_groups
+from pairaudit.stages.near_duplicates.verify import find_groups, two_row_prompts
 from pairaudit.stages.spill import Spill
 from pairaudit.stages.state import Column, Count
 
@@ -259,9 +259,10 @@ class NearDuplicateStage(Stage):
         t = time.perf_counter()
         ts = spill.reopen(token_sorted(sk, out=spill.scratch("ts", sk.shape, sk.dtype)))  # words sorted, once a row
         timings["near_duplicates:token_sort_s"] = time.perf_counter() - t
+        two = two_row_prompts(phash)
         out = find_groups(rows, P, C, R, sk, ln, dup, con, want_dups=want_dups, want_contradictions=want_con,
                           candidates_only=mode == "hybrid", timings=timings, compared=(hresp, compared), sums=sums,
-                          prompt_keys=phash, ts=ts)
+                          prompt_keys=phash, ts=ts, two_rows=two)
         del sums
         if mode == "hybrid":
             cand = out["candidate_rows"]
@@ -288,13 +289,15 @@ class NearDuplicateStage(Stage):
                                                              "transformer (candidates + sample)")
             out2 = find_groups(rows[idx], Pt, Ct, Rt, sk[idx], ln[idx], dup, con, want_dups=want_dups,
                                want_contradictions=want_con, candidates=(pos[out["a"]], pos[out["b"]]),
-                               timings=timings, compared=(hresp[idx], compared), prompt_keys=phash[idx], ts=ts[idx])
+                               timings=timings, compared=(hresp[idx], compared), prompt_keys=phash[idx], ts=ts[idx],
+                               two_rows=two[idx])
             out["findings"] = out2["findings"]
             out["stats"].update(out2["stats"])
         res.findings = out["findings"]
         stats["mode"] = mode
         res.findings += near_identical_findings(self.ctx, rows, pair_raw, mode,
-                                                lambda idx: store.view(idx))  # type: ignore[union-attr]
+                                                lambda idx: store.view(idx),  # type: ignore[union-attr]
+                                                (lambda i: unpack(blobs[i])) if blobs is not None else None)
         self._transformer_report(stats, store, timings)
         res.findings.sort(key=lambda f: (f.row, f.check))
         res.rows = rows.tolist()

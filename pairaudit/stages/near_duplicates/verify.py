@@ -16,7 +16,7 @@ from pairaudit.stages.near_duplicates.search import neighbour_search, sum_vector
 from pairaudit.stages.near_duplicates.unionfind import Separated
 
 RULE_KEYS = ("min_prompt", "min_response", "min_response_flag", "floor_response", "floor_response_flag",
-             "local_margin")
+             "local_margin", "floor_wording_two_rows")
 
 
 def _rules(dup: dict[str, Any], con: dict[str, Any], candidates_only: bool) -> tuple[dict, dict]:
@@ -34,15 +34,16 @@ EDGE_FIELDS = ("a", "b", "sure", "sim", "cos", "lex", "why", "thr")
 def match_edges(P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln: np.ndarray, a: np.ndarray,
                 b: np.ndarray, dup: dict[str, Any], con: dict[str, Any], want_dups: bool, want_contradictions: bool,
                 candidates_only: bool = False, compared: tuple[np.ndarray, np.ndarray] | None = None,
-                ts: Any = None) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+                ts: Any = None, two_rows: np.ndarray | None = None) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
     """Verify the candidate pairs (a[i], b[i]) field by field: the straight matches (near duplicates) and the
     crosswise ones (near contradictions), each as ``EDGE_FIELDS`` arrays. Pairs are independent of each other,
     so any subset of them can be verified where their rows are (the Ray engine's cell groups), and they are
     verified ``MATCH_CHUNK`` at a time (each pair's sketches are copied while it is verified: ~1.5 KB a pair;
-    a 1M-row scan has ~20M candidate pairs), the edges concatenated in pair order."""
+    a 1M-row scan has ~20M candidate pairs), the edges concatenated in pair order. ``two_rows``: per row, its
+    prompt text has exactly two rows (``two_row_prompts``; ``match_pairs``)."""
     if len(a) > MATCH_CHUNK:
         parts = [match_edges(P, C, R, sk, ln, a[lo:lo + MATCH_CHUNK], b[lo:lo + MATCH_CHUNK], dup, con, want_dups,
-                             want_contradictions, candidates_only, compared, ts)
+                             want_contradictions, candidates_only, compared, ts, two_rows)
                  for lo in range(0, len(a), MATCH_CHUNK)]
         return tuple({k: np.concatenate([p[i][k] for p in parts]) for k in EDGE_FIELDS}  # type: ignore[return-value]
                      for i in (0, 1))
@@ -50,13 +51,13 @@ def match_edges(P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln:
     ok_s = np.zeros(len(a), dtype=bool)
     if len(a) and (want_dups or want_contradictions):
         ok_s, sure_s, sim_s, cos_s, lex_s, why_s, thr_s = match_pairs(P, C, R, sk, ln, a, b, rule_s, straight=True,
-                                                               compared=compared, ts=ts)
+                                                               compared=compared, ts=ts, two_rows=two_rows)
     ok_x = np.zeros(len(a), dtype=bool)
     if len(a) and want_contradictions:
         # both orientations are checked: when chosen and rejected of a row are close to each other, a swapped
         # copy can pass the straight rule too; the orientation whose weakest response is closer wins
         ok_x, sure_x, sim_x, cos_x, lex_x, why_x, thr_x = match_pairs(P, C, R, sk, ln, a, b, rule_x, straight=False,
-                                                               compared=compared, ts=ts)
+                                                               compared=compared, ts=ts, two_rows=two_rows)
         better_x = ok_x & (~ok_s | (strength(sim_x) > strength(sim_s)))
         ok_s &= ~better_x
         ok_x = better_x
@@ -102,6 +103,24 @@ def edge_findings(rows: np.ndarray, edges_s: dict[str, np.ndarray], edges_x: dic
     return findings
 
 
+def two_row_prompts(prompt_keys: np.ndarray) -> np.ndarray:
+    """Per row: its prompt digest occurs in exactly two rows.
+
+    Args:
+        prompt_keys: per-row prompt digests (int64).
+
+    Returns:
+        A bool array, one per row.
+
+    Example:
+        >>> import numpy as np
+        >>> two_row_prompts(np.array([5, 7, 5, 9, 9, 9])).tolist()
+        [True, False, True, False, False, False]
+    """
+    _, inv, counts = np.unique(np.asarray(prompt_keys, dtype=np.int64), return_inverse=True, return_counts=True)
+    return counts[inv.reshape(-1)] == 2
+
+
 def same_keys(prompt_keys: np.ndarray, hresp: np.ndarray) -> np.ndarray:
     """Per row, one digest of its prompt digest and its two response digests: equal for rows with the same
     prompt and responses (such rows always match, ``Separated``)."""
@@ -145,7 +164,8 @@ def find_groups(rows: np.ndarray, P: np.ndarray, C: np.ndarray, R: np.ndarray, s
                 keep_neighbours: bool = False, candidates: tuple[np.ndarray, np.ndarray] | None = None,
                 candidates_only: bool = False, timings: dict[str, float] | None = None,
                 compared: tuple[np.ndarray, np.ndarray] | None = None, sums: Any = None,
-                prompt_keys: np.ndarray | None = None, ts: Any = None) -> dict[str, Any]:
+                prompt_keys: np.ndarray | None = None, ts: Any = None, two_rows: np.ndarray | None = None
+                ) -> dict[str, Any]:
     """Returns ``findings``, ``near_duplicate_pair_score`` (nearest neighbour's search cosine, every row;
     None when ``candidates`` are given), ``stats`` (deterministic; seconds go to ``timings``).
 
@@ -155,7 +175,7 @@ def find_groups(rows: np.ndarray, P: np.ndarray, C: np.ndarray, R: np.ndarray, s
     keep rows known to be different comparisons (same prompt, no match of each other) out of one group
     (``edge_findings``). ``candidates_only``: apply the looser
     candidate rule and return the surviving pairs (``a``, ``b``) and their rows (``candidate_rows``)
-    instead of findings."""
+    instead of findings. ``two_rows``: see ``match_edges``."""
     n = len(rows)
     timings = {} if timings is None else timings
     t0 = time.perf_counter()
@@ -177,7 +197,7 @@ def find_groups(rows: np.ndarray, P: np.ndarray, C: np.ndarray, R: np.ndarray, s
     if keep_neighbours:
         out["neighbours"] = (a, b, sim)
     edges_s, edges_x = match_edges(P, C, R, sk, ln, a, b, dup, con, want_dups, want_contradictions,
-                                   candidates_only, compared, ts)
+                                   candidates_only, compared, ts, two_rows)
     if candidates_only:
         keep = pair_member(a, b, np.concatenate([edges_s["a"], edges_x["a"]]),
                            np.concatenate([edges_s["b"], edges_x["b"]]), n)

@@ -1,0 +1,98 @@
+"""The held-out near-duplicate set of issue 34 (data/precision/neardup_heldout.jsonl, planted by a reviewer who
+had not read the rule): 300 one-pair-per-prompt HH rows, 30 hand-paraphrased copies with the same prompt text,
+10 hard negatives (same prompt, other answers). Two rules are read on it: a prompt whose only two rows share no
+response gets the lower wording floor (flagged), and numbers of short answers keep different answers apart."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import pairaudit
+from pairaudit.stages.near_duplicates.infos import NEAR_DUPLICATE_INFO
+from pairaudit.stages.near_duplicates.match import other_numbers, sketch
+from pairaudit.stages.near_duplicates.verify import find_groups, two_row_prompts
+
+SET = Path(__file__).resolve().parent.parent / "data" / "precision" / "neardup_heldout.jsonl"
+CHECKS = ["near_duplicate_pair", "contradictory_pair"]
+
+
+@pytest.fixture(scope="module")
+def heldout(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    rows = [json.loads(line) for line in SET.open(encoding="utf-8")]
+    audit = pairaudit.scan(str(SET), tmp_path_factory.mktemp("held") / "out", progress=False, log=lambda m: None,
+                           only=CHECKS)
+    return {"rows": rows, "findings": audit.findings.to_dicts()}
+
+
+def test_paraphrases_found_hard_negatives_and_base_rows_left(heldout: dict) -> None:
+    rows, found = heldout["rows"], heldout["findings"]
+    nd = {f["row"]: f for f in found if f["check"] == "near_duplicate_pair"}
+    plants = {i: r["plant_of"] for i, r in enumerate(rows) if r.get("plant_kind") == "paraphrase"}
+    negatives = [i for i, r in enumerate(rows) if r.get("plant_kind") == "hard_negative"]
+    got = [i for i, o in plants.items() if i in nd and nd[i]["group"] == o]
+    assert len(got) >= 0.95 * len(plants), sorted(set(plants) - set(got))
+    assert not [f for f in found if f["row"] in negatives or f["row"] < 300], found
+    # the copies the lower floor lets in are worded apart: flagged for a person, never dropped
+    lenient = [nd[i] for i in got if "worded apart" in nd[i]["detail"]]
+    assert lenient and all(f["action"] == "flag" for f in lenient)
+
+
+def test_two_row_prompts_counts_prompt_digests() -> None:
+    assert two_row_prompts(np.array([3, 4, 3, 5, 5, 5, 6], dtype=np.int64)).tolist() == [
+        True, False, True, False, False, False, False]
+
+
+def test_other_numbers_of_short_answers_only() -> None:
+    texts = [("14% tip on $47.50 is $6.50.", "14% tip on $47.50 is $2.50."),  # the answer changed
+             ("14% tip on $47.50 is $6.50.", "A 14% tip on $47.50 comes to $6.50."),  # same numbers, reworded
+             ("Try sniffing the water.", "Try sniffing the H2O."),  # numbers on one side only
+             ("It premiered in 2017. " * 20, "It premiered in 2018. " * 20)]  # long: left to the similarity
+    sk = [(sketch(a), sketch(b)) for a, b in texts]
+    got = other_numbers(np.array([x[0][0] for x in sk]), np.array([x[0][1] for x in sk]),
+                        np.array([x[1][0] for x in sk]), np.array([x[1][1] for x in sk]))
+    assert got.tolist() == [True, False, False, False]
+
+
+def test_a_changed_number_keeps_two_rows_apart() -> None:
+    """Two rows of one prompt whose rejected answers embed alike but give another number: no match; the same
+    rows with the same number are near duplicates (the vectors are the same in both runs)."""
+    rng = np.random.default_rng(3)
+    n, d = 120, 32
+    P, C, R = (rng.normal(size=(n, d)) for _ in range(3))
+    P[1], C[1], R[1] = P[0], C[0], R[0] + 0.02 * rng.normal(size=d)
+    P, C, R = ((A / np.linalg.norm(A, axis=1, keepdims=True)).astype(np.float16) for A in (P, C, R))
+    params = {**NEAR_DUPLICATE_INFO.thresholds, "floor_response": 0.85, "floor_response_flag": 0.80}
+    for other, expect in (("The tip is $2.50.", []), ("The tip is $6.50!", [(1, 0)])):
+        texts = [[f"prompt {i}", f"chosen answer {i}", f"rejected answer {i}"] for i in range(n)]
+        texts[0] = ["What is a 14% tip on $47.50?", "It is $6.65.", "The tip is $6.50."]
+        texts[1] = ["What is a 14% tip on $47.50?", "It is $6.65.", other]
+        sk = np.array([[sketch(t)[0] for t in row] for row in texts], dtype="S257")
+        ln = np.array([[sketch(t)[1] for t in row] for row in texts], dtype=np.int32)
+        out = find_groups(np.arange(n), P, C, R, sk, ln, params, params)
+        got = [(f.row, f.group) for f in out["findings"] if f.check == "near_duplicate_pair"]
+        assert got == expect, (other, got)
+
+
+def test_near_identical_embedding_view_reads_the_words() -> None:
+    """The embedding view of near_identical_pair (cosine >= min_cosine) says what differs in words and leaves
+    out the rows whose differing words are the answer (a number, a short-answer prompt's label), as the pair
+    check does: the multi-pair reviewer labelled "$6.50" vs "$47.50" flags wrong."""
+    from pairaudit.config import Context, ScanConfig
+    from pairaudit.stages.near_duplicates.near_identical import near_identical_findings
+
+    texts = [["What is a 14% tip on $47.50?", "14% tip on $47.50 is $6.50.", "14% tip on $47.50 is $47.50."],
+             ["Classify the review as positive or negative: great phone", "positive", "negative"],
+             ["Tell me about Paris.", "Paris is a lovely city to visit in spring.",
+              "Paris is a wonderful city to visit in spring."]]
+    ctx = Context(config=ScanConfig(embed_mode="static"))
+    raw = np.array([0.99, 0.99, 0.99])
+    got = near_identical_findings(ctx, np.array([10, 11, 12]), raw, "static", lambda idx: (None, None, None),
+                                  lambda i: texts[i])
+    assert [f.row for f in got] == [12]
+    assert "'lovely', 'wonderful'" in got[0].detail and got[0].detail.startswith("chosen-vs-rejected embedding")
+    assert [f.row for f in near_identical_findings(ctx, np.array([10, 11, 12]), raw, "static",
+                                                   lambda idx: (None, None, None))] == [10, 11, 12]
