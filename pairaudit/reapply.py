@@ -26,6 +26,7 @@ from pairaudit import exit_codes
 from pairaudit.audit import Audit
 from pairaudit.config import ScanConfig
 from pairaudit.decisions import Resolution, load_decisions, resolve
+from pairaudit.errors import file_system_error, os_error_of
 from pairaudit.io.readers import open_source
 from pairaudit.output_files import DECISIONS_FILE, FINDINGS, REPORT_JSON, SCORES, TIMINGS
 from pairaudit.outputs.folder import OutputDir, output_names, write_json
@@ -134,8 +135,11 @@ def reapply(out: Path, source_arg: Any, cfg: ScanConfig, finish: Callable[[Path]
         write_fingerprint(outdir.tmp, fingerprint_now and {**fingerprint_now, "config": _recorded(out)["config"]})
         write_json(outdir.tmp / TIMINGS, {"apply_from_findings": round(time.perf_counter() - t0, 4)})
         outdir.commit()
-    except BaseException:
+    except BaseException as exc:
         outdir.abort()
+        os_error = os_error_of(exc, out)  # disk full, a size limit (polars wraps its own): exit 2, as a scan
+        if os_error is not None and not outdir.committed:
+            raise file_system_error(os_error, out, "applying the decisions") from exc
         raise
     return Audit(out, report, None, exit_codes.scan_code(report), list(report.get("problems", [])))
 

@@ -201,3 +201,29 @@ def test_a_small_file_size_limit_fails_cleanly_at_every_write(tmp_path: Path, ki
         resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
     assert err.value.exit_code == 2 and "File too large" in str(err.value) and "EFBIG" in str(err.value), err.value
     assert _tree(out) == before
+
+
+@pytest.mark.parametrize("limit", [600, 4_000, 60_000])
+def test_apply_ends_a_failed_write_as_a_scan_does(tmp_path: Path, limit: int) -> None:
+    """Found by the issue-38 checker on a full tmpfs: `apply` let polars' ComputeError of a failed scores.parquet
+    write ("underlying IO error: No space left on device (os error 28)") out as a traceback. A write that fails
+    at any point of apply (here a real RLIMIT_FSIZE: os error 27 through the same polars path) is exit 2 and
+    the folder as it was."""
+    from pairaudit.review import Review
+
+    rows = _rows(30, same={3}, body=lambda i: f"{random.Random(i).getrandbits(40_000):x}")
+    src = write_jsonl(tmp_path / "p.jsonl", rows)
+    out = tmp_path / "out"
+    pairaudit.scan(src, out, only=ONLY)
+    Review(out).decide(5, "drop")
+    before = _tree(out)
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, hard))
+    try:
+        with pytest.raises(PairauditError) as err:
+            pairaudit.apply_decisions(out)
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+    assert err.value.exit_code == 2 and "File too large" in str(err.value), str(err.value)
+    assert _tree(out) == before
+    assert pairaudit.apply_decisions(out).report["totals"]["dropped"] >= 1  # and the folder still works
