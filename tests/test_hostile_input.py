@@ -81,6 +81,28 @@ def test_invalid_utf8_bytes_reach_dropped_parquet_readable_and_as_read(tmp_path:
     assert pq.read_table(tmp_path / "out" / "clean.parquet").column("chosen").to_pylist() == ["ok one", "ok three"]
 
 
+@pytest.mark.parametrize("container", ["dictionary", "string_view"])
+@pytest.mark.parametrize("via", ["parquet", "api"])
+def test_invalid_utf8_in_dictionary_and_view_columns(tmp_path: Path, container: str, via: str) -> None:
+    """Found by the issue-38 checker: a dictionary-encoded or string_view column with the bad cell gave a
+    UnicodeDecodeError / ArrowNotImplementedError traceback; it reads as a plain string column (one path)."""
+    table = _bad_utf8_table()
+    col = table.column("chosen").combine_chunks()
+    col = col.dictionary_encode() if container == "dictionary" else col.cast(pa.string_view())
+    table = table.set_column(1, "chosen", col)
+    src: object = table
+    if via == "parquet":
+        pq.write_table(table, tmp_path / "u.parquet")
+        assert pq.read_schema(tmp_path / "u.parquet").field("chosen").type == col.type
+        src = tmp_path / "u.parquet"
+    audit = pairaudit.scan(src, tmp_path / "out", only=ONLY)
+    t = audit.report["totals"]
+    assert (t["input"], t["kept"], t["dropped"], t["malformed"]) == (3, 2, 1, 1)
+    dropped = pq.read_table(tmp_path / "out" / "dropped.parquet")
+    assert dropped.column("raw_cells").to_pylist() == [[{"column": "chosen", "bytes": b"bad \xff"}]]
+    assert pq.read_table(tmp_path / "out" / "clean.parquet").column("chosen").to_pylist() == ["ok one", "ok three"]
+
+
 def test_invalid_utf8_in_a_save_to_disk_source_reads_back_with_datasets(tmp_path: Path) -> None:
     src = _save_to_disk(tmp_path)
     code, output = _cli("scan", str(src), "--out", str(tmp_path / "out"), "-q", "--only", ",".join(ONLY))

@@ -113,6 +113,39 @@ def lossy_pylist(table: Any) -> list[dict[str, Any]]:
         return undecodable_cells(table)[0]
 
 
+def plain_schema(schema: Any) -> Any:
+    """``schema`` with its top-level dictionary-encoded and view columns as their plain types (a dictionary of
+    strings -> string, ``string_view`` -> string, ``binary_view`` -> binary): what every reader path takes,
+    one path for string columns whatever the container (a Parquet writer may dictionary-encode any column).
+
+    Args:
+        schema: an Arrow schema.
+
+    Returns:
+        The schema with plain types (the same object when nothing changes).
+
+    Example:
+        >>> import pyarrow as pa
+        >>> plain_schema(pa.schema([("chosen", pa.dictionary(pa.int32(), pa.string()))])).types
+        [DataType(string)]
+    """
+    import pyarrow as pa
+
+    def plain(t: Any) -> Any:
+        if pa.types.is_dictionary(t):
+            return plain(t.value_type)
+        if t == pa.string_view():
+            return pa.string()
+        if t == pa.binary_view():
+            return pa.binary()
+        return t
+
+    fields = [f.with_type(plain(f.type)) for f in schema]
+    if all(f.type == g.type for f, g in zip(fields, schema)):
+        return schema
+    return pa.schema(fields, metadata=schema.metadata)
+
+
 def undecodable_cells(table: Any) -> tuple[list[dict[str, Any]], list[list[dict[str, Any]] | None]]:
     """The records of an Arrow table whose string cells may not be valid UTF-8, made valid (U+FFFD for each
     bad byte, as :func:`lossy_pylist`), and per row the cells that were not, with their bytes as read:

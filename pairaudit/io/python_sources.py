@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from pairaudit.errors import InputError
-from pairaudit.io.base import Record, Source, arrow_records, batched
+from pairaudit.io.base import Record, Source, arrow_records, batched, plain_schema
 from pairaudit.io.hf import DatasetSource, IterableSource, select_splits
 
 ACCEPTED = ("a path (.jsonl/.json/.parquet file or folder, save_to_disk folder, hub id), a datasets.Dataset / "
@@ -144,8 +144,9 @@ class ArrowSource(Source):
     def __init__(self, table: Any, what: str) -> None:
         duplicate_columns(table.column_names, what, "table = table.select([i for i, n in "
                           "enumerate(table.column_names) if n not in table.column_names[:i]])")
-        self.table = table
-        self.schema = table.schema
+        plain = plain_schema(table.schema)  # dictionary / view columns read as plain (io.base.plain_schema)
+        self.table = table if plain is table.schema else table.cast(plain)
+        self.schema = plain
         self.what = what
         self.path = None  # type: ignore[assignment]
 

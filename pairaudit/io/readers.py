@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from pairaudit.errors import InputError
-from pairaudit.io.base import Record, Source, arrow_records, batched
+from pairaudit.io.base import Record, Source, arrow_records, batched, plain_schema
 from pairaudit.io.hf import HFSource, choose_splits, select_splits, single_split_name
 from pairaudit.io.jsontext import array_items, gzip_lines, parse_json_line
 
@@ -240,7 +240,7 @@ class ParquetSource(Source):
                 self._total += meta.metadata.num_rows
             except Exception as exc:
                 raise InputError(f"cannot read Parquet {f}: {exc}", fix="check the file is complete") from exc
-        self.schema = unify_schemas(files, schemas)
+        self.schema = plain_schema(unify_schemas(files, schemas))  # dictionary / view columns read as plain
 
     @property
     def total(self) -> int:
