@@ -442,6 +442,12 @@ def test_an_edit_that_keeps_size_and_mtime_is_seen(tmp_path: Path) -> None:
     code, output = _cli("scan", str(src), "--out", str(out), "-q", "--only", ",".join(ONLY))
     assert code == 2 and "clean.jsonl changed since pairaudit wrote it" in " ".join(output.split()), output
     assert clean.read_bytes() == edited
+    # the printed fix works when run (found by the issue-38 checker: "cp -L" alone left the scan refusing)
+    fix = " ".join(output.split()).split("fix: ", 1)[1].split(" (then scan again)")[0]
+    subprocess.run(fix, shell=True, check=True, cwd=tmp_path)
+    assert (tmp_path / "out-clean.jsonl.saved").read_bytes() == edited
+    assert _cli("scan", str(src), "--out", str(out), "-q", "--only", ",".join(ONLY))[0] == 0
+    assert (out / "clean.jsonl").read_bytes() == data
 
 
 def test_apply_works_on_a_byte_identical_copy_and_leaves_the_original_alone(tmp_path: Path) -> None:

@@ -133,7 +133,7 @@ class OutputDir:
                         f"--out {self.out}: {', '.join(changed[:5])} changed since pairaudit wrote "
                         f"{'them' if len(changed) > 1 else 'it'} (the next scan would replace "
                         f"{'them' if len(changed) > 1 else 'it'})",
-                        fix="copy what you changed out of the folder (e.g. cp -L), or pass another --out")
+                        fix=_keep_fix(self.out, self.meta / current, changed))
                 recorded = files
         return current, recorded
 
@@ -297,6 +297,18 @@ def same_entry(now: list[Any] | None, recorded: Any) -> bool:
     if len(recorded) == 3:
         return now[:3] == recorded
     return len(now) == len(recorded) and now[1] == recorded[1] and now[3:] == recorded[3:]
+
+
+def _keep_fix(out: Path, gen: Path, changed: list[str]) -> str:
+    """The commands that keep the changed outputs and let the next scan write: copy each out of the folder
+    (``cp -rL``: the file or folder, not the link), then remove the generation that holds them (pairaudit
+    replaces a generation only when nothing in it changed; a deleted one has nothing to keep)."""
+    import shlex
+
+    base = str(out).rstrip("/")
+    copies = " && ".join(f"cp -rL {shlex.quote(str(out / name))} {shlex.quote(f'{base}-{name}.saved')}"
+                         for name in changed)
+    return f"{copies} && rm -r {shlex.quote(str(gen))} (then scan again), or pass another --out"
 
 
 def _changed(gen: Path, files: dict[str, Any]) -> list[str]:
