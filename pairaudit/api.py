@@ -37,7 +37,7 @@ from pairaudit.plan import apply_config_file
 from pairaudit.report import render_report
 from pairaudit.report.progress import PlainProgress, ProgressDisplay, quiet_libraries
 from pairaudit.report.terminal import terminal_safe
-from pairaudit.schema import did_you_mean, read_report_json, rescan_fix
+from pairaudit.schema import did_you_mean, missing_report_fix, read_report_json, rescan_fix
 
 logger = logging.getLogger("pairaudit")
 progress_logger = logging.getLogger("pairaudit.progress")
@@ -276,7 +276,7 @@ def apply_decisions(out_dir: str | Path, *, source: Any = None, progress: Progre
     out = Path(out_dir)
     report_path = out / REPORT_JSON
     if not report_path.exists():
-        raise InputError(f"{out} holds no report.json", fix="run `pairaudit scan SOURCE --out DIR` first")
+        raise InputError(f"{out} holds no report.json", fix=missing_report_fix(out))
     report = read_report_json(report_path)
     known = set(vars(ScanConfig()))
     unknown = sorted(set(report["config"]) - known)

@@ -148,10 +148,34 @@ def rescan_fix(out_dir: Any, changed: str = "report.json") -> str:
         source = json.loads((out / "report.json").read_text(encoding="utf-8"))["source"]["path"]
     except Exception:  # noqa: BLE001 - the file is damaged: any part may be missing or of another type
         source = None
+    if source is None:  # the scan's own record of its source (reapply's fingerprint), when report.json is gone
+        try:
+            source = json.loads((out / ".pairaudit" / "current" / ".scan.json").read_text(encoding="utf-8"))["source"]
+        except Exception:  # noqa: BLE001 - absent or damaged: SOURCE
+            source = None
     src = shlex.quote(source) if isinstance(source, str) and os.path.exists(source) else "SOURCE"
     new = shlex.quote(str(out).rstrip("/") + "-rescan")
     return (f"scan again into a new folder: pairaudit scan {src} --out {new} (the same --out keeps the changed "
             f"{changed}: pairaudit never replaces a file changed since it wrote it)")
+
+
+def missing_report_fix(out_dir: Any) -> str:
+    """The fix when ``OUT/report.json`` is missing: scan into the folder; but when its link is left and the file
+    it led to was deleted, the same --out refuses (a removed output is a changed one): a new folder then.
+
+    Args:
+        out_dir: the output folder.
+
+    Returns:
+        The fix, as a command that works.
+    """
+    import os
+    from pathlib import Path
+
+    link = Path(out_dir) / "report.json"
+    if os.path.islink(link) and not link.exists():
+        return rescan_fix(out_dir, "report.json")
+    return "run `pairaudit scan SOURCE --out DIR` first"
 
 
 def read_report_json(path: Any) -> dict[str, Any]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import shlex
 import subprocess
 from pathlib import Path
 
@@ -593,3 +594,22 @@ def test_fuzz_surfaces_of_issue_38_at_a_small_size(tmp_path: Path) -> None:
             assert t["input"] == case.records == t["kept"] + t["dropped"], (case.name, t)
         problems = [(name, p) for name, p in fe.api_problems(work, rng, 1) if p is not None]
         assert problems == [], problems
+
+
+def test_a_deleted_report_json_target_gets_a_fix_that_works(tmp_path: Path) -> None:
+    """Found by the issue-38 checker: with report.json's file deleted (its link left), `apply` said "run pairaudit
+    scan SOURCE --out DIR first", and that scan refuses (a removed output is a changed one). The fix names the
+    recorded source and a new folder, and running it works."""
+    src = tmp_path / "s.jsonl"
+    src.write_bytes(b"".join(EXAMPLE.read_bytes().splitlines(keepends=True)[:12]))
+    out = tmp_path / "out"
+    assert _cli("scan", str(src), "--out", str(out), "-q", "--only", ",".join(ONLY))[0] == 0
+    (out / "report.json").resolve().unlink()
+    for cmd in ("apply", "report"):
+        code, output = _cli(cmd, str(out))
+        flat = " ".join(output.split())
+        assert code == 2 and "holds no report.json" in flat and str(src) in flat, output
+    fix = flat.split("fix: scan again into a new folder: ", 1)[1].split(" (the same")[0]
+    assert fix.startswith("pairaudit scan ")
+    code, output = _cli(*shlex.split(fix)[1:], "-q", "--only", ",".join(ONLY))
+    assert code == 0 and (tmp_path / "out-rescan" / "report.json").exists(), output

@@ -44,7 +44,9 @@ def report(out: Annotated[Path, typer.Argument(help="An output folder written by
     from pairaudit.report import render_report
 
     if not (out / REPORT_JSON).exists():
-        fail(ConfigError(f"{out} holds no report.json", fix="run `pairaudit scan SOURCE --out DIR` first"))
+        from pairaudit.schema import missing_report_fix
+
+        fail(ConfigError(f"{out} holds no report.json", fix=missing_report_fix(out)))
     try:
         with damaged_report(out):
             terminal.echo(render_report(out))

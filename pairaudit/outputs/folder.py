@@ -306,9 +306,9 @@ def _keep_fix(out: Path, gen: Path, changed: list[str]) -> str:
     import shlex
 
     base = str(out).rstrip("/")
-    copies = " && ".join(f"cp -rL {shlex.quote(str(out / name))} {shlex.quote(f'{base}-{name}.saved')}"
-                         for name in changed)
-    return f"{copies} && rm -r {shlex.quote(str(gen))} (then scan again), or pass another --out"
+    copies = [f"cp -rL {shlex.quote(str(out / name))} {shlex.quote(f'{base}-{name}.saved')}"
+              for name in changed if os.path.exists(out / name)]  # a deleted output has nothing to copy
+    return " && ".join([*copies, f"rm -r {shlex.quote(str(gen))}"]) + " (then scan again), or pass another --out"
 
 
 def _changed(gen: Path, files: dict[str, Any]) -> list[str]:
