@@ -207,3 +207,23 @@ def test_hub_embedder_leaves_the_length_signal_with_a_note(tmp_path: Path) -> No
     stage = FlipStage(ctx, {"likely_flipped"})
     assert stage.static is None
     assert any("embedding features skipped" in n and "hub id" in n for n in stage._notes)
+
+
+def test_the_pairs_of_one_prompt_share_a_fold() -> None:
+    """Multi-pair data: a model fitted on one pair of a prompt must not score another pair of it (they share a
+    response and its features; the out-of-fold AUROC proxy would read the leak as evidence). Rows alone in
+    their group keep the folds they have without groups."""
+    from pairaudit.stages.flips.model import _folds
+
+    n = 400
+    groups = np.arange(n, dtype=np.int64)
+    groups[100:160] = 7  # one prompt with 60 pairs
+    groups[200:260:2] = 9  # another, its pairs spread out
+    plain, k = _folds(n, 5, 0)
+    grouped, k2 = _folds(n, 5, 0, groups)
+    assert k == k2 == 5
+    for g in (7, 9):
+        assert len(set(grouped[groups == g].tolist())) == 1
+    alone = np.isin(groups, [7, 9], invert=True)
+    assert (grouped[alone] == plain[alone]).all()
+    assert len(set(plain[groups == 7].tolist())) > 1  # without groups the prompt's pairs are spread

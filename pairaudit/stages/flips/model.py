@@ -28,9 +28,18 @@ import numpy as np
 from pairaudit.errors import require
 
 
-def _folds(n: int, folds: int, seed: int) -> tuple[np.ndarray, int]:
+def _folds(n: int, folds: int, seed: int, groups: np.ndarray | None = None) -> tuple[np.ndarray, int]:
+    """Each row's fold (seeded), and the number of folds. ``groups`` (per row, e.g. a digest of its prompt): the
+    rows of one group share the fold of its first row, so no model is fitted on one pair of a prompt and
+    scores another pair of it (multi-pair data: the pairs of a prompt share a response and its features,
+    and the out-of-fold AUROC proxy would read that leak as evidence); a row alone in its group keeps the
+    fold it has without groups."""
     k = max(2, int(min(folds, n // 10)))
-    return np.random.default_rng(seed).permutation(n) % k, k
+    fold = np.random.default_rng(seed).permutation(n) % k
+    if groups is not None and len(groups) == n:
+        _, first, inv = np.unique(np.asarray(groups), return_index=True, return_inverse=True)
+        fold = fold[first[inv.reshape(-1)]]
+    return fold, k
 
 
 def _fit(x: np.ndarray, c: float, rows: np.ndarray | None = None) -> tuple[Any, Any]:
@@ -103,11 +112,11 @@ FIT_MAX_ROWS = 200_000  # a high-dimensional signal's fold model is fitted on at
 CHUNK_ROWS = 262_144  # held-out rows are scored in chunks of this many (bounded memory on large datasets)
 
 
-def _cross_fit(x: np.ndarray, folds: int, c: float, seed: int, max_fit_rows: int | None = None
-               ) -> Iterator[tuple[np.ndarray, Any, np.ndarray]]:
+def _cross_fit(x: np.ndarray, folds: int, c: float, seed: int, max_fit_rows: int | None = None,
+               groups: np.ndarray | None = None) -> Iterator[tuple[np.ndarray, Any, np.ndarray]]:
     """Per fold: (held-out mask, scaler, weights of the model fitted on the rest, or on a seeded sample of
     ``max_fit_rows`` of them)."""
-    fold, k = _folds(len(x), folds, seed)
+    fold, k = _folds(len(x), folds, seed, groups)
     for f in range(k):
         tr, te = fold != f, fold == f
         if te.any():
@@ -128,10 +137,10 @@ def _held_out(x: np.ndarray, te: np.ndarray, scaler: Any) -> Iterator[tuple[np.n
 
 
 def _oof(x: np.ndarray, folds: int, c: float, seed: int, max_fit_rows: int | None = None,
-         linear: list[np.ndarray] | None = None) -> np.ndarray:
+         linear: list[np.ndarray] | None = None, groups: np.ndarray | None = None) -> np.ndarray:
     """Out-of-fold log-odds; ``linear`` gets each fold's weights on the raw (unscaled) features."""
     d = np.zeros(len(x))
-    for te, scaler, w in _cross_fit(x, folds, c, seed, max_fit_rows):
+    for te, scaler, w in _cross_fit(x, folds, c, seed, max_fit_rows, groups):
         for part, xs in _held_out(x, te, scaler):
             d[part] = xs @ w
         if linear is not None:
@@ -140,7 +149,7 @@ def _oof(x: np.ndarray, folds: int, c: float, seed: int, max_fit_rows: int | Non
 
 
 def oof_logodds(x: np.ndarray, *, folds: int = 5, c: float | str = "auto", seed: int = 0,
-                linear: list[np.ndarray] | None = None) -> np.ndarray:
+                linear: list[np.ndarray] | None = None, groups: np.ndarray | None = None) -> np.ndarray:
     """Out-of-fold log-odds that each row's given orientation is right (one linear model per fold).
 
     ``c="auto"``: the inverse regularisation strength is the one of ``C_GRID`` whose out-of-fold
@@ -148,7 +157,8 @@ def oof_logodds(x: np.ndarray, *, folds: int = 5, c: float | str = "auto", seed:
     labels, never any ground truth); high-dimensional signals on a few hundred rows need strong
     regularisation, large datasets less. On more than ``C_SEARCH_ROWS`` rows the search runs on a
     seeded sample of that size and only the chosen value is fitted on every row. ``linear`` gets the fold
-    models' weights on the raw features (their mean scores rows no fold saw: ``apply``).
+    models' weights on the raw features (their mean scores rows no fold saw: ``apply``). ``groups``: per row,
+    rows that share a fold (``_folds``: the pairs of one prompt).
     """
     from pairaudit.stages.flips.stats import auroc_proxy
 
@@ -156,16 +166,17 @@ def oof_logodds(x: np.ndarray, *, folds: int = 5, c: float | str = "auto", seed:
     if x.dtype not in (np.float16, np.float32):  # float16 (e.g. memory-mapped) is read in float32 chunks
         x = np.asarray(x, dtype=np.float32)
     if c != "auto":
-        return _oof(x, folds, float(c), seed, FIT_MAX_ROWS, linear)
-    sample = x
+        return _oof(x, folds, float(c), seed, FIT_MAX_ROWS, linear, groups)
+    sample, sgroups = x, groups
     if len(x) > C_SEARCH_ROWS:
-        sample = x[np.sort(np.random.default_rng(seed).choice(len(x), C_SEARCH_ROWS, replace=False))]
+        pick = np.sort(np.random.default_rng(seed).choice(len(x), C_SEARCH_ROWS, replace=False))
+        sample, sgroups = x[pick], (groups[pick] if groups is not None else None)
     sample = sample if isinstance(sample, np.ndarray) else sample[:]  # a spilled column: read it
     sample = sample.astype(np.float32) if sample.dtype == np.float16 else sample
     best_c, best_d, best_auc, best_w = C_GRID[0], None, -1.0, []
     for cand in C_GRID:
         weights: list[np.ndarray] = []
-        d = _oof(sample, folds, cand, seed, linear=weights)
+        d = _oof(sample, folds, cand, seed, linear=weights, groups=sgroups)
         auc = auroc_proxy(d)
         if auc > best_auc + 1e-9:
             best_c, best_d, best_auc, best_w = cand, d, auc, weights
@@ -173,7 +184,7 @@ def oof_logodds(x: np.ndarray, *, folds: int = 5, c: float | str = "auto", seed:
         if linear is not None:
             linear.extend(best_w)
         return best_d
-    return _oof(x, folds, best_c, seed, FIT_MAX_ROWS, linear)
+    return _oof(x, folds, best_c, seed, FIT_MAX_ROWS, linear, groups)
 
 
 def temperature(d: np.ndarray) -> float:
@@ -202,8 +213,10 @@ class FlipFit:
     linear: np.ndarray | None = None  # mean fold weights on the raw features: log-odds of unseen rows = x @ linear
 
 
-def fit_flip_model(features: dict[str, np.ndarray], *, folds: int = 5, c: float = 1.0, seed: int = 0) -> FlipFit:
-    """Cross-fitted antisymmetric logistic regression over named per-row features (NaN = absent)."""
+def fit_flip_model(features: dict[str, np.ndarray], *, folds: int = 5, c: float = 1.0, seed: int = 0,
+                   groups: np.ndarray | None = None) -> FlipFit:
+    """Cross-fitted antisymmetric logistic regression over named per-row features (NaN = absent); ``groups``:
+    per row, rows that share a fold (the pairs of one prompt, ``_folds``)."""
     require("sklearn", "flips", "the likely_flipped model")
     names = [k for k, v in features.items() if np.isfinite(v).any() and np.nanstd(v) > 0]
     n = len(next(iter(features.values())))
@@ -213,7 +226,7 @@ def fit_flip_model(features: dict[str, np.ndarray], *, folds: int = 5, c: float 
         return FlipFit(np.full(n, 0.5), np.zeros(n), np.zeros((n, 0)), [], {}, 0, 0.0)
     contrib = np.zeros_like(x)
     coefs, linear = [], []
-    for te, scaler, w in _cross_fit(x, folds, c, seed):
+    for te, scaler, w in _cross_fit(x, folds, c, seed, groups=groups):
         for part, xs in _held_out(x, te, scaler):
             contrib[part] = xs * w
         coefs.append(w)

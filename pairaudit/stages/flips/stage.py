@@ -31,6 +31,7 @@ from pairaudit.stages.flips.deferred import pack, stack_hidden, unpack
 from pairaudit.stages.flips.infos import LABELS, REF_COLS, wants_reference
 from pairaudit.stages.flips.overflow import DPO_OVERFLOW_INFO, margin_center, overflow_risk
 from pairaudit.stages.flips.verdict import LIKELY_FLIPPED_INFO, apply_flip_model, flip_result
+from pairaudit.stages.near_duplicates.texts import text_hash
 from pairaudit.stages.spill import Spill
 from pairaudit.stages.state import Column, Columns, Count, Items, Tally
 
@@ -40,7 +41,8 @@ class FlipStage(Stage):
     # _hid: hidden-state differences (batches scored without the model: width 0); _ref_todo: a pool worker's
     # batches of reference sequences for the main process, which scores them (absorb_state)
     state = {"_rows": Column(np.int64), "_cols": Columns(np.float64), "_emb": Column(np.float16),
-             "_lenf": Column(np.float32), "_hid": Column(np.float16, join=stack_hidden), "_n_ref": Count(),
+             "_lenf": Column(np.float32), "_pkey": Column(np.int64), "_hid": Column(np.float16, join=stack_hidden),
+             "_n_ref": Count(),
              "_ref_rows": Items(), "_skipped": Tally(), "_notes": Items(), "_ref_todo": Items()}
     local = ("_spill",)  # the embedding differences move to disk when large, per process
     uses_models = True
@@ -233,6 +235,9 @@ class FlipStage(Stage):
         if idx:
             lenf[idx] = length_features(c, r)
         self._lenf.append(lenf)
+        # the prompt's digest (a row without prompt text: its own group): the pairs of one prompt share a fold
+        self._pkey.append(np.array([text_hash(p.prompt) if p.prompt is not None else -1 - p.row for p in pairs],
+                                   np.int64))
         if self.static is not None:
             from pairaudit.models.batch_vectors import batch_vectors
 
@@ -287,6 +292,7 @@ class FlipStage(Stage):
             lenf = np.concatenate(self._lenf)
             for j, name in enumerate(("chars", "words", "lines", "ends_punct")):
                 raw[name] = lenf[:, j].astype(np.float64)
+            out["groups"] = np.concatenate(self._pkey) if self._pkey else None
             out.update(raw=raw, emb=self._spill.column("emb", self._emb) if self._emb or self._spill.spilled else None,
                        hid=stack_hidden(self._hid) if self._hid else None)
         return out
@@ -306,7 +312,7 @@ class FlipStage(Stage):
         if "likely_flipped" in self.enabled:
             flip_model = {} if model is not None else None
             findings, scores, stats["likely_flipped"] = flip_result(rows, f["raw"], f["emb"], f["hid"], self.p_flip,
-                                                                    LABELS, model=flip_model)
+                                                                    LABELS, model=flip_model, groups=f.get("groups"))
             if model is not None:
                 model["flips"] = flip_model
             if stats["likely_flipped"].get("folds_note"):

@@ -43,7 +43,7 @@ def _finite_rows(x: np.ndarray, ok_rows: np.ndarray) -> np.ndarray:
 
 
 def _stacked_feature(x: np.ndarray | None, ok_rows: np.ndarray, min_rows: int, folds: int,
-                     linear: list[np.ndarray] | None = None) -> np.ndarray | None:
+                     linear: list[np.ndarray] | None = None, groups: np.ndarray | None = None) -> np.ndarray | None:
     """Out-of-fold log-odds of a linear model on a high-dimensional antisymmetric feature (NaN elsewhere)."""
     if x is None or x.shape[1] == 0:
         return None
@@ -53,15 +53,17 @@ def _stacked_feature(x: np.ndarray | None, ok_rows: np.ndarray, min_rows: int, f
     out = np.full(len(x), np.nan)
     # float16 stays float16 (read in float32 per fold): the same values as one float32 copy, half the memory
     sub = x if ok.all() else x[ok]
-    out[ok] = oof_logodds(sub if sub.dtype == np.float16 else sub.astype(np.float32), folds=folds, linear=linear)
+    out[ok] = oof_logodds(sub if sub.dtype == np.float16 else sub.astype(np.float32), folds=folds, linear=linear,
+                          groups=None if groups is None else groups[ok])
     return out
 
 
 def flip_result(rows: np.ndarray, raw: dict[str, np.ndarray], emb: np.ndarray | None, hid: np.ndarray | None,
-                params: dict[str, Any], labels: dict[str, str], model: dict[str, Any] | None = None
-                ) -> tuple[list[Finding], dict[str, Any], dict[str, Any]]:
+                params: dict[str, Any], labels: dict[str, str], model: dict[str, Any] | None = None,
+                groups: np.ndarray | None = None) -> tuple[list[Finding], dict[str, Any], dict[str, Any]]:
     """(findings, score columns, stats) of ``likely_flipped`` for the ``rows`` the stage saw; ``model`` (a dict)
-    receives the fitted model as plain arrays, for rows the fit did not see (:func:`apply_flip_model`)."""
+    receives the fitted model as plain arrays, for rows the fit did not see (:func:`apply_flip_model`);
+    ``groups``: per row, a digest of its prompt: the pairs of one prompt share a fold (``model._folds``)."""
     n = len(rows)
     min_rows, folds = int(params["min_rows"]), int(params["folds"])
     text_ok = np.isfinite(raw["chars"])
@@ -69,7 +71,7 @@ def flip_result(rows: np.ndarray, raw: dict[str, np.ndarray], emb: np.ndarray | 
     stacked: dict[str, list[np.ndarray]] = {"embedding": [], "probe": []}
     for name, x in (("embedding", emb), ("probe", hid)):
         f = _stacked_feature(x, text_ok if name == "embedding" else np.ones(n, bool), min_rows, folds,
-                             stacked[name])
+                             stacked[name], groups)
         feats[name] = f if f is not None else np.full(n, np.nan)
     feats = {k: v for k, v in feats.items() if np.isfinite(v).any()}
     scorable = np.zeros(n, bool)
@@ -86,7 +88,8 @@ def flip_result(rows: np.ndarray, raw: dict[str, np.ndarray], emb: np.ndarray | 
         stats = judge(np.empty(len(idx)), np.empty(len(idx)), min_rows=min_rows)
         stats["rows_per_signal"] = signals
         return [], scores, stats
-    fit = fit_flip_model({k: v[idx] for k, v in feats.items()}, folds=folds)
+    fit = fit_flip_model({k: v[idx] for k, v in feats.items()}, folds=folds,
+                         groups=None if groups is None else groups[idx])
     stats = judge(fit.p_correct, fit.logodds, min_rows=min_rows, z_min=float(params["z_min"]),
                   min_auroc=float(params["min_auroc_for_rate"]),
                   min_auroc_flags=float(params["min_auroc_for_flags"]))
