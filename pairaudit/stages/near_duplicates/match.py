@@ -213,22 +213,33 @@ def match_pairs(P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln:
     ok &= weakest >= thr_f - 1e-6
     sure = ok & (weakest >= thr - 1e-6)
     if "floor_response_flag" in rule:  # the deciding (calibrated) rule, not the candidate generator's
-        # rows of one prompt (same text): their differing responses are the across-row negatives the copy
-        # threshold is calibrated on, different answers to that prompt, which can agree in meaning (a high
-        # cosine) but are worded apart. A copy there needs the wording too: each differing response's wording
-        # >= the band floor, and in the unsure band its cosine as well
-        # (wording here: the larger of token_sort_ratio and the plain character ratio: sorting the tokens
-        # moves a changed word of a short answer, "anything" -> "thing": 0.79 vs 0.96)
-        wmin, cmin = _same_prompt_minima(np.flatnonzero(ok & (why[:, 0] == SAME)), m, a, b, sk, ln, lex, cos, why,
-                                         straight)
-        worded = wmin >= flf - 1e-6
-        floor = worded
-        if two_rows is not None and compared is not None and "floor_wording_two_rows" in rule:
-            lone = two_rows[a] & two_rows[b] & ~shares_response(compared[0], a, b)
-            floor = np.where(lone, wmin >= float(rule["floor_wording_two_rows"]) - 1e-6, worded)
-        ok &= floor & (sure | (cmin >= flf - 1e-6))
-        sure &= ok & worded
+        ok, sure = _one_prompt_rule(ok, sure, (a, b), sk, ln, (lex, cos, why), rule, straight, compared, two_rows)
     return ok, sure, sim, cos, lex, why, thr
+
+
+def _one_prompt_rule(ok: np.ndarray, sure: np.ndarray, ab: tuple[np.ndarray, np.ndarray], sk: np.ndarray,
+                     ln: np.ndarray, fields: tuple[np.ndarray, np.ndarray, np.ndarray], rule: dict[str, Any],
+                     straight: bool, compared: tuple[np.ndarray, np.ndarray] | None, two_rows: np.ndarray | None
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """Rows of one prompt (same text): their differing responses are the across-row negatives the copy
+    threshold is calibrated on, different answers to that prompt, which can agree in meaning (a high cosine)
+    but are worded apart. A copy there needs the wording too: each differing response's wording >= the band
+    floor, and in the unsure band its cosine as well (wording here: the larger of token_sort_ratio and the
+    plain character ratio: sorting the tokens moves a changed word of a short answer, "anything" -> "thing":
+    0.79 vs 0.96); the prompt's only two rows, sharing no response, need ``floor_wording_two_rows`` and are
+    flagged below the band floor. Returns (ok, sure)."""
+    a, b = ab
+    lex, cos, why = fields
+    flf = float(rule["floor_response_flag"])
+    wmin, cmin = _same_prompt_minima(np.flatnonzero(ok & (why[:, 0] == SAME)), len(a), a, b, sk, ln, lex, cos, why,
+                                     straight)
+    worded = wmin >= flf - 1e-6
+    floor = worded
+    if two_rows is not None and compared is not None and "floor_wording_two_rows" in rule:
+        lone = two_rows[a] & two_rows[b] & ~shares_response(compared[0], a, b)
+        floor = np.where(lone, wmin >= float(rule["floor_wording_two_rows"]) - 1e-6, worded)
+    ok = ok & floor & (sure | (cmin >= flf - 1e-6))
+    return ok, sure & ok & worded
 
 
 def shares_response(h: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
