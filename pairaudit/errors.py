@@ -106,13 +106,19 @@ def disk_full(path: object, margin: int = 1 << 20) -> bool:
     return st.f_bavail * st.f_frsize < margin
 
 
-def file_system_error(exc: OSError, out: object = None, doing: str = "") -> FileSystemError:
+def file_system_error(exc: OSError, out: object = None, doing: str = "", in_place: bool = False) -> FileSystemError:
     """What a failed file operation means for the user: the error and the file (and what was being done),
     that ``out`` (the output folder, when given) still holds its previous outputs, and the fix for the
-    error's kind."""
+    error's kind. ``in_place``: the command writes into its folder and has no --out (``apply``): the fix
+    does not offer another --out."""
     import errno
 
     name = errno.errorcode.get(exc.errno or 0, "")
+    if in_place and name in ("ENOSPC", "EDQUOT"):
+        return FileSystemError(f"stopped{' while ' + doing if doing else ''}: {exc.strerror or exc} [{name}]"
+                               f"{f': {exc.filename}' if exc.filename else ''}; nothing in {out} changed",
+                               fix=f"free space on the disk of {out} (about the size of its outputs), or copy "
+                                   f"the folder to another disk with its links (cp -a) and run the command there")
     where = f": {exc.filename}" if exc.filename else ""
     kept = f"; nothing in --out {out} changed (it still holds its previous outputs, if any)" if out is not None else ""
     return FileSystemError(f"stopped{' while ' + doing if doing else ''}: {exc.strerror or exc}{f' [{name}]' if name else ''}{where}{kept}",

@@ -139,7 +139,7 @@ def reapply(out: Path, source_arg: Any, cfg: ScanConfig, finish: Callable[[Path]
         outdir.abort()
         os_error = os_error_of(exc, out)  # disk full, a size limit (polars wraps its own): exit 2, as a scan
         if os_error is not None and not outdir.committed:
-            raise file_system_error(os_error, out, "applying the decisions") from exc
+            raise file_system_error(os_error, out, "applying the decisions", in_place=True) from exc
         raise
     return Audit(out, report, None, exit_codes.scan_code(report), list(report.get("problems", [])))
 

@@ -227,3 +227,29 @@ def test_apply_ends_a_failed_write_as_a_scan_does(tmp_path: Path, limit: int) ->
     assert err.value.exit_code == 2 and "File too large" in str(err.value), str(err.value)
     assert _tree(out) == before
     assert pairaudit.apply_decisions(out).report["totals"]["dropped"] >= 1  # and the folder still works
+
+
+def test_apply_on_a_real_full_disk(tmp_path: Path) -> None:
+    """The issue-38 checker's reproduction: a 2 MB tmpfs left with ~40 KB free, `apply` writing into it: exit 2,
+    the folder as it was, and a fix without --out (apply has none). Needs a tmpfs mount (root); skipped
+    where the machine refuses one (the RLIMIT_FSIZE test above covers the same path)."""
+    mnt = tmp_path / "disk"
+    mnt.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mnt)], capture_output=True).returncode:
+        pytest.skip("no tmpfs mount on this machine (needs root)")
+    try:
+        src = write_jsonl(tmp_path / "p.jsonl", _rows(10, body=lambda i: "text " * 200))
+        out = mnt / "out"
+        assert _limited(None, "scan", str(src), "--out", str(out), "-q", "--only", ",".join(ONLY)).returncode == 0
+        (out / "decisions.jsonl").write_text(json.dumps({"row": 2, "decision": "drop"}) + "\n")
+        before = _tree(out)
+        st = os.statvfs(mnt)
+        with open(mnt / "filler", "wb") as fh:
+            fh.truncate(0)
+            os.posix_fallocate(fh.fileno(), 0, st.f_bavail * st.f_frsize - 40 * 1024)
+        res = _limited(None, "apply", str(out))
+        assert res.returncode == 2 and "Traceback" not in res.stderr, res.stderr[-2000:]
+        assert "No space left on device" in res.stderr and "--out" not in res.stderr.split("fix:")[1], res.stderr
+        assert _tree(out) == before
+    finally:
+        subprocess.run(["umount", str(mnt)], capture_output=True)
