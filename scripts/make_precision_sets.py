@@ -7,6 +7,7 @@ ultrafeedback: the first 300 rows of ultrafeedback-1k/train_clean.jsonl, prompt/
 multipair: the PandaLM test set converted by scripts/convert_pandalm.py, whole prompts in file order until
 >= 300 rows (so every prompt keeps all its pairs).
 short_answer: ultrafeedback-1k rows 300-999 whose chosen has <= 5 words (classification / short-answer tasks; 45 rows).
+math: written by scripts/make_math_set.py (GSM8K problems with a correct and a wrong real model solution).
 """
 
 from __future__ import annotations
