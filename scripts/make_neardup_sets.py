@@ -5,7 +5,10 @@ Plants: hand-written paraphrases (same prompt, chosen and rejected reworded) and
 genuinely different answers), appended after the base rows. The plant texts live in the two plant modules
 given on the command line (dicts P and H keyed by base row index).
 
-Usage: python scripts/make_neardup_sets.py PLANTS.py OUT.jsonl {dev,held}
+held2 (a second held-out set): the first 300 of the seed-4343 shuffle whose prompt is in none of
+data/precision/neardup_heldout.jsonl, the dev set (argument 4) and data/precision/hh.jsonl.
+
+Usage: python scripts/make_neardup_sets.py PLANTS.py OUT.jsonl {dev,held,held2} [DEV_SET.jsonl]
 """
 
 from __future__ import annotations
@@ -13,8 +16,24 @@ from __future__ import annotations
 import json
 import runpy
 import sys
+from pathlib import Path
 
 from scripts.hh_split import distinct_rows
+
+
+def _held2_base(dev_set: str) -> list[dict]:
+    """300 base rows for held2: seed 4343, prompts unused by the other sets.
+
+    Args:
+        dev_set: path of the dev planted set (its prompts are excluded).
+
+    Returns:
+        prompt/chosen/rejected dicts.
+    """
+    used = set()
+    for p in ("data/precision/neardup_heldout.jsonl", dev_set, "data/precision/hh.jsonl"):
+        used |= {json.loads(line).get("prompt") for line in Path(p).open()}
+    return [r for r in distinct_rows(seed=4343) if r["prompt"] not in used][:300]
 
 
 def build(plants: str, which: str) -> list[dict]:
@@ -27,8 +46,11 @@ def build(plants: str, which: str) -> list[dict]:
     Returns:
         Rows with prompt/chosen/rejected/plant_id/plant_of/plant_kind.
     """
-    rows = distinct_rows()
-    base = rows[:300] if which == "dev" else rows[300:600]
+    if which == "held2":
+        base = _held2_base(sys.argv[4])
+    else:
+        rows = distinct_rows()
+        base = rows[:300] if which == "dev" else rows[300:600]
     mod = runpy.run_path(plants)
     out = [dict(r, plant_id=None, plant_of=None, plant_kind=None) for r in base]
     for kind, table in (("paraphrase", mod["P"]), ("hard_negative", mod["H"])):
