@@ -10,7 +10,8 @@ whitespace edit), not different answers.
     min_response      = clip(q + margin, floor, cap)        each response of a match: sure (default action)
     min_response_flag = clip(q, floor_flag, min_response)   the unsure band below it: flagged, never dropped
 
-with ``q`` the ``calibration_quantile`` of the negatives across rows that share a prompt when there are at
+with ``q`` the ``calibration_quantile`` of the negatives across rows that share a prompt (a prompt with more
+than two rows: two rows of one prompt are as often a copy as two answers) when there are at
 least ``MIN_NEGATIVES`` of them (the pairs a multi-pair dataset puts at risk: same prompt, one shared
 response, two different others), else of the within-row ones. On one-pair-per-prompt chat data (HH) the
 negatives sit low and the floors decide; on model-vs-model sets (several models answering one instruction
@@ -25,6 +26,7 @@ import numpy as np
 
 from pairaudit.stages.near_duplicates.match import lexical
 from pairaudit.stages.near_duplicates.search import rowdot
+from pairaudit.stages.near_duplicates.verify import two_row_prompts
 
 NEAR_SAME = 0.95
 MIN_NEGATIVES = 50
@@ -57,6 +59,10 @@ def negative_pairs(phash: np.ndarray, idx: np.ndarray, max_pairs: int, seed: int
     order = idx[np.argsort(phash[idx], kind="stable")]
     same = np.flatnonzero(phash[order[1:]] == phash[order[:-1]])
     x, y = order[same], order[same + 1]
+    # a prompt with only two rows is no multi-pair evidence: in one-pair-per-prompt data such a pair is most
+    # often a copy (HH held-out plants: their paraphrases set q to 0.995, the cap, and the copies were missed)
+    many = ~two_row_prompts(phash)
+    x, y = x[many[x]], y[many[x]]
     for f1 in (1, 2):
         for f2 in (1, 2):
             ra.append(x)
