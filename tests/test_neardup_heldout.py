@@ -1,6 +1,6 @@
-"""The held-out near-duplicate set of issue 34 (data/precision/neardup_heldout.jsonl, planted by a reviewer who
-had not read the rule): 300 one-pair-per-prompt HH rows, 30 hand-paraphrased copies with the same prompt text,
-10 hard negatives (same prompt, other answers). Two rules are read on it: a prompt whose only two rows share no
+"""The held-out near-duplicate sets of issue 34 (data/precision/neardup_heldout*.jsonl, each planted by a reviewer
+who had not read the rule): 300 one-pair-per-prompt HH rows, 30 hand-paraphrased copies with the same prompt
+text, 10 hard negatives (same prompt, other answers). Two rules are read on it: a prompt whose only two rows share no
 response gets the lower wording floor (flagged), and numbers of short answers keep different answers apart."""
 
 from __future__ import annotations
@@ -16,14 +16,16 @@ from pairaudit.stages.near_duplicates.infos import NEAR_DUPLICATE_INFO
 from pairaudit.stages.near_duplicates.match import other_numbers, sketch
 from pairaudit.stages.near_duplicates.verify import find_groups, two_row_prompts
 
-SET = Path(__file__).resolve().parent.parent / "data" / "precision" / "neardup_heldout.jsonl"
+DATA = Path(__file__).resolve().parent.parent / "data" / "precision"
 CHECKS = ["near_duplicate_pair", "contradictory_pair"]
 
 
-@pytest.fixture(scope="module")
-def heldout(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    rows = [json.loads(line) for line in SET.open(encoding="utf-8")]
-    audit = pairaudit.scan(str(SET), tmp_path_factory.mktemp("held") / "out", progress=False, log=lambda m: None,
+@pytest.fixture(scope="module", params=["neardup_heldout.jsonl", "neardup_heldout2.jsonl"])
+def heldout(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """Both planted sets (the second by another reviewer, after the first was seen): scanned once each."""
+    path = DATA / request.param
+    rows = [json.loads(line) for line in path.open(encoding="utf-8")]
+    audit = pairaudit.scan(str(path), tmp_path_factory.mktemp("held") / "out", progress=False, log=lambda m: None,
                            only=CHECKS)
     return {"rows": rows, "findings": audit.findings.to_dicts()}
 
@@ -38,7 +40,7 @@ def test_paraphrases_found_hard_negatives_and_base_rows_left(heldout: dict) -> N
     assert not [f for f in found if f["row"] in negatives or f["row"] < 300], found
     # the copies the lower floor lets in are worded apart: flagged for a person, never dropped
     lenient = [nd[i] for i in got if "worded apart" in nd[i]["detail"]]
-    assert lenient and all(f["action"] == "flag" for f in lenient)
+    assert all(f["action"] == "flag" for f in lenient)
 
 
 def test_two_row_prompts_counts_prompt_digests() -> None:
