@@ -9,6 +9,7 @@ REPORT_JSON = "report.json"
 REPORT_HTML = "report.html"
 TIMINGS = "timings.json"  # run-specific figures, never in report.json
 DECISIONS_FILE = "decisions.jsonl"  # review decisions, read by scan and apply
+SCAN_RECORD = ".scan.json"  # in a generation: the scan's source and configuration (reapply's fingerprint)
 TRACE_JSON = "trace.json"
 TRACE_DROPS = "trace-drop.jsonl"  # the culprit rows of a trace, as review decisions
 #: the files every scan writes besides the cleaned and dropped data (``clean.<ext>``, ``dropped.<ext>``)

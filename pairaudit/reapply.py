@@ -28,13 +28,14 @@ from pairaudit.config import ScanConfig
 from pairaudit.decisions import Resolution, load_decisions, resolve
 from pairaudit.errors import file_system_error, os_error_of
 from pairaudit.io.readers import open_source
-from pairaudit.output_files import DECISIONS_FILE, FINDINGS, REPORT_JSON, SCORES, TIMINGS
+from pairaudit.output_files import DECISIONS_FILE, FINDINGS, REPORT_JSON, SCAN_RECORD, SCORES, TIMINGS
 from pairaudit.outputs.folder import OutputDir, output_names, write_json
 from pairaudit.outputs.records import write_outputs
 from pairaudit.outputs.report_json import RUN_SPECIFIC, versions
+from pairaudit.schema import recorded_scan
 from pairaudit.versions import __version__
 
-FINGERPRINT = ".scan.json"
+FINGERPRINT = SCAN_RECORD
 #: options that change neither the findings nor how they are read back: left out of the fingerprint
 NOT_FINDINGS = frozenset({"decisions", *RUN_SPECIFIC})
 
@@ -71,7 +72,7 @@ def write_fingerprint(folder: Path, record: dict[str, Any] | None) -> None:
 def why_not(out: Path, source: Any, cfg: ScanConfig | None) -> str | None:
     """None when ``out``'s findings hold for ``source`` (and ``cfg``, unless None: ``apply`` uses the
     folder's own), else the reason a rescan is needed, in words."""
-    recorded = _recorded(out)
+    recorded = recorded_scan(out)
     if recorded is None:
         return "the folder does not record the source it scanned (an in-memory or hub source, or an older scan)"
     now = fingerprint(source, cfg or ScanConfig())
@@ -89,15 +90,6 @@ def why_not(out: Path, source: Any, cfg: ScanConfig | None) -> str | None:
     if report.get("status") not in ("ok", "empty") or [p for p in report.get("problems") or [] if not _empty(p)]:
         return f"the scan's status is {report.get('status')!r} ({'; '.join(report.get('problems') or [])[:200]})"
     return None
-
-
-def _recorded(out: Path) -> dict[str, Any] | None:
-    path = out / ".pairaudit" / "current" / FINGERPRINT
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
 
 
 def _empty(problem: str) -> bool:
@@ -132,7 +124,7 @@ def reapply(out: Path, source_arg: Any, cfg: ScanConfig, finish: Callable[[Path]
         write_json(outdir.tmp / REPORT_JSON, report)
         if finish is not None:
             finish(outdir.tmp)
-        write_fingerprint(outdir.tmp, fingerprint_now and {**fingerprint_now, "config": _recorded(out)["config"]})
+        write_fingerprint(outdir.tmp, fingerprint_now and {**fingerprint_now, "config": recorded_scan(out)["config"]})
         write_json(outdir.tmp / TIMINGS, {"apply_from_findings": round(time.perf_counter() - t0, 4)})
         outdir.commit()
     except BaseException as exc:

@@ -149,14 +149,33 @@ def rescan_fix(out_dir: Any, changed: str = "report.json") -> str:
     except Exception:  # noqa: BLE001 - the file is damaged: any part may be missing or of another type
         source = None
     if source is None:  # the scan's own record of its source (reapply's fingerprint), when report.json is gone
-        try:
-            source = json.loads((out / ".pairaudit" / "current" / ".scan.json").read_text(encoding="utf-8"))["source"]
-        except Exception:  # noqa: BLE001 - absent or damaged: SOURCE
-            source = None
+        source = (recorded_scan(out) or {}).get("source")
     src = shlex.quote(source) if isinstance(source, str) and os.path.exists(source) else "SOURCE"
     new = shlex.quote(str(out).rstrip("/") + "-rescan")
     return (f"scan again into a new folder: pairaudit scan {src} --out {new} (the same --out keeps the changed "
             f"{changed}: pairaudit never replaces a file changed since it wrote it)")
+
+
+def recorded_scan(out_dir: Any) -> dict[str, Any] | None:
+    """The committed generation's record of its scan (``SCAN_RECORD``: source, configuration), or None when it is
+    absent or damaged.
+
+    Args:
+        out_dir: the output folder.
+
+    Returns:
+        The record as a dict, or None.
+    """
+    import json
+    from pathlib import Path
+
+    from pairaudit.output_files import SCAN_RECORD
+
+    try:
+        data = json.loads((Path(out_dir) / ".pairaudit" / "current" / SCAN_RECORD).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
 
 
 def missing_report_fix(out_dir: Any) -> str:
