@@ -167,10 +167,14 @@ if __name__ == "__main__":  # torchrun entry point
 
     torch.set_num_threads(1)
     kind, out, data = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
-    if kind == "sft":
-        train_sft(out, data, per_device_train_batch_size=3, ddp_backend="gloo")
-    else:
+    if kind != "sft":
         raise SystemExit(f"unknown run kind {kind}")
+    train_sft(out, data, per_device_train_batch_size=3, ddp_backend="gloo")
+    import torch.distributed as dist
+
+    if dist.is_initialized():  # a gloo group left alive at exit can abort rank 0 ("terminate called ...")
+        dist.barrier()
+        dist.destroy_process_group()
 
 
 def unused_word_token(tok: Any, recs: list[dict[str, Any]]) -> tuple[int, str]:
