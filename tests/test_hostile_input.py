@@ -280,6 +280,7 @@ def test_apply_exits_5_when_every_row_ends_up_dropped(tmp_path: Path, malformed:
     t = _totals(out)
     assert code == 5 and (t["input"], t["kept"], t["dropped"]) == (3, 0, 3), output
     assert json.loads((out / "report.json").read_text())["status"] == "empty"
+    assert "pass --allow-empty to exit 0" in output  # the message names the option; running it is the fix
     code, output = _cli("apply", str(out), "-q", "--allow-empty")
     assert code == 0, output
 
@@ -345,6 +346,28 @@ def test_a_damaged_top_level_state_names_a_command_that_works(tmp_path: Path) ->
     fix = " ".join(output.split()).split("or move it aside and trace a given step: ")[1]
     code, output = _run_fix(fix, data)
     assert code in (0, 6), output
+
+
+def test_the_unreliable_trace_fix_chain_ends_when_every_named_setting_is_passed(tmp_path: Path) -> None:
+    """A run that logged no epoch: pass what the fix names (the run's true values: the trainer's defaults here),
+    round after round; no setting is asked for twice and the trace ends reliable (exit 0)."""
+    import re
+
+    run, data = _trace_run(tmp_path)
+    passed: dict[str, str] = {}
+    for _ in range(4):
+        code, output = _cli("trace", str(run), "--data", str(data), "--out", str(tmp_path / "t"),
+                            *[a for k, v in passed.items() for a in ("--set", f"{k}={v}")])
+        doc = json.loads((tmp_path / "t" / "trace.json").read_text())
+        if code == 0:
+            break
+        assert code == 6, output
+        rel = doc["reliability"]
+        asked = set(re.findall(r"--set (\w+)=\.\.\.", rel["fix"])) | set(rel["assumed"])
+        assert asked and not asked & set(passed), (asked, passed)  # never the same setting twice
+        passed.update({k: str(doc["settings"]["values"][k]) for k in asked})
+    assert code == 0 and doc["reliability"]["reliable"], output
+    assert any(c["check"] == "epochs" and c["result"] == "not_checked" for c in doc["order"]["verification"])
 
 
 @pytest.mark.parametrize("damage", ["types", "not-json"])

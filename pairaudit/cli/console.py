@@ -121,6 +121,9 @@ def finish_run(audit: Any, *, quiet: bool, allow_empty: bool, limits: list[tuple
     for problem in audit.messages:
         echo(f"warning: {problem}")
     code = exit_codes.OK if allow_empty and audit.exit_code == exit_codes.EMPTY else audit.exit_code
+    if code == exit_codes.EMPTY:
+        echo(f"exit {code}: nothing usable came through (report status \"empty\"); fix: if an empty result is "
+             "expected, pass --allow-empty to exit 0")
     code, messages = exit_codes.fail_on_code(code, audit.report, list(limits))
     for message in messages:
         echo(message)

@@ -73,6 +73,8 @@ def unverified(s: TraceSettings, *, inside_epoch: int, reconstructed: bool) -> l
 
 DATASET_HINT = ("pass --audit DIR when the run trained on a scan's clean output (audit.clean), or --data the file it "
                 "trained on")
+#: the settings that size an epoch (what a logged epoch confirms)
+EPOCH_KEYS = ("gradient_accumulation_steps", "train_batch_size", "world_size", "dataloader_drop_last")
 FIRST = ("seed", "gradient_accumulation_steps", "max_length", "world_size", "data_seed", "train_batch_size")
 
 
@@ -94,9 +96,10 @@ def assess(s: TraceSettings, order_info: dict[str, Any], *, inside_epoch: int) -
     for k in keys:
         problems.append(f"{k} was found nowhere in the run folder; the default {s.values[k]!r} was assumed "
                         f"({SPEC[k][2]})")
-    bad_epoch = [k for k in ("gradient_accumulation_steps", "train_batch_size", "world_size", "dataloader_drop_last")
-                 if any("logged epoch" in p for p in problems)]
-    fix = what_to_pass(s, keys or bad_epoch)
+    bad_epoch = list(EPOCH_KEYS) if any("the run logged epoch" in p for p in problems) else []
+    if any(p.startswith("epochs: no logged epoch") for p in problems):  # only what no one has given yet
+        bad_epoch = [k for k in EPOCH_KEYS if k not in s.sources]
+    fix = what_to_pass(s, list(dict.fromkeys(keys + bad_epoch)))
     if any(p.startswith(("num_tokens:", "trainer_rows:", "the run's logs fit")) for p in problems):
         fix = (f"{DATASET_HINT}; or {fix}" if keys or bad_epoch else f"{DATASET_HINT}, {RECORD_HINT}")
     return {"reliable": not problems, "problems": problems, "assumed": keys, "fix": fix}
@@ -106,15 +109,22 @@ def _check(name: str, result: str, detail: str, *, matters: bool = True) -> dict
     return {"check": name, "result": result, "detail": detail, "matters": matters}
 
 
-def epoch_result(hist: history.History | None, sched: order.Schedule) -> tuple[dict[str, Any], int]:
-    """The logged epoch at every logged step against the reconstruction (it fixes the micro-batches per epoch)."""
+def epoch_result(hist: history.History | None, sched: order.Schedule,
+                 s: TraceSettings) -> tuple[dict[str, Any], int]:
+    """The logged epoch at every logged step against the reconstruction (it fixes the micro-batches per epoch).
+    With no logged epoch, it matters only while a setting that sizes the epoch was found nowhere: once the run
+    folder or ``--set`` gave all of them, nothing more can be asked of the user."""
     mismatches, inside = epoch_check(hist, sched)
     compared = sum(1 for e in (hist.entries if hist else []) if e["step"] in sched.epoch_at_step
                    and isinstance(e.get("epoch"), (int, float)))
     if mismatches:
         return _check("epochs", FAILED, mismatches[0]), inside
     if not compared:
-        return _check("epochs", NOT_CHECKED, "no logged epoch up to the failing step"), inside
+        missing = [k for k in EPOCH_KEYS if k not in s.sources]
+        why = (f"; {', '.join(missing)} found nowhere" if missing else
+               "; the settings that size an epoch were given (run folder or --set), unconfirmed by the run")
+        return _check("epochs", NOT_CHECKED, "no logged epoch up to the failing step" + why,
+                      matters=bool(missing)), inside
     return _check("epochs", PASSED, f"the logged epoch equals the reconstruction's at all {compared} logged steps "
                                     f"({sched.steps_in_epoch} micro-batches an epoch)"), inside
 
@@ -222,7 +232,7 @@ def reconstruct(cand: Candidate, s: TraceSettings, *, hist: history.History | No
     """Rebuild the order for ``cand`` up to step ``last`` and check it against everything the run logged."""
     table, sched = order.reconstruct(s, len(cand.rows), last_step=last)
     steps = table.with_rows(cand.rows)
-    epochs, inside = epoch_result(hist, sched)
+    epochs, inside = epoch_result(hist, sched, s)
     tokens = token_result((state or {}).get("log_history") or [], steps, lengths, s, last, restarts)
     checks = [epochs, tokens, max_steps_result(state, sched)]
     checks.append(rows_result(s, len(cand.rows), epochs, inside, tokens, single))
