@@ -244,6 +244,7 @@ def test_review_rejects_every_row_number_the_decisions_file_rejects(scanned: Pat
             read_log(scanned / "other.jsonl")
     assert not (scanned / "decisions.jsonl").exists()  # nothing was recorded
     for call in (lambda: rv.decide(3, "dorp"), lambda: rv.decide_many([3], "dorp"), lambda: rv.findings("nope"),
+                 lambda: rv.decide_many("12", "drop"), lambda: rv.decide_many(12, "drop"),
                  lambda: rv.findings(action="dorp"), lambda: rv.queue().decide(None, "drop")):
         with pytest.raises(ConfigError) as exc:
             call()

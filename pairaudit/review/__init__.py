@@ -185,6 +185,9 @@ class Review:
         """Record the same decision for many rows (validated first, then one append and one fsync).
         ``keep`` / ``flip`` leave rows the scan drops as they are (listed in the result's ``held``)
         unless ``force`` is True or names the checks that drop them."""
+        if isinstance(rows, (str, bytes)) or not hasattr(rows, "__iter__"):  # "12" would be rows 1 and 2
+            raise ConfigError(f"rows = {rows!r} is not a collection of row numbers", expected="a list of ints",
+                              fix=f"review.decide_many([12, 40], {decision!r}) (or review.decide(12, {decision!r}))")
         rows = sorted({row_number(r, f"rows[{i}]") for i, r in enumerate(rows)})
         if decision not in DECISIONS:
             raise ConfigError(f"unknown decision {decision!r}", expected=" | ".join(DECISIONS),
