@@ -6,9 +6,15 @@ genuinely different answers), appended after the base rows. The plant texts live
 given on the command line (dicts P and H keyed by base row index).
 
 held2 (a second held-out set): the first 300 of the seed-4343 shuffle whose prompt is in none of
-data/precision/neardup_heldout.jsonl, the dev set (argument 4) and data/precision/hh.jsonl.
+data/precision/neardup_heldout.jsonl, the dev set (argument 4) and data/precision/hh.jsonl (hh.jsonl holds raw
+dialogues with no prompt field, so for held2 that file excluded nothing: 44 of held2's prompts are in it).
 
-Usage: python scripts/make_neardup_sets.py PLANTS.py OUT.jsonl {dev,held,held2} [DEV_SET.jsonl]
+held3 (a third held-out set, planted after the lead had seen results on held and held2): the first 300 of the
+seed-5151 shuffle whose prompt (split by scripts/hh_split.py where a file holds raw dialogues) is in none of
+neardup_heldout.jsonl, neardup_heldout2.jsonl, the dev set (argument 4), hh.jsonl and
+examples/hh-rlhf-helpful-base-500.jsonl.
+
+Usage: python scripts/make_neardup_sets.py PLANTS.py OUT.jsonl {dev,held,held2,held3} [DEV_SET.jsonl]
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ import runpy
 import sys
 from pathlib import Path
 
-from scripts.hh_split import distinct_rows
+from scripts.hh_split import distinct_rows, split_row
 
 
 def _held2_base(dev_set: str) -> list[dict]:
@@ -36,18 +42,54 @@ def _held2_base(dev_set: str) -> list[dict]:
     return [r for r in distinct_rows(seed=4343) if r["prompt"] not in used][:300]
 
 
+def _prompts(path: str) -> set[str]:
+    """Prompt texts of a JSONL file: its prompt field, or the HH split of a raw chosen/rejected dialogue.
+
+    Args:
+        path: a JSONL file of prompt/chosen/rejected records or raw HH dialogues.
+
+    Returns:
+        The set of prompt texts (rows whose dialogue histories differ give none).
+    """
+    out = set()
+    for line in Path(path).open(encoding="utf-8"):
+        rec = json.loads(line)
+        split = {"prompt": rec["prompt"]} if "prompt" in rec else split_row(rec)
+        if split:
+            out.add(split["prompt"])
+    return out
+
+
+def _held3_base(dev_set: str) -> list[dict]:
+    """300 base rows for held3: seed 5151, prompts in no other planted set, hh.jsonl or the shipped example.
+
+    Args:
+        dev_set: path of the dev planted set (its prompts are excluded).
+
+    Returns:
+        prompt/chosen/rejected dicts.
+    """
+    used: set[str] = set()
+    for p in ("data/precision/neardup_heldout.jsonl", "data/precision/neardup_heldout2.jsonl", dev_set,
+              "data/precision/hh.jsonl", "examples/hh-rlhf-helpful-base-500.jsonl"):
+        used |= _prompts(p)
+    return [r for r in distinct_rows(seed=5151) if r["prompt"] not in used][:300]
+
+
 def build(plants: str, which: str) -> list[dict]:
     """Base rows plus plants.
 
     Args:
         plants: path of a module defining P (paraphrases) and H (hard negatives).
-        which: "dev" or "held".
+        which: "dev", "held", "held2" or "held3" (held2/held3 read the dev set's path from argv[4]).
 
     Returns:
         Rows with prompt/chosen/rejected/plant_id/plant_of/plant_kind.
     """
     if which == "held2":
         base = _held2_base(sys.argv[4])
+    elif which == "held3":
+        base = _held3_base(sys.argv[4])
     else:
         rows = distinct_rows()
         base = rows[:300] if which == "dev" else rows[300:600]
