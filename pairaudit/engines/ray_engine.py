@@ -17,6 +17,10 @@ whole-dataset work then runs where the data is, with the stages' own code (``Sta
   filesystem every node sees (checked before the scan). Other sources: the driver writes clean/dropped
   from the dropped rows' numbers.
 
+A worker (process or node) lost mid-scan takes its shards' state with it: the scan stops with exit 4
+(``errors.WorkerLost``: the worker, its shards, the phase), caught in one place (``_run``); nothing of the run is
+committed and the previous output generation is untouched (docs/scale.md "A lost worker").
+
 Everything that travels is encoded by :mod:`.wire` (JSON + ``.npy``, no pickle of data). Results equal
 the local engine's. Without ``--ray-address`` an embedded local Ray is started (usage stats off, no
 dashboard) and shut down afterwards; ``ray stop`` is never called.
