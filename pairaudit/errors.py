@@ -55,6 +55,13 @@ def require(module: str, extra: str, purpose: str):  # returns a module
         raise MissingDependency(module.split(".")[0], extra, purpose) from exc
 
 
+class WorkerLost(PairauditError):
+    """The Ray engine lost a worker (its process or node died) or rows of a shard: nothing was committed and
+    the previous output generation is untouched (exit 4)."""
+
+    exit_code = exit_codes.CHECK_FAILED
+
+
 class FileSystemError(PairauditError):
     """A file operation failed (disk full, a file-size limit, no permission, an I/O error): nothing changed."""
 

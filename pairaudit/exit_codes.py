@@ -7,13 +7,16 @@ from typing import Any
 OK = 0  #: the scan ran every check it was asked to run
 INPUT = 2  #: a usage, config or input error (also: the input could not be read to its end)
 FAIL_ON = 3  #: a ``--fail-on CHECK>RATE`` limit was exceeded
-CHECK_FAILED = 4  #: a check or model failed (outputs are still written and the report says which)
+#: a check or model failed (outputs are still written and the report says which), or the Ray engine lost a
+#: worker (nothing written: the previous output generation is untouched)
+CHECK_FAILED = 4
 EMPTY = 5  #: nothing usable: no record could be read or every record was dropped (``--allow-empty``: 0)
 TRACE_UNRELIABLE = 6  #: ``pairaudit trace`` could not name the failing step's rows reliably
 INTERRUPTED = 130  #: Ctrl-C
 
 HELP = (f"Exit codes: {OK} ok, {INPUT} usage or input error, {FAIL_ON} a --fail-on limit was exceeded, "
-        f"{CHECK_FAILED} a check or model failed (outputs are still written and the report says which), "
+        f"{CHECK_FAILED} a check or model failed (outputs are still written and the report says which) or the ray "
+        "engine lost a worker (previous outputs untouched), "
         f"{EMPTY} nothing usable: no record could be read or every record was dropped (--allow-empty for 0), "
         f"{TRACE_UNRELIABLE} `trace` could not name the failing step's rows reliably (trace.json says what to pass).")
 

@@ -18,6 +18,7 @@ Everything that travels is encoded by :mod:`pairaudit.engines.wire` (JSON + ``.n
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -57,6 +58,10 @@ class ShardActor(StageOps):
         import ray
 
         return ray.get_runtime_context().get_node_id()
+
+    def pid(self) -> int:
+        """This actor's worker process id (a fault test kills it)."""
+        return os.getpid()
 
     def sees(self, path: str) -> bool:
         return Path(path).exists()
@@ -199,7 +204,7 @@ class ShardActor(StageOps):
         out = write_shard(s, shard["spec"], Path(p["tmp"]), findings, shard["metrics"], stage_scores, p, self.fmt,
                           self.columns, self.cfg.flip)
         self.seconds += time.perf_counter() - t0
-        return dumps({**out, "errors": errors, "stats": stats})
+        return dumps({**out, "shard": s, "errors": errors, "stats": stats})
 
     def commit(self, tmp: str, n_shards: int, data_names: list[str] | None) -> bytes:
         from pairaudit.engines.shard_output import commit_parts

@@ -17,6 +17,10 @@ whole-dataset work then runs where the data is, with the stages' own code (``Sta
   filesystem every node sees (checked before the scan). Other sources: the driver writes clean/dropped
   from the dropped rows' numbers.
 
+A worker (process or node) lost mid-scan takes its shards' state with it: the scan stops with exit 4
+(``errors.WorkerLost``: the worker, its shards, the phase), caught in one place (``_run``); nothing of the run is
+committed and the previous output generation is untouched (docs/scale.md "A lost worker").
+
 Everything that travels is encoded by :mod:`.wire` (JSON + ``.npy``, no pickle of data). Results equal
 the local engine's. Without ``--ray-address`` an embedded local Ray is started (usage stats off, no
 dashboard) and shut down afterwards; ``ray stop`` is never called.
@@ -24,6 +28,7 @@ dashboard) and shut down afterwards; ``ray stop`` is never called.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -32,7 +37,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pairaudit.errors import ConfigError, require
+from pairaudit.errors import ConfigError, WorkerLost, require
 
 if TYPE_CHECKING:
     from pairaudit.io.readers import Source
@@ -86,10 +91,20 @@ def run_ray(scanner: Scanner, source: Source, parts: list[Path]) -> dict[str, An
 
 def _run(ray: Any, scanner: Scanner, source: Source) -> dict[str, Any]:
     scan = _RayScan(ray, scanner, source)
-    buckets = scan.map()
-    parts, stage_stats = scan.reduce(buckets)
-    scan.write(parts, stage_stats)
-    return scan.engine_stats()
+    try:  # the one place a lost worker is caught: nothing of this run is committed (``Scanner.run`` aborts)
+        scan.start()
+        buckets = scan.map()
+        parts, stage_stats = scan.reduce(buckets)
+        scan.write(parts, stage_stats)
+        return scan.engine_stats()
+    except lost_errors(ray) as exc:
+        raise scan.lost(exc) from exc
+
+
+def lost_errors(ray: Any) -> tuple[type[BaseException], ...]:
+    """Ray's exceptions for a worker process or node that died (not an error raised by pairaudit's code)."""
+    ex = ray.exceptions
+    return ex.RayActorError, ex.WorkerCrashedError, ex.ObjectLostError, ex.NodeDiedError
 
 
 class _RayScan:
@@ -116,21 +131,52 @@ class _RayScan:
         actors = [actor_cls.options(**self.opts).remote(cfg.to_json(), scanner.fmt, specs, str(scanner.ctx.cache_dir))
                   for _ in range(self.workers)]
         self.tmp = str(scanner.out.tmp)
+        self.early = [st for st in self.order if st.distribute == "hash" and not st.reads_findings]
+        self.per_node: dict[str, dict[str, float]] = defaultdict(lambda: {"rows": 0.0, "seconds": 0.0, "shards": 0.0})
+        self.run = RayRun(ray, scanner, actors, starts, self.order, defaultdict(list))
+        self.shuffled = 0
+        self.phase = "start"
+        self.nodes: list[str] = []
+        self.rows_read: list[int] = []  # per shard, from ``map``: what its writer must account for
+
+    def start(self) -> None:
+        """Every actor sees the output generation folder; the nodes the actors run on."""
+        ray, scanner, actors = self.ray, self.scanner, self.run.actors
         if not all(ray.get([a.sees.remote(self.tmp) for a in actors])):
             raise ConfigError(f"--out {scanner.out.out} is not visible to every Ray node (workers write their part "
                               "of the outputs there)", fix="pass an --out on a filesystem every node mounts (NFS, ...)")
         if scanner.source.splits:
             ray.get([a.set_splits.remote([list(s) for s in scanner.source.splits]) for a in actors])
         self.nodes = ray.get([a.node.remote() for a in actors])
-        self.early = [st for st in self.order if st.distribute == "hash" and not st.reads_findings]
-        self.per_node: dict[str, dict[str, float]] = defaultdict(lambda: {"rows": 0.0, "seconds": 0.0, "shards": 0.0})
-        self.run = RayRun(ray, scanner, actors, starts, self.order, defaultdict(list))
-        self.shuffled = 0
+
+    def lost(self, exc: BaseException) -> WorkerLost:
+        """The error for a worker lost in the current phase, naming it and the shards it held; the other actors
+        are stopped (nothing of this run is committed)."""
+        ids = [a._actor_id.hex() for a in self.run.actors]
+        dead = getattr(exc, "actor_id", None)
+        k = ids.index(dead) if dead in ids else None
+        who = (f"worker {k} of {len(ids)} (actor {dead}"
+               + (f", node {self.nodes[k][:12]}" if k is not None and k < len(self.nodes) else "") + ")"
+               if k is not None else f"a worker ({type(exc).__name__})")
+        held = [s for s in range(len(self.shards)) if k is not None and s % len(ids) == k]
+        for actor in self.run.actors:
+            with contextlib.suppress(Exception):
+                self.ray.kill(actor)
+        first = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
+        return WorkerLost(
+            f"the Ray engine lost {who} during {self.phase}"
+            + (f"; it held shard(s) {', '.join(map(str, held))} of {len(self.shards)}" if held else "")
+            + f" ({first}); nothing was written: the previous outputs in --out are untouched",
+            fix="run the same scan again (a worker's shards live in its memory, so a lost worker restarts the "
+                "scan); if workers keep dying, look for out-of-memory kills in the Ray logs "
+                "(/tmp/ray/session_latest/logs) and give the nodes more memory or pass fewer --ray-workers, "
+                "or use --engine local")
 
     def map(self) -> list[list[Any]]:
         """Every shard read, checked and observed where it is read; returns, per shard, the object references of
         its early hash partitions (they stay in the cluster)."""
         scanner, run, n_parts = self.scanner, self.run, self.workers
+        self.phase = "map"
         t = time.perf_counter()
         metas, buckets = [], []
         for s, spec in enumerate(self.shards):
@@ -141,6 +187,7 @@ class _RayScan:
             buckets.append(refs[1:])
         for s, ref in enumerate(metas):
             meta = run.get([ref])[0]
+            self.rows_read.append(meta["rows"])
             self.shuffled += meta["shuffle_bytes"]
             _absorb_meta(scanner, meta, self.by_cls, run.summaries, self.per_node[self.nodes[s % self.workers]])
             scanner.ctx.progress("read", scanner.n_input, self.source.total)
@@ -154,6 +201,7 @@ class _RayScan:
         from pairaudit.engines.wire import dumps
 
         scanner, run, n_parts, n_shards = self.scanner, self.run, self.workers, len(self.shards)
+        self.phase = "reduce"
         t = time.perf_counter()
         reduced: dict[str, list[list[Any]]] = {}
         parts: dict[str, list[list[Any]]] = {}
@@ -173,6 +221,8 @@ class _RayScan:
                 continue
             try:
                 later += _finalize_stage(run, stage, later, reduced, parts, stage_stats)
+            except lost_errors(self.ray):
+                raise  # a lost worker is not a failed stage: ``_run`` stops the scan
             except Exception as exc:  # noqa: BLE001 - reported like a failed stage of the local engine
                 scanner.stage_failed(stage, exc)
                 reduced.pop(name, None)
@@ -207,6 +257,7 @@ class _RayScan:
         """Every shard's part of the outputs written where the shard is; one worker concatenates them; sets
         ``scanner.written``."""
         scanner, run, source = self.scanner, self.run, self.source
+        self.phase = "write"
         t = time.perf_counter()
         jsonl = workers_write_data(source)
         merged = {name: type(self.by_cls[name]).merge_summaries(p) for name, p in run.summaries.items()
@@ -226,6 +277,7 @@ class _RayScan:
             finished.append(run.actor(s).finish.remote(s, run.put(plan), *args))
         parts.clear()
         written = _collect(scanner, run.get(finished), self.by_cls, stage_stats)
+        self._conserved(written.pop("shard_rows"))
         for s in range(len(self.shards)):
             self.per_node[self.nodes[s % self.workers]]["shards"] += 1
         data_names = ["clean.jsonl", "dropped.jsonl"] if jsonl else None
@@ -240,6 +292,19 @@ class _RayScan:
         scanner.stats = {**_ordered_stats([st for st in self.order if st in scanner.stages], stage_stats),
                          **{k: v for k, v in scanner.stats.items()}}
         _finish_written(scanner, written, t)
+
+    def _conserved(self, shard_rows: dict[int, int | None]) -> None:
+        """Every shard's writer accounted for the rows its reader read (kept + dropped; the driver writes the data
+        of non-JSONL sources, so there only every shard's presence is checked): a shard lost between the phases
+        stops the scan before anything is committed (report.json checks input = kept + dropped again)."""
+        for s, read in enumerate(self.rows_read):
+            wrote = shard_rows.get(s, -1)
+            if wrote == -1 or (wrote is not None and wrote != read):
+                raise WorkerLost(
+                    f"the Ray engine lost rows of shard {s} of {len(self.rows_read)} during write: {read} row(s) "
+                    f"read, {'no output' if wrote == -1 else f'{wrote} written'}; nothing was written: the "
+                    "previous outputs in --out are untouched",
+                    fix="run the same scan again; if it happens again, run with --engine local and report it")
 
     def engine_stats(self) -> dict[str, Any]:
         """Run-specific figures into timings.json (bytes moved, per-node rows and seconds); returns report.json's
@@ -341,7 +406,10 @@ def _collect(scanner: Scanner, outs: list[dict[str, Any]], by_cls: dict[str, Any
     tally, flips, ignored, applied = Tally(), [], [], 0
     counts = {"kept": 0, "dropped": 0}
     drops: dict[int, list[str]] = {}
+    shard_rows: dict[int, int | None] = {}
     for out in outs:
+        c = out.get("counts")
+        shard_rows[int(out["shard"])] = c["kept"] + c["dropped"] if c is not None else None
         tally.add(Tally.from_json(out["tally"]))
         flips += out["flips"]
         applied += out["applied"]
@@ -355,7 +423,7 @@ def _collect(scanner: Scanner, outs: list[dict[str, Any]], by_cls: dict[str, Any
         for name, stats in out["stats"].items():
             stage_stats.setdefault(name, stats)
     return {"tally": tally, "flips": sorted(flips), "counts": counts, "applied": applied,
-            "ignored": sorted(ignored, key=lambda d: d["row"]), "drops": drops}
+            "ignored": sorted(ignored, key=lambda d: d["row"]), "drops": drops, "shard_rows": shard_rows}
 
 
 def _ordered_stats(order: list[Any], stage_stats: dict[str, dict[str, Any]]) -> dict[str, Any]:
