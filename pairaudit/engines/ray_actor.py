@@ -59,6 +59,12 @@ class ShardActor(StageOps):
 
         return ray.get_runtime_context().get_node_id()
 
+    def actor_id(self) -> str:
+        """This actor's Ray id (hex), as a dead-actor error names it."""
+        import ray
+
+        return ray.get_runtime_context().get_actor_id()
+
     def pid(self) -> int:
         """This actor's worker process id (a fault test kills it)."""
         return os.getpid()

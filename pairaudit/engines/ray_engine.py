@@ -137,6 +137,7 @@ class _RayScan:
         self.shuffled = 0
         self.phase = "start"
         self.nodes: list[str] = []
+        self.actor_ids: list[str] = []
         self.rows_read: list[int] = []  # per shard, from ``map``: what its writer must account for
 
     def start(self) -> None:
@@ -148,11 +149,12 @@ class _RayScan:
         if scanner.source.splits:
             ray.get([a.set_splits.remote([list(s) for s in scanner.source.splits]) for a in actors])
         self.nodes = ray.get([a.node.remote() for a in actors])
+        self.actor_ids = ray.get([a.actor_id.remote() for a in actors])
 
     def lost(self, exc: BaseException) -> WorkerLost:
         """The error for a worker lost in the current phase, naming it and the shards it held; the other actors
         are stopped (nothing of this run is committed)."""
-        ids = [a._actor_id.hex() for a in self.run.actors]
+        ids = self.actor_ids  # known once every actor has started
         dead = getattr(exc, "actor_id", None)
         k = ids.index(dead) if dead in ids else None
         who = (f"worker {k} of {len(ids)} (actor {dead}"
