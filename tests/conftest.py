@@ -44,3 +44,15 @@ def hh_path() -> Path:
     if not HH.exists():
         pytest.fail(f"{HH} is missing: the tests need ../shared/data beside the checkout")
     return HH
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    """The embedded local Ray of the Ray engine tests (2 CPUs, no dashboard, a small object store), shut down
+    when the module's tests are done: CI fails when Ray processes are left running."""
+    import ray
+
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False,
+             object_store_memory=200 * 1024 * 1024)
+    yield
+    ray.shutdown()

@@ -16,14 +16,6 @@ ray = pytest.importorskip("ray", reason="install pairaudit[ray]")
 
 
 @pytest.fixture(scope="module")
-def local_ray():
-    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False,
-             object_store_memory=200 * 1024 * 1024)
-    yield
-    ray.shutdown()
-
-
-@pytest.fixture(scope="module")
 def fixture_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     lines = HH.read_text(encoding="utf-8").splitlines()[:240]
     recs: list[object] = [json.loads(x) for x in lines]

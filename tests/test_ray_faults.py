@@ -31,14 +31,6 @@ runner = CliRunner()
 
 
 @pytest.fixture(scope="module")
-def local_ray():
-    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False,
-             object_store_memory=200 * 1024 * 1024)
-    yield
-    ray.shutdown()
-
-
-@pytest.fixture(scope="module")
 def planted(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int]:
     """300 real rows with planted exact copies and chosen/rejected swaps, and one malformed line."""
     rows = hh_rows(300)

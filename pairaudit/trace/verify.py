@@ -75,6 +75,13 @@ DATASET_HINT = ("pass --audit DIR when the run trained on a scan's clean output 
                 "trained on")
 #: the settings that size an epoch (what a logged epoch confirms)
 EPOCH_KEYS = ("gradient_accumulation_steps", "train_batch_size", "world_size", "dataloader_drop_last")
+
+
+def unsized_epoch(s: TraceSettings) -> list[str]:
+    """The settings that size an epoch that neither the run folder nor ``--set`` gave."""
+    return [k for k in EPOCH_KEYS if k not in s.sources]
+
+
 FIRST = ("seed", "gradient_accumulation_steps", "max_length", "world_size", "data_seed", "train_batch_size")
 
 
@@ -98,7 +105,7 @@ def assess(s: TraceSettings, order_info: dict[str, Any], *, inside_epoch: int) -
                         f"({SPEC[k][2]})")
     bad_epoch = list(EPOCH_KEYS) if any("the run logged epoch" in p for p in problems) else []
     if any(p.startswith("epochs: no logged epoch") for p in problems):  # only what no one has given yet
-        bad_epoch = [k for k in EPOCH_KEYS if k not in s.sources]
+        bad_epoch = unsized_epoch(s)
     fix = what_to_pass(s, list(dict.fromkeys(keys + bad_epoch)))
     if any(p.startswith(("num_tokens:", "trainer_rows:", "the run's logs fit")) for p in problems):
         fix = (f"{DATASET_HINT}; or {fix}" if keys or bad_epoch else f"{DATASET_HINT}, {RECORD_HINT}")
@@ -120,7 +127,7 @@ def epoch_result(hist: history.History | None, sched: order.Schedule,
     if mismatches:
         return _check("epochs", FAILED, mismatches[0]), inside
     if not compared:
-        missing = [k for k in EPOCH_KEYS if k not in s.sources]
+        missing = unsized_epoch(s)
         why = (f"; {', '.join(missing)} found nowhere" if missing else
                "; the settings that size an epoch were given (run folder or --set), unconfirmed by the run")
         return _check("epochs", NOT_CHECKED, "no logged epoch up to the failing step" + why,
