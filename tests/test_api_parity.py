@@ -98,13 +98,13 @@ def test_quiet_and_fail_on_as_on_the_command_line(tmp_path: Path, capfd: pytest.
     src.write_text("".join(EXAMPLE.read_text(encoding="utf-8").splitlines(keepends=True)[:60]), encoding="utf-8")
     only = "empty_response,prompt_mismatch,prefix_pair,split_word,length_outlier"
     capfd.readouterr()
-    audit = pairaudit.scan(src, out=tmp_path / "api", only=only, quiet=True, fail_on="prefix_pair>1%")
+    audit = pairaudit.scan(src, out=tmp_path / "api", only=only, quiet=True, fail_on="split_word>1%")
     printed = capfd.readouterr()
     assert printed.out == "" and printed.err == "", printed
     result = CliRunner().invoke(app, ["scan", str(src), "--out", str(tmp_path / "cli"), "--only", only, "-q",
-                                      "--fail-on", "prefix_pair>1%"])
+                                      "--fail-on", "split_word>1%"])
     assert audit.exit_code == result.exit_code == 3
-    assert any(m.startswith("fail-on: prefix_pair rate") for m in audit.messages)
+    assert any(m.startswith("fail-on: split_word rate") for m in audit.messages)
     assert output_files(tmp_path / "api").keys() == output_files(tmp_path / "cli").keys()
     for name in ("findings.parquet", "scores.parquet", "clean.jsonl", "dropped.jsonl"):
         assert output_files(tmp_path / "api")[name] == output_files(tmp_path / "cli")[name], name

@@ -70,3 +70,20 @@ def test_boundary_merge_is_every_row_trl_warns_on(name: str, smol: dict[str, Any
     assert sorted(f["row"].to_list()) == warned
     for d in f["detail"].to_list():
         assert "are not in the training sequence" in d
+
+
+def test_a_mid_word_implicit_cut_is_named_once_by_split_word(smol: dict[str, Any],  # noqa: F811
+                                                             tmp_path: Path) -> None:
+    """With split_word running (the default), an implicit prompt cut inside a word is split_word's finding,
+    not boundary_merge's too (issue 34: the second finding on the same row was labelled not worth reading);
+    every row TRL warns on is still named, once, and split_word's detail carries TRL's warning."""
+    rows = DATA["hh_implicit"]
+    warned = trl_warned_rows(rows, smol["tok"], tmp_path / "trl")
+    audit = pairaudit.scan(write_jsonl(tmp_path / "d.jsonl", rows), out=tmp_path / "out",
+                           only=["boundary_merge", "split_word"], max_length=None, log=lambda m: None)
+    f = audit.findings
+    merged = f.filter(f["check"] == "boundary_merge")["row"].to_list()
+    split = f.filter(f["check"] == "split_word")
+    named = split.filter(split["detail"].str.contains("TRL warns"))["row"].to_list()
+    assert split.height and not set(merged) & set(named)
+    assert sorted(merged + named) == warned

@@ -93,7 +93,8 @@ def test_every_planted_prefix_pair_is_named_with_what_the_trainer_compares(scann
 
 def test_on_real_hh_every_shortened_completion_carries_a_finding(tok: DPOTokenizer, tmp_path: Path) -> None:
     """The done-when: on real HH rows every row whose trainer-side completion is shorter than the response
-    reads (the row encoded with its text split as an explicit prompt) carries prefix_pair."""
+    reads (the row encoded with its text split as an explicit prompt) carries prefix_pair, or (issue 34: 1-2
+    shared tokens, labelled not worth reading) a prefix_pair_score of 1 or 2 without a finding."""
     import dataclasses
 
     rows = hh_records(600)
@@ -107,7 +108,9 @@ def test_on_real_hh_every_shortened_completion_carries_a_finding(tok: DPOTokeniz
     shorter = {i for i, (e, t) in enumerate(zip(trainer, as_text))
                if len(e.chosen_ids) < len(t.chosen_ids) or len(e.rejected_ids) < len(t.rejected_ids)}
     assert len(shorter) > 30  # real HH: ~12% of rows
-    assert shorter <= named
+    score = dict(audit.scores.select("row", "prefix_pair_score").iter_rows())
+    few = {i for i in shorter if 1 <= score[i] < 3}
+    assert few and shorter - few <= named and not few & named
     # and no length_outlier claims "only 1 token" about such a row without saying why
     lo = f.filter((pl.col("check") == "length_outlier") & pl.col("row").is_in(sorted(shorter)))
     assert all("prefix_pair" in d and "the trainer's" in d for d in lo["detail"].to_list())

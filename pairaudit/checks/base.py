@@ -60,13 +60,17 @@ class PairCheck:
     ``check`` appends findings (``self.finding(pair.row, field, score, detail=...)``) to ``out`` and returns
     per-row metrics (column -> value, e.g. ``{self.info.score_key: score}``) that go to ``scores.parquet``.
     ``self.params`` are the resolved thresholds (the declared defaults overridden by the run's values).
+    ``self.enabled`` names the run's enabled checks, so a check can leave a cause to the check that names
+    it better (empty: none known, the check reports everything it sees).
     """
 
     info: ClassVar[CheckInfo]
 
-    def __init__(self, params: Mapping[str, Any] | None = None, tok: DPOTokenizer | None = None) -> None:
+    def __init__(self, params: Mapping[str, Any] | None = None, tok: DPOTokenizer | None = None,
+                 enabled: frozenset[str] = frozenset()) -> None:
         self.params = self.info.params({self.info.name: params or {}})
         self.tok = tok
+        self.enabled = enabled
 
     def finding(self, row: int, field: str | None = None, score: float | None = None, group: int | None = None,
                 detail: str = "", *, mild: str = "") -> Finding:

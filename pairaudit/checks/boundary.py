@@ -6,13 +6,17 @@ their ids diverge. When tokens merge across the boundary (UltraFeedback's ``"...
 ``"To cook..."``, an implicit prompt cut inside a word) or a chat template renders the prompt alone
 differently, the end of the prompt's own tokenization is left out of the training sequence and TRL warns
 (once per run, naming one row). :attr:`EncodedPair.prompt_left_out` counts those tokens, computed exactly
-as TRL's ``tokenize_fn`` does; this check names every such row, explicit and implicit, text and chat.
+as TRL's ``tokenize_fn`` does; this check names every such row, explicit and implicit, text and chat,
+except an implicit prompt cut inside a word while ``split_word`` runs: that check names the same row with
+its cause (and TRL's warning), and one finding per cause is what a person reads (issue 34: the reviewer
+labelled the second finding on HH's 21 such rows not worth reading).
 """
 
 from __future__ import annotations
 
 from pairaudit.checks.base import CheckInfo, PairCheck
 from pairaudit.datatypes import Finding, Pair
+from pairaudit.trainer.split import implicit_split
 from pairaudit.trainer.tokenizer import EncodedPair
 
 
@@ -32,7 +36,8 @@ class BoundaryMerge(PairCheck):
         summary="TRL warns: prompt tokens merge",
         why="TRL trains on the row (it warns once per run and names one row); the tokens at the boundary "
             "differ from what the model sees at inference. End the prompt on a token boundary (a space or "
-            "newline between prompt and response) or fix the chat template",
+            "newline between prompt and response) or fix the chat template. An implicit prompt cut inside a "
+            "word is split_word's finding when that check runs (the same row, named once)",
     )
 
     def check(self, pair: Pair, enc: EncodedPair | None, out: list[Finding]) -> dict[str, float] | None:
@@ -40,9 +45,16 @@ class BoundaryMerge(PairCheck):
         if tok is None or enc is None or pair.pretokenized or not tok.profile.common_prefix:
             return None
         n = enc.prompt_left_out
-        if n > 0:
+        if n > 0 and not self.split_words_names(pair):
             out.append(self.finding(pair.row, "prompt", float(n), detail=self.detail(pair, enc, n)))
         return {self.info.score_key: float(n)}
+
+    def split_words_names(self, pair: Pair) -> bool:
+        """True when ``split_word`` runs and names this row (an implicit prompt the trainer cuts mid-word)."""
+        if "split_word" not in self.enabled or pair.format != "implicit_hh":
+            return False
+        sp = implicit_split(pair)
+        return sp is not None and sp.absorbs and sp.mid_word
 
     def detail(self, pair: Pair, enc: EncodedPair, n: int) -> str:
         """Which prompt tokens TRL leaves out, and what the trainer's completions start with."""

@@ -80,10 +80,11 @@ class PrefixPair(_TrainerSplitCheck):
         "implicit-prompt pair whose responses open with the same text (or one is a prefix of the other): "
         "TRL's extract_prompt makes that shared text part of the prompt, so the trainer's completions are "
         "shorter than the responses read; fires when the prompt takes >= min_shared_tokens response tokens, "
-        "and always when one response is a prefix of the other",
+        "and always when one response is a prefix of the other (1-2 shared tokens cancel in the log-ratio and "
+        "shift lengths by a token or two: the score counts them, no finding)",
         "flag",
         summary="TRL's prompt takes reply text",
-        thresholds={"min_shared_tokens": 1},
+        thresholds={"min_shared_tokens": 3},
         why="TRL trains on these rows as split. In the DPO log-ratio the shared tokens would cancel anyway, so "
             "the pair still teaches the difference of the remainders (for a prefix pair: stop here vs go on); "
             "what changes is every per-completion quantity: lengths (length_outlier, IPO / sigmoid_norm "

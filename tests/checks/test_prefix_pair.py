@@ -34,7 +34,7 @@ def test_response_text_in_the_trainers_prompt(record: dict, what: str, tok: DPOT
 ])
 def test_severity_ranks_what_the_trainer_compares(chosen: str, rejected: str, level: str,
                                                   tok: DPOTokenizer) -> None:
-    [(_, detail)] = found(PrefixPair, hh(chosen, rejected), tok)
+    [(_, detail)] = found(PrefixPair, hh(chosen, rejected), tok, min_shared_tokens=1)
     assert detail.startswith(f"severity {level}: ")
 
 
@@ -52,3 +52,13 @@ def test_the_score_counts_shared_tokens_and_other_rows_pass(tok: DPOTokenizer) -
     out, metrics = run(PrefixPair, recs, tok)
     assert [f.row for f in out] == [0] and metrics[0]["prefix_pair_score"] == out[0].score >= 10
     assert metrics[1] == {"prefix_pair_score": 0.0} and metrics[2] is None  # an explicit prompt is not split
+
+
+def test_a_one_or_two_token_opening_is_scored_but_not_a_finding(tok: DPOTokenizer) -> None:
+    """Issue 34: the reviewer labelled every 1-2 token shared opening on HH "barely changes what the trainer
+    compares: not worth a person's time", every 3-4 token one worth reading; the default reads from 3."""
+    rec = hh(" Sure, I can help with the recipe: preheat the oven to 200C first.",
+             " Sure, the first thing to do is to check which flour you have at home.")
+    out, metrics = run(PrefixPair, [rec], tok)
+    assert out == [] and 1 <= metrics[0]["prefix_pair_score"] < 3
+    assert found(PrefixPair, hh(OPENING + " Yes.", OPENING + " No, never."), tok)  # 14 shared tokens: read it
