@@ -12,7 +12,7 @@ Many flagged rows: a queue walks the unreviewed ones, most severe first (:mod:`p
 >>> q = rv.queue(action="flag").filter(check="length_outlier", min_score=4, text="sorry")
 >>> q.next()                                            # the next unreviewed pair (a PairView)
 >>> q.decide(q.current, "keep"); q.skip(row)            # record, or pass over for this session
->>> q.decide_rest("keep")                               # bulk: rows the scan drops need force=
+>>> q.decide_rest("keep")                               # bulk: keeping rows the scan drops needs force=True
 >>> rv.undo()                                           # take back exactly the last action
 >>> q.widget()                                          # buttons, filters, keys k/d/f/s/u
 >>> rv.merge("../ana/decisions.jsonl")                  # another reviewer's decisions; conflicts listed
