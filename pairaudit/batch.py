@@ -78,9 +78,10 @@ class BatchProcessor:
         self.forced = cfg.format is not None  # a forced format applies to every row
         self.trainer = trainer or profiles.resolve(cfg)
         self.tok: DPOTokenizer | None = None
-        on = frozenset(plan.enabled)
-        self.checks: list[PairCheck] = [cls(plan.params[cls.info.name], None, on) for cls in registry.PAIR_CHECKS
-                                        if cls.info.name in on]
+        self.checks: list[PairCheck] = [cls(plan.params[cls.info.name], None) for cls in registry.PAIR_CHECKS
+                                        if cls.info.name in plan.enabled]
+        for chk in self.checks:
+            chk.enabled = frozenset(plan.enabled)
 
     @classmethod
     def for_config(cls, cfg: ScanConfig, *, plan: CheckPlan | None = None, columns: dict[str, str] | None = None,

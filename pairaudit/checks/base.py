@@ -66,11 +66,11 @@ class PairCheck:
 
     info: ClassVar[CheckInfo]
 
-    def __init__(self, params: Mapping[str, Any] | None = None, tok: DPOTokenizer | None = None,
-                 enabled: frozenset[str] = frozenset()) -> None:
+    enabled: frozenset[str] = frozenset()
+
+    def __init__(self, params: Mapping[str, Any] | None = None, tok: DPOTokenizer | None = None) -> None:
         self.params = self.info.params({self.info.name: params or {}})
         self.tok = tok
-        self.enabled = enabled
 
     def finding(self, row: int, field: str | None = None, score: float | None = None, group: int | None = None,
                 detail: str = "", *, mild: str = "") -> Finding:
