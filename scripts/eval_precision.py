@@ -57,7 +57,10 @@ def scan(kind: str, repo: Path, out: Path, lock: str | None = None) -> None:
     cmd = (["flock", lock] if lock else []) + [sys.executable, "-m", "pairaudit.cli", "scan",
            str(DATA / f"{kind}.jsonl"), "--out", str(out)]
     # cwd=repo: `python -m` puts the working directory first on sys.path, so run from the checkout under test
-    subprocess.run(cmd, env=env, cwd=repo, check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    done = subprocess.run(cmd, env=env, cwd=repo, check=False, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                          text=True)
+    if not (out / "findings.parquet").exists():  # exit 3 / 5 still write outputs; a crash does not
+        sys.exit(f"the scan of {kind} failed (exit {done.returncode}):\n{done.stderr[-3000:]}")
 
 
 def findings(kind: str, out: Path) -> list[dict]:
