@@ -189,6 +189,19 @@ def test_length_outlier_judges_short_answers_within_the_prompts_kind(tmp_path: P
     assert responses == [(30, "chosen")]  # the one-word answers to rows 0-2 are what their prompts ask for
 
 
+def test_a_one_token_rejected_beside_a_full_chosen_says_it_is_a_usable_negative(tmp_path: Path) -> None:
+    """PandaLM rows 147 / 150 ('Game' for a table; labelled "a useless answer, but a fine negative"): flagged as a
+    negative worth a look, not as a broken pair; a one-token chosen says nothing of the kind."""
+    records = [{"prompt": f"How do I cook dish number {i} in the oven?", "chosen": _long(i), "rejected": _long(i + 1)}
+               for i in range(40)]
+    records[5] = {**records[5], "rejected": "Game"}
+    records[9] = {**records[9], "chosen": "To"}
+    audit = scan(tmp_path, records, ["length_outlier"])
+    got = {(r, f): d for r, f, _, d in rows_of(audit, "length_outlier") if f != "prompt"}
+    assert set(got) == {(5, "rejected"), (9, "chosen")}
+    assert "usable negative" in got[(5, "rejected")] and "negative" not in got[(9, "chosen")]
+
+
 @pytest.mark.parametrize(("record", "expect"), [
     # UltraFeedback row 292: the changed word changes the answer; flagged, the word named
     ({"prompt": "Rearrange the following words into a meaningful sentence:\n\"travel, forests, are, enchanted, The\"",

@@ -125,16 +125,24 @@ class LengthStage(Stage):
                 if shared[i]:
                     what = f"the trainer's {side}" + ("" if side == "prompt" else " completion")
                     why = " (the trainer's prompt took the text both responses open with, see prefix_pair)"
+                neg = REJECTED_ONLY if side == "rejected" and logl[i, k] < med[k] and lens[i, 1] > max(
+                    params["min_tokens"], n) else ""
                 if z[i, k] > params["max_z"]:
                     typical = float(np.expm1(med[k]))
                     res.findings.append(LENGTH_OUTLIER_INFO.finding(int(rows[i]), side, float(z[i, k]),
                                                 detail=f"{what} {n} tokens vs median {typical:.0f} "
-                                                       f"(robust z {z[i, k]:.1f}){why}"))
+                                                       f"(robust z {z[i, k]:.1f}){why}{neg}"))
                 elif side != "prompt" and 0 < n <= params["min_tokens"]:
                     before = " before the EOS" if shared[i] else ""
                     res.findings.append(LENGTH_OUTLIER_INFO.finding(int(rows[i]), side, float(z[i, k]),
-                                                detail=f"{what} has only {n} token(s){before}{why}"))
+                                                detail=f"{what} has only {n} token(s){before}{why}{neg}"))
         return res
+
+
+#: a short rejected answer beside a full chosen one (issue 34: "'Game' to a request for a table: a useless
+#: answer, but a fine negative"): worth a look for truncation, not a broken pair
+REJECTED_ONLY = ("; the rejected side only: a cut-off or useless answer is still a usable negative when the chosen "
+                 "is sound, so read it for truncation (the row is kept)")
 
 
 def _weighted_median(values: np.ndarray, counts: np.ndarray) -> float:
