@@ -17,6 +17,7 @@ import numpy as np
 from pairaudit import exit_codes
 from pairaudit.audit import Audit
 from pairaudit.batch import BatchProcessor, BatchResult
+from pairaudit.cache import cache_report, start_scan
 from pairaudit.config import Context, Progress, ScanConfig, default_cache_dir, validate_config
 from pairaudit.datatypes import Finding
 from pairaudit.decisions import Resolution, load_decisions, resolve
@@ -56,6 +57,7 @@ class Scanner:
         check_runtime(cfg)
         self.cfg = cfg
         self.log = log
+        start_scan(log)  # the model cache: a failed write is said once, then the scan runs uncached
         for note in self.trainer.notes:
             log(note)
         self.plan: CheckPlan = build_plan(cfg)
@@ -314,7 +316,8 @@ class Scanner:
                             "thresholds": self.plan.params[name], **st}
         desc = {**described, "format": self.fmt, "columns": self.columns,
                 **({"formats": dict(sorted(self.formats.items()))} if len(self.formats) > 1 else {})}
-        return ScanFacts(checks, problems, self.n_input, desc, self.cfg.to_json(), self.ctx.models, self.stats)
+        return ScanFacts(checks, problems, self.n_input, desc, self.cfg.to_json(), self.ctx.models, self.stats,
+                         cache=cache_report())
 
     def _decisions(self, out_dir: Path) -> dict:
         decisions = load_decisions(Path(out_dir) / DECISIONS_FILE)

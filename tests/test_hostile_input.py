@@ -14,7 +14,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from conftest import EXAMPLE
+from conftest import EXAMPLE, output_files
 from typer.testing import CliRunner
 
 import pairaudit
@@ -592,6 +592,74 @@ def test_a_polars_error_on_a_full_disk_is_disk_full(tmp_path: Path, monkeypatch:
     monkeypatch.setattr(errors, "disk_full", lambda _p, margin=0: False)  # space left: a real bug, not hidden
     with pytest.raises(pl.exceptions.ComputeError):
         pairaudit.scan(str(src), tmp_path / "out2", only=ONLY)
+
+
+def _cache_leftovers(disk: Path) -> list[str]:
+    """Temporary cache entries a failed write must not leave (pairaudit.cache names them .tmp-PID-...)."""
+    return sorted(str(p.relative_to(disk)) for p in disk.rglob("*") if ".tmp" in p.name)
+
+
+def test_a_full_model_cache_runs_the_scan_uncached_and_leaves_nothing(tiny_disk: Path, tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """PAIRAUDIT_CACHE on a full disk (the GGUF tokenizer, 3.4 MB, never fits; the embedding shards fail part
+    way at the small sizes): exit 0, the same outputs as with a working cache, one warning, report.json
+    ``cache`` saying what ran uncached, no temporary entry left; its fix (another PAIRAUDIT_CACHE) works."""
+    import os
+
+    from pairaudit.models import tokenizer as tokenizer_module
+
+    src = tmp_path / "s.jsonl"
+    src.write_bytes(b"".join(EXAMPLE.read_bytes().splitlines(keepends=True)[:20]))
+    opts = {"only": [*ONLY, "too_long", "near_duplicate_pair"], "embed_mode": "transformer"}
+    ref = output_files(pairaudit.scan(str(src), tmp_path / "ref", **opts).out_dir)
+    ref_report = json.loads(ref.pop("report.json"))
+    ref.pop("report.html"), ref.pop("timings.json")  # run-specific
+    monkeypatch.setenv("PAIRAUDIT_CACHE", str(tiny_disk / "cache"))
+    for free, fresh_process in ((0, True), (600, True), (20, False), (48, False)):
+        _fill(tiny_disk, free)
+        if fresh_process:  # the GGUF tokenizer is parsed (and its cache entry written) once per process
+            monkeypatch.setattr(tokenizer_module, "_TOKENIZER_CACHE", {})
+        logs: list[str] = []
+        audit = pairaudit.scan(str(src), tmp_path / f"out{free}", log=logs.append, **opts)
+        assert audit.exit_code == 0, audit.report["problems"]
+        cache = audit.report["cache"]
+        assert "[ENOSPC]" in cache["error"] and cache["folder"] == str(tiny_disk / "cache"), cache
+        assert ("the tokenizer parsed from the GGUF file" in cache["uncached"]) == fresh_process, cache
+        assert "embedding vectors" in cache["uncached"] and "PAIRAUDIT_CACHE" in cache["fix"], cache
+        assert sum("cache: could not write" in m for m in logs) == 1, logs  # warned once
+        assert _cache_leftovers(tiny_disk) == [], (free, _cache_leftovers(tiny_disk))
+        assert {k: v for k, v in output_files(audit.out_dir).items() if k in ref} == ref  # the same results
+        assert {k: v for k, v in audit.report.items() if k != "cache"} == ref_report
+    monkeypatch.setenv("PAIRAUDIT_CACHE", str(tmp_path / "elsewhere"))  # the fix it gives, followed
+    monkeypatch.setattr(tokenizer_module, "_TOKENIZER_CACHE", {})
+    audit = pairaudit.scan(str(src), tmp_path / "fixed", **opts)
+    assert audit.exit_code == 0 and "cache" not in audit.report
+    assert any(os.scandir(tmp_path / "elsewhere" / "tokenizers")) and output_files(audit.out_dir)["clean.jsonl"] == ref[
+        "clean.jsonl"]
+
+
+def test_a_tokenizer_object_and_a_full_cache_is_exit_2_with_fixes_that_work(tiny_disk: Path, tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tokenizer object is recorded as the cache folder it is saved in: with no room there the scan cannot
+    run as asked. Exit 2 before anything is written, nothing left in the cache, and both fixes it names work."""
+    from pairaudit.config import default_cache_dir
+    from pairaudit.models.tokenizer import load_tokenizer
+
+    tok, _ = load_tokenizer(None, default_cache_dir())  # a real transformers tokenizer object
+    src = tmp_path / "s.jsonl"
+    src.write_bytes(b"".join(EXAMPLE.read_bytes().splitlines(keepends=True)[:12]))
+    monkeypatch.setenv("PAIRAUDIT_CACHE", str(tiny_disk / "cache"))
+    _fill(tiny_disk, 300)
+    with pytest.raises(PairauditError) as err:
+        pairaudit.scan(str(src), tmp_path / "out", tokenizer=tok, only=ONLY)
+    text = str(err.value)
+    assert err.value.exit_code == 2 and "[ENOSPC]" in text and "PAIRAUDIT_CACHE" in err.value.fix, text
+    assert "tok.save_pretrained('DIR'), tokenizer='DIR'" in err.value.fix, text
+    assert _cache_leftovers(tiny_disk) == [] and not (tmp_path / "out").exists()
+    tok.save_pretrained(str(tmp_path / "tok"))  # fix 1: the tokenizer's own folder
+    assert pairaudit.scan(str(src), tmp_path / "out", tokenizer=str(tmp_path / "tok"), only=ONLY).exit_code == 0
+    monkeypatch.setenv("PAIRAUDIT_CACHE", str(tmp_path / "elsewhere"))  # fix 2: a cache with room
+    assert pairaudit.scan(str(src), tmp_path / "out2", tokenizer=tok, only=ONLY).exit_code == 0
 
 
 # ------------------------------------------------------------------- the fuzz surfaces, at a CI size
