@@ -396,7 +396,7 @@ def test_a_damaged_report_names_a_rescan_that_works(tmp_path: Path, damage: str)
 
 
 # ------------------------------------------------------------------------------------------- 11. silent
-def test_folds_beyond_100_are_refused_and_fewer_folds_used_are_said(tmp_path: Path) -> None:
+def test_folds_beyond_100_are_refused_and_fewer_folds_used_are_reported_as_used(tmp_path: Path) -> None:
     src = tmp_path / "s.jsonl"
     src.write_bytes(b"".join(EXAMPLE.read_bytes().splitlines(keepends=True)[:60]))
     code, output = _cli("scan", str(src), "--out", str(tmp_path / "a"), "--only", "likely_flipped",
@@ -407,9 +407,32 @@ def test_folds_beyond_100_are_refused_and_fewer_folds_used_are_said(tmp_path: Pa
                         "--set", "likely_flipped.use_embedding=false")
     assert code == 0, output
     report = json.loads((tmp_path / "b" / "report.json").read_text())
-    stats = report["stats"]["likely_flipped"]
-    assert stats["folds"] == 6 and "folds=50 was asked; the fit used 6" in stats["folds_note"], stats
-    assert "the fit used 6" in " ".join(output.split())
+    check = report["checks"]["likely_flipped"]
+    assert report["stats"]["likely_flipped"]["folds"] == 6  # what the fit used, shown wherever folds is shown:
+    assert check["thresholds"]["folds"] == 6 and report["config"]["thresholds"]["likely_flipped"]["folds"] == 6
+    assert check["clamped"] == {"folds": {"requested": 50, "used": 6, "why": "at most one fold per 10 of the 60 "
+                                                                            "scored rows, at least 2"}}, check
+    assert "likely_flipped: folds=50 was asked; 6 was used" in " ".join(output.split())
+    (tmp_path / "b" / "decisions.jsonl").write_text(json.dumps({"row": 3, "decision": "drop"}) + "\n")
+    applied = pairaudit.apply_decisions(tmp_path / "b", rescan=True)  # a rescan asks for what the scan asked for
+    assert applied.report["checks"]["likely_flipped"]["clamped"]["folds"]["requested"] == 50
+    assert applied.report["totals"]["dropped"] >= 1
+
+
+def test_nprobe_beyond_the_cells_is_reported_as_the_cells_probed(tmp_path: Path) -> None:
+    """The same mechanism for the near-duplicate search: 100 rows in an IVF index have 2 cells, so
+    nprobe=1000 probes 2; report.json shows 2 where it shows nprobe, and both values with the reason."""
+    src = tmp_path / "s.jsonl"
+    src.write_bytes(b"".join(EXAMPLE.read_bytes().splitlines(keepends=True)[:100]))
+    code, output = _cli("scan", str(src), "--out", str(tmp_path / "a"), "--only", "near_duplicate_pair",
+                        "--set", "near_duplicate_pair.exact_max_rows=1", "--set", "near_duplicate_pair.nprobe=1000")
+    assert code == 0, output
+    report = json.loads((tmp_path / "a" / "report.json").read_text())
+    check, search = report["checks"]["near_duplicate_pair"], report["stats"]["near_duplicates"]
+    assert search["index"].startswith("ivf") and search["nprobe"] == search["nlist"] == 2, search
+    assert check["thresholds"]["nprobe"] == 2 and report["config"]["thresholds"]["near_duplicate_pair"]["nprobe"] == 2
+    assert check["clamped"]["nprobe"]["requested"] == 1000 and "2 cells" in check["clamped"]["nprobe"]["why"]
+    assert "clamped" not in search and "nprobe=1000 was asked; 2 was used" in " ".join(output.split())
 
 
 @pytest.mark.parametrize("kind", ["jsonl", "parquet"])
