@@ -160,13 +160,14 @@ def clamp_record(stats: dict[str, Any], check: str, key: str, requested: Any, us
 
 
 def take_clamps(stats: dict[str, Any], ctx: Context) -> None:
-    """Move every :func:`clamp_record` note out of the stages' ``stats`` (report.json ``stats.<stage>``) into
-    ``ctx`` (:meth:`Context.clamp`)."""
+    """Move every :func:`clamp_record` note out of the stages' ``stats`` (report.json ``stats``, at any depth,
+    e.g. ``stats.near_duplicates.calibration``) into ``ctx`` (:meth:`Context.clamp`)."""
     for part in stats.values():
         if isinstance(part, dict):
             for name, c in (part.pop(CLAMPED, None) or {}).items():
                 check, key = name.split(".", 1)
                 ctx.clamp(check, key, c["requested"], c["used"], c["why"])
+            take_clamps(part, ctx)
 
 
 CLAMPED = "clamped"  #: the key of clamp_record's notes in a stage's stats

@@ -435,6 +435,33 @@ def test_nprobe_beyond_the_cells_is_reported_as_the_cells_probed(tmp_path: Path)
     assert "clamped" not in search and "nprobe=1000 was asked; 2 was used" in " ".join(output.split())
 
 
+def test_calibration_floors_out_of_order_are_reported_as_used() -> None:
+    """max_response below min_response, min_response_flag above the copy threshold: the calibration runs
+    with the cap at the floor and the band floor at the copy threshold; its record and the check's
+    thresholds say those, and ``clamped`` both values with the reason (through Context.clamp)."""
+    import numpy as np
+
+    from pairaudit.config import Context, ScanConfig, take_clamps
+    from pairaudit.stages.near_duplicates.calibrate import calibrate
+    from pairaudit.stages.near_duplicates.infos import NEAR_DUPLICATE_INFO
+
+    params = {**NEAR_DUPLICATE_INFO.thresholds, "max_response": 0.5, "min_response_flag": 0.99}
+    negatives = np.random.default_rng(0).uniform(0.3, 0.8, 400)
+    info = calibrate((negatives, np.zeros(0)), params, "static")
+    assert info["cap"] == 0.85 and info["floor_flag"] == info["min_response"] == 0.85, info
+    logs: list[str] = []
+    ctx = Context(ScanConfig(), log=logs.append)
+    take_clamps({"near_duplicates": {"calibration": info}}, ctx)
+    assert "clamped" not in info and ctx.clamped["near_duplicate_pair"] == {
+        "max_response": {"requested": 0.5, "used": 0.85, "why": "below min_response: the copy threshold is never "
+                                                               "below its floor"},
+        "min_response_flag": {"requested": 0.99, "used": 0.85, "why": "above the copy threshold (0.85): the unsure "
+                                                                      "band starts at the copy threshold"}}
+    assert len(logs) == 2 and logs[0].startswith("near_duplicate_pair: max_response=0.5 was asked; 0.85 was used")
+    default = calibrate((negatives, np.zeros(0)), dict(NEAR_DUPLICATE_INFO.thresholds), "static")
+    assert "clamped" not in default and default["cap"] == 0.98 and default["floor_flag"] == 0.8
+
+
 @pytest.mark.parametrize("kind", ["jsonl", "parquet"])
 def test_split_on_a_source_without_splits_warns(tmp_path: Path, kind: str) -> None:
     src = tmp_path / "s.jsonl"
