@@ -175,6 +175,8 @@ CLAMPED = "clamped"  #: the key of clamp_record's notes in a stage's stats
 # options that must be whole numbers >= 1 when set (None = no limit / default)
 POSITIVE_INTS = ("max_length", "max_prompt_length", "max_completion_length", "batch_size", "embed_batch_size",
                  "reference_max_rows", "ray_workers", "ray_shards", "workers")
+# the words a length limit may be instead of a number (trainer.profiles.parse_limit reads them)
+LIMIT_WORDS = ("auto", "none", "null", "no")
 # the options with a fixed set of values: one list each, which the modules that take them check against
 TRUNCATION_MODES = ("keep_end", "keep_start")
 PRECISIONS = ("auto", "fp32", "bf16", "fp16")
@@ -224,6 +226,15 @@ def validate_config(cfg: ScanConfig) -> None:
             raise ConfigError(f"option {name} = {value!r} is not a finite number", fix=f"set {name} to a number")
     for name in POSITIVE_INTS:
         value = getattr(cfg, name, None)
+        if isinstance(value, str):  # the length limits also take words (trainer.profiles.parse_limit)
+            word = value.strip().lower()
+            if word in LIMIT_WORDS:
+                continue
+            if not word.lstrip("+").isdigit():
+                raise ConfigError(f"option {name} = {value!r}", expected="a whole number >= 1, 'none' (no limit) "
+                                                                         "or 'auto' (the trainer's default)",
+                                  fix=f"set {name} to a number of tokens, e.g. 2048, or to none")
+            value = int(word)
         if value is not None and value < 1:
             raise ConfigError(f"option {name} = {value}", expected="a whole number >= 1 (or none for no limit)",
                               fix=f"set {name} to at least 1, or leave it unset")

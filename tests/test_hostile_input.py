@@ -462,6 +462,20 @@ def test_calibration_floors_out_of_order_are_reported_as_used() -> None:
     assert "clamped" not in default and default["cap"] == 0.98 and default["floor_flag"] == 0.8
 
 
+@pytest.mark.parametrize("value", ["lots", "Infinity", "0", "-3", ""])
+def test_a_length_limit_that_is_a_stray_word_is_a_config_error(value: str) -> None:
+    """report.json's config (``apply``) or a config file can hold any string where a length limit goes: a
+    ConfigError naming the option (exit 2), never a TypeError from comparing it with 1 (fuzz_inputs seed 21)."""
+    from pairaudit.config import ScanConfig, validate_config
+    from pairaudit.errors import ConfigError
+
+    with pytest.raises(ConfigError) as err:
+        validate_config(ScanConfig(max_length=value))
+    assert str(err.value).startswith("option max_length = ") and err.value.exit_code == 2
+    for word in ("auto", "none", "None", " 2048 "):  # what trainer.profiles.parse_limit reads
+        validate_config(ScanConfig(max_length=word, truncation_mode="keep_end"))  # as a scan resolves it
+
+
 @pytest.mark.parametrize("kind", ["jsonl", "parquet"])
 def test_split_on_a_source_without_splits_warns(tmp_path: Path, kind: str) -> None:
     src = tmp_path / "s.jsonl"
