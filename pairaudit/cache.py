@@ -37,6 +37,7 @@ class _State:
     """The cache's condition in this process since the last :func:`start_scan`."""
 
     log: Callable[[str], None] | None = None
+    off: bool = False  # a worker process of a scan whose main process found the cache unwritable
     error: OSError | None = None  # the first write that failed: the cache is off from then on
     folder: str = ""  # the cache folder that failed
     uncached: list[str] = field(default_factory=list)  # what ran uncached, in order
@@ -45,10 +46,11 @@ class _State:
 _STATE = _State()
 
 
-def start_scan(log: Callable[[str], None] | None = None) -> None:
-    """Forget earlier failures (space may have been freed) and send the one warning to ``log``."""
+def start_scan(log: Callable[[str], None] | None = None, *, off: bool = False) -> None:
+    """Forget earlier failures (space may have been freed) and send the one warning to ``log``; ``off``: a
+    worker process whose main process found the cache unwritable (it said so; the worker skips every write)."""
     global _STATE
-    _STATE = _State(log=log)
+    _STATE = _State(log=log, off=off)
 
 
 def cache_write(folder: Path, write: Callable[[Path], None], *, what: str,
@@ -70,7 +72,7 @@ def cache_write(folder: Path, write: Callable[[Path], None], *, what: str,
     Raises:
         FileSystemError: ``required`` and the cache cannot be written (exit 2, with a fix that works).
     """
-    if _STATE.error is not None and not required:
+    if (_STATE.error is not None or _STATE.off) and not required:
         _skipped(what)
         return None
     tmp = Path(folder) / f".tmp-{os.getpid()}-{uuid.uuid4().hex[:12]}"
