@@ -5,8 +5,8 @@ Layout (``cache_dir/embeddings/<model key>-<precision>/``)::
     <shard>.vecs.npy   (m, d) float16  embeddings
     <shard>.keys.npy   (m, 16) uint8   first 16 bytes of sha256(text, UTF-8)
 
-Each shard is written to a temporary file and renamed into place (:func:`pairaudit.cache.cache_write`), vectors first and keys last, so a
-reader that lists ``*.keys.npy`` only ever sees complete shards; two concurrent runs can write shards
+Each shard is written to a temporary file and renamed into place (:func:`pairaudit.cache.cache_write`),
+vectors first and keys last, so a reader that lists ``*.keys.npy`` only ever sees complete shards; two concurrent runs can write shards
 side by side (a text encoded by both just appears twice, which is harmless).
 """
 
