@@ -6,8 +6,9 @@ Layout (``cache_dir/embeddings/<model key>-<precision>/``)::
     <shard>.keys.npy   (m, 16) uint8   first 16 bytes of sha256(text, UTF-8)
 
 Each shard is written to a temporary file and renamed into place (:func:`pairaudit.cache.cache_write`),
-vectors first and keys last, so a reader that lists ``*.keys.npy`` only ever sees complete shards; two concurrent runs can write shards
-side by side (a text encoded by both just appears twice, which is harmless).
+vectors first and keys last, so a reader that lists ``*.keys.npy`` only ever sees complete shards; two
+concurrent runs can write shards side by side (a text encoded by both just appears twice, which is
+harmless). When the cache cannot be written, a shard stays in memory for the run.
 """
 
 from __future__ import annotations
