@@ -307,7 +307,8 @@ def apply_decisions(out_dir: str | Path, *, source: Any = None, progress: Progre
 
 def _as_requested(cfg: ScanConfig, report: dict[str, Any]) -> ScanConfig:
     """``cfg`` (report.json's config: the profile and limits made concrete) with the trainer and the
-    limits asked for as the scan asked for them, where that gives the same profile today."""
+    limits asked for as the scan asked for them, where that gives the same profile today, and every
+    threshold a stage clamped (``checks.<check>.clamped``) at the value the scan asked for."""
     from pairaudit.errors import PairauditError
     from pairaudit.trainer.profiles import settings
 
@@ -323,4 +324,8 @@ def _as_requested(cfg: ScanConfig, report: dict[str, Any]) -> ScanConfig:
     for name in tr.get("from_profile_defaults") or []:
         if name in ("max_length", "max_prompt_length", "max_completion_length", "truncation_mode"):
             setattr(cfg, name, "auto")  # the recorded profile's default, as in the scan
+    for check, info in (report.get("checks") or {}).items():  # thresholds a stage clamped: as asked
+        for key, c in ((info or {}).get("clamped") or {}).items():
+            if key in (cfg.thresholds.get(check) or {}) and isinstance(c, dict) and "requested" in c:
+                cfg.thresholds[check][key] = c["requested"]
     return cfg

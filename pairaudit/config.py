@@ -126,11 +126,57 @@ class Context:
     splits: list[tuple[str, int, int]] | None = None
     # run-time objects the stages share (e.g. ``models.batch_vectors``: one embedding pass per text)
     shared: dict[str, Any] = field(default_factory=dict)
+    # thresholds a stage ran with another value than the one asked for (:meth:`clamp`): check -> key -> record
+    clamped: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
 
+    def clamp(self, check: str, key: str, requested: Any, used: Any, why: str) -> Any:
+        """Say that ``check.key`` ran with ``used`` instead of the ``requested`` value (``why``: in words, from
+        the data). The one way a stage reports a clamped threshold: report.json shows the value used in
+        ``checks.<check>.thresholds`` and ``config``, both values and the reason in ``checks.<check>.clamped``,
+        and a log line says it as it happens.
+
+        Args:
+            check: the check whose threshold it is.
+            key: the threshold's name (``--set CHECK.KEY``).
+            requested: the value the run asked for (default, config file or ``--set``).
+            used: the value the stage ran with.
+            why: the reason, e.g. "at most one fold per 10 of the 60 scored rows".
+
+        Returns:
+            ``used``.
+        """
+        if used != requested and key not in self.clamped.get(check, {}):
+            self.clamped.setdefault(check, {})[key] = {"requested": requested, "used": used, "why": why}
+            self.log(f"{check}: {key}={requested} was asked; {used} was used ({why})")
+        return used
+
+
+def clamp_record(stats: dict[str, Any], check: str, key: str, requested: Any, used: Any, why: str) -> None:
+    """Note in a stage's ``stats`` (in any process, any engine) that ``check.key`` ran with ``used`` instead of
+    ``requested`` (nothing when they are equal); the scanner hands each note to :meth:`Context.clamp` when it
+    lays out report.json (:func:`take_clamps`)."""
+    if used != requested:
+        stats.setdefault(CLAMPED, {})[f"{check}.{key}"] = {"requested": requested, "used": used, "why": why}
+
+
+def take_clamps(stats: dict[str, Any], ctx: Context) -> None:
+    """Move every :func:`clamp_record` note out of the stages' ``stats`` (report.json ``stats``, at any depth,
+    e.g. ``stats.near_duplicates.calibration``) into ``ctx`` (:meth:`Context.clamp`)."""
+    for part in stats.values():
+        if isinstance(part, dict):
+            for name, c in (part.pop(CLAMPED, None) or {}).items():
+                check, key = name.split(".", 1)
+                ctx.clamp(check, key, c["requested"], c["used"], c["why"])
+            take_clamps(part, ctx)
+
+
+CLAMPED = "clamped"  #: the key of clamp_record's notes in a stage's stats
 
 # options that must be whole numbers >= 1 when set (None = no limit / default)
 POSITIVE_INTS = ("max_length", "max_prompt_length", "max_completion_length", "batch_size", "embed_batch_size",
                  "reference_max_rows", "ray_workers", "ray_shards", "workers")
+# the words a length limit may be instead of a number (trainer.profiles.parse_limit reads them)
+LIMIT_WORDS = ("auto", "none", "null", "no")
 # the options with a fixed set of values: one list each, which the modules that take them check against
 TRUNCATION_MODES = ("keep_end", "keep_start")
 PRECISIONS = ("auto", "fp32", "bf16", "fp16")
@@ -180,6 +226,15 @@ def validate_config(cfg: ScanConfig) -> None:
             raise ConfigError(f"option {name} = {value!r} is not a finite number", fix=f"set {name} to a number")
     for name in POSITIVE_INTS:
         value = getattr(cfg, name, None)
+        if isinstance(value, str):  # the length limits also take words (trainer.profiles.parse_limit)
+            word = value.strip().lower()
+            if word in LIMIT_WORDS:
+                continue
+            if not word.lstrip("+").isdigit():
+                raise ConfigError(f"option {name} = {value!r}", expected="a whole number >= 1, 'none' (no limit) "
+                                                                         "or 'auto' (the trainer's default)",
+                                  fix=f"set {name} to a number of tokens, e.g. 2048, or to none")
+            value = int(word)
         if value is not None and value < 1:
             raise ConfigError(f"option {name} = {value}", expected="a whole number >= 1 (or none for no limit)",
                               fix=f"set {name} to at least 1, or leave it unset")

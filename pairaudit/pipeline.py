@@ -17,7 +17,8 @@ import numpy as np
 from pairaudit import exit_codes
 from pairaudit.audit import Audit
 from pairaudit.batch import BatchProcessor, BatchResult
-from pairaudit.config import Context, Progress, ScanConfig, default_cache_dir, validate_config
+from pairaudit.cache import cache_report, start_scan
+from pairaudit.config import Context, Progress, ScanConfig, default_cache_dir, take_clamps, validate_config
 from pairaudit.datatypes import Finding
 from pairaudit.decisions import Resolution, load_decisions, resolve
 from pairaudit.errors import ConfigError, InputError, MissingDependency, file_system_error, os_error_of
@@ -56,6 +57,7 @@ class Scanner:
         check_runtime(cfg)
         self.cfg = cfg
         self.log = log
+        start_scan(log)  # the model cache: a failed write is said once, then the scan runs uncached
         for note in self.trainer.notes:
             log(note)
         self.plan: CheckPlan = build_plan(cfg)
@@ -296,6 +298,7 @@ class Scanner:
         """What this scan decided, for report.json: each check's status (ran, off, skipped, failed with why), the
         problems that make the scan incomplete, the source, config, models and stage statistics."""
         checks, problems = {}, []
+        take_clamps(self.stats, self.ctx)  # thresholds the stages ran with other values than asked
         described = source.describe()
         damage = described.get("damage")
         if damage:
@@ -309,12 +312,26 @@ class Scanner:
                                                     + "; ".join(self.check_errors[name])}
             if st["status"] == "failed" or (st["status"] == "skipped" and name in self.plan.explicit):
                 problems.append(f"{name} {st['status']}: {st['reason']}")
+            clamped = self.ctx.clamped.get(name) or {}
             checks[name] = {"description": info.description, "kind": info.kind,
                             "default_action": info.default_action, "action": self.plan.actions[name],
-                            "thresholds": self.plan.params[name], **st}
+                            "thresholds": {**self.plan.params[name], **{k: c["used"] for k, c in clamped.items()}},
+                            **({"clamped": clamped} if clamped else {}), **st}
         desc = {**described, "format": self.fmt, "columns": self.columns,
                 **({"formats": dict(sorted(self.formats.items()))} if len(self.formats) > 1 else {})}
-        return ScanFacts(checks, problems, self.n_input, desc, self.cfg.to_json(), self.ctx.models, self.stats)
+        return ScanFacts(checks, problems, self.n_input, desc, self._config_used(), self.ctx.models, self.stats,
+                         cache=cache_report())
+
+    def _config_used(self) -> dict[str, Any]:
+        """report.json ``config``: the run's configuration with every threshold a stage clamped (``Context.clamp``)
+        at the value it used (the value asked for is in ``checks.<check>.clamped``)."""
+        config = self.cfg.to_json()
+        for check, keys in self.ctx.clamped.items():
+            given = config["thresholds"].get(check) or {}
+            for key, c in keys.items():
+                if key in given:
+                    given[key] = c["used"]
+        return config
 
     def _decisions(self, out_dir: Path) -> dict:
         decisions = load_decisions(Path(out_dir) / DECISIONS_FILE)

@@ -14,7 +14,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from conftest import EXAMPLE
+from conftest import EXAMPLE, output_files
 from typer.testing import CliRunner
 
 import pairaudit
@@ -396,7 +396,7 @@ def test_a_damaged_report_names_a_rescan_that_works(tmp_path: Path, damage: str)
 
 
 # ------------------------------------------------------------------------------------------- 11. silent
-def test_folds_beyond_100_are_refused_and_fewer_folds_used_are_said(tmp_path: Path) -> None:
+def test_folds_beyond_100_are_refused_and_fewer_folds_used_are_reported_as_used(tmp_path: Path) -> None:
     src = tmp_path / "s.jsonl"
     src.write_bytes(b"".join(EXAMPLE.read_bytes().splitlines(keepends=True)[:60]))
     code, output = _cli("scan", str(src), "--out", str(tmp_path / "a"), "--only", "likely_flipped",
@@ -407,9 +407,73 @@ def test_folds_beyond_100_are_refused_and_fewer_folds_used_are_said(tmp_path: Pa
                         "--set", "likely_flipped.use_embedding=false")
     assert code == 0, output
     report = json.loads((tmp_path / "b" / "report.json").read_text())
-    stats = report["stats"]["likely_flipped"]
-    assert stats["folds"] == 6 and "folds=50 was asked; the fit used 6" in stats["folds_note"], stats
-    assert "the fit used 6" in " ".join(output.split())
+    check = report["checks"]["likely_flipped"]
+    assert report["stats"]["likely_flipped"]["folds"] == 6  # what the fit used, shown wherever folds is shown:
+    assert check["thresholds"]["folds"] == 6 and report["config"]["thresholds"]["likely_flipped"]["folds"] == 6
+    assert check["clamped"] == {"folds": {"requested": 50, "used": 6, "why": "at most one fold per 10 of the 60 "
+                                                                            "scored rows, at least 2"}}, check
+    assert "likely_flipped: folds=50 was asked; 6 was used" in " ".join(output.split())
+    (tmp_path / "b" / "decisions.jsonl").write_text(json.dumps({"row": 3, "decision": "drop"}) + "\n")
+    applied = pairaudit.apply_decisions(tmp_path / "b", rescan=True)  # a rescan asks for what the scan asked for
+    assert applied.report["checks"]["likely_flipped"]["clamped"]["folds"]["requested"] == 50
+    assert applied.report["totals"]["dropped"] >= 1
+
+
+def test_nprobe_beyond_the_cells_is_reported_as_the_cells_probed(tmp_path: Path) -> None:
+    """The same mechanism for the near-duplicate search: 100 rows in an IVF index have 2 cells, so
+    nprobe=1000 probes 2; report.json shows 2 where it shows nprobe, and both values with the reason."""
+    src = tmp_path / "s.jsonl"
+    src.write_bytes(b"".join(EXAMPLE.read_bytes().splitlines(keepends=True)[:100]))
+    code, output = _cli("scan", str(src), "--out", str(tmp_path / "a"), "--only", "near_duplicate_pair",
+                        "--set", "near_duplicate_pair.exact_max_rows=1", "--set", "near_duplicate_pair.nprobe=1000")
+    assert code == 0, output
+    report = json.loads((tmp_path / "a" / "report.json").read_text())
+    check, search = report["checks"]["near_duplicate_pair"], report["stats"]["near_duplicates"]
+    assert search["index"].startswith("ivf") and search["nprobe"] == search["nlist"] == 2, search
+    assert check["thresholds"]["nprobe"] == 2 and report["config"]["thresholds"]["near_duplicate_pair"]["nprobe"] == 2
+    assert check["clamped"]["nprobe"]["requested"] == 1000 and "2 cells" in check["clamped"]["nprobe"]["why"]
+    assert "clamped" not in search and "nprobe=1000 was asked; 2 was used" in " ".join(output.split())
+
+
+def test_calibration_floors_out_of_order_are_reported_as_used() -> None:
+    """max_response below min_response, min_response_flag above the copy threshold: the calibration runs
+    with the cap at the floor and the band floor at the copy threshold; its record and the check's
+    thresholds say those, and ``clamped`` both values with the reason (through Context.clamp)."""
+    import numpy as np
+
+    from pairaudit.config import Context, ScanConfig, take_clamps
+    from pairaudit.stages.near_duplicates.calibrate import calibrate
+    from pairaudit.stages.near_duplicates.infos import NEAR_DUPLICATE_INFO
+
+    params = {**NEAR_DUPLICATE_INFO.thresholds, "max_response": 0.5, "min_response_flag": 0.99}
+    negatives = np.random.default_rng(0).uniform(0.3, 0.8, 400)
+    info = calibrate((negatives, np.zeros(0)), params, "static")
+    assert info["cap"] == 0.85 and info["floor_flag"] == info["min_response"] == 0.85, info
+    logs: list[str] = []
+    ctx = Context(ScanConfig(), log=logs.append)
+    take_clamps({"near_duplicates": {"calibration": info}}, ctx)
+    assert "clamped" not in info and ctx.clamped["near_duplicate_pair"] == {
+        "max_response": {"requested": 0.5, "used": 0.85, "why": "below min_response: the copy threshold is never "
+                                                               "below its floor"},
+        "min_response_flag": {"requested": 0.99, "used": 0.85, "why": "above the copy threshold (0.85): the unsure "
+                                                                      "band starts at the copy threshold"}}
+    assert len(logs) == 2 and logs[0].startswith("near_duplicate_pair: max_response=0.5 was asked; 0.85 was used")
+    default = calibrate((negatives, np.zeros(0)), dict(NEAR_DUPLICATE_INFO.thresholds), "static")
+    assert "clamped" not in default and default["cap"] == 0.98 and default["floor_flag"] == 0.8
+
+
+@pytest.mark.parametrize("value", ["lots", "Infinity", "0", "-3", ""])
+def test_a_length_limit_that_is_a_stray_word_is_a_config_error(value: str) -> None:
+    """report.json's config (``apply``) or a config file can hold any string where a length limit goes: a
+    ConfigError naming the option (exit 2), never a TypeError from comparing it with 1 (fuzz_inputs seed 21)."""
+    from pairaudit.config import ScanConfig, validate_config
+    from pairaudit.errors import ConfigError
+
+    with pytest.raises(ConfigError) as err:
+        validate_config(ScanConfig(max_length=value))
+    assert str(err.value).startswith("option max_length = ") and err.value.exit_code == 2
+    for word in ("auto", "none", "None", " 2048 "):  # what trainer.profiles.parse_limit reads
+        validate_config(ScanConfig(max_length=word, truncation_mode="keep_end"))  # as a scan resolves it
 
 
 @pytest.mark.parametrize("kind", ["jsonl", "parquet"])
@@ -592,6 +656,74 @@ def test_a_polars_error_on_a_full_disk_is_disk_full(tmp_path: Path, monkeypatch:
     monkeypatch.setattr(errors, "disk_full", lambda _p, margin=0: False)  # space left: a real bug, not hidden
     with pytest.raises(pl.exceptions.ComputeError):
         pairaudit.scan(str(src), tmp_path / "out2", only=ONLY)
+
+
+def _cache_leftovers(disk: Path) -> list[str]:
+    """Temporary cache entries a failed write must not leave (pairaudit.cache names them .tmp-PID-...)."""
+    return sorted(str(p.relative_to(disk)) for p in disk.rglob("*") if ".tmp" in p.name)
+
+
+def test_a_full_model_cache_runs_the_scan_uncached_and_leaves_nothing(tiny_disk: Path, tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """PAIRAUDIT_CACHE on a full disk (the GGUF tokenizer, 3.4 MB, never fits; the embedding shards fail part
+    way at the small sizes): exit 0, the same outputs as with a working cache, one warning, report.json
+    ``cache`` saying what ran uncached, no temporary entry left; its fix (another PAIRAUDIT_CACHE) works."""
+    import os
+
+    from pairaudit.models import tokenizer as tokenizer_module
+
+    src = tmp_path / "s.jsonl"
+    src.write_bytes(b"".join(EXAMPLE.read_bytes().splitlines(keepends=True)[:20]))
+    opts = {"only": [*ONLY, "too_long", "near_duplicate_pair"], "embed_mode": "transformer"}
+    ref = output_files(pairaudit.scan(str(src), tmp_path / "ref", **opts).out_dir)
+    ref_report = json.loads(ref.pop("report.json"))
+    ref.pop("report.html"), ref.pop("timings.json")  # run-specific
+    monkeypatch.setenv("PAIRAUDIT_CACHE", str(tiny_disk / "cache"))
+    for free, fresh_process in ((0, True), (600, True), (20, False), (48, False)):
+        _fill(tiny_disk, free)
+        if fresh_process:  # the GGUF tokenizer is parsed (and its cache entry written) once per process
+            monkeypatch.setattr(tokenizer_module, "_TOKENIZER_CACHE", {})
+        logs: list[str] = []
+        audit = pairaudit.scan(str(src), tmp_path / f"out{free}", log=logs.append, **opts)
+        assert audit.exit_code == 0, audit.report["problems"]
+        cache = audit.report["cache"]
+        assert "[ENOSPC]" in cache["error"] and cache["folder"] == str(tiny_disk / "cache"), cache
+        assert ("the tokenizer parsed from the GGUF file" in cache["uncached"]) == fresh_process, cache
+        assert "embedding vectors" in cache["uncached"] and "PAIRAUDIT_CACHE" in cache["fix"], cache
+        assert sum("cache: could not write" in m for m in logs) == 1, logs  # warned once
+        assert _cache_leftovers(tiny_disk) == [], (free, _cache_leftovers(tiny_disk))
+        assert {k: v for k, v in output_files(audit.out_dir).items() if k in ref} == ref  # the same results
+        assert {k: v for k, v in audit.report.items() if k != "cache"} == ref_report
+    monkeypatch.setenv("PAIRAUDIT_CACHE", str(tmp_path / "elsewhere"))  # the fix it gives, followed
+    monkeypatch.setattr(tokenizer_module, "_TOKENIZER_CACHE", {})
+    audit = pairaudit.scan(str(src), tmp_path / "fixed", **opts)
+    assert audit.exit_code == 0 and "cache" not in audit.report
+    assert any(os.scandir(tmp_path / "elsewhere" / "tokenizers")) and output_files(audit.out_dir)["clean.jsonl"] == ref[
+        "clean.jsonl"]
+
+
+def test_a_tokenizer_object_and_a_full_cache_is_exit_2_with_fixes_that_work(tiny_disk: Path, tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tokenizer object is recorded as the cache folder it is saved in: with no room there the scan cannot
+    run as asked. Exit 2 before anything is written, nothing left in the cache, and both fixes it names work."""
+    from pairaudit.config import default_cache_dir
+    from pairaudit.models.tokenizer import load_tokenizer
+
+    tok, _ = load_tokenizer(None, default_cache_dir())  # a real transformers tokenizer object
+    src = tmp_path / "s.jsonl"
+    src.write_bytes(b"".join(EXAMPLE.read_bytes().splitlines(keepends=True)[:12]))
+    monkeypatch.setenv("PAIRAUDIT_CACHE", str(tiny_disk / "cache"))
+    _fill(tiny_disk, 300)
+    with pytest.raises(PairauditError) as err:
+        pairaudit.scan(str(src), tmp_path / "out", tokenizer=tok, only=ONLY)
+    text = str(err.value)
+    assert err.value.exit_code == 2 and "[ENOSPC]" in text and "PAIRAUDIT_CACHE" in err.value.fix, text
+    assert "tok.save_pretrained('DIR'), tokenizer='DIR'" in err.value.fix, text
+    assert _cache_leftovers(tiny_disk) == [] and not (tmp_path / "out").exists()
+    tok.save_pretrained(str(tmp_path / "tok"))  # fix 1: the tokenizer's own folder
+    assert pairaudit.scan(str(src), tmp_path / "out", tokenizer=str(tmp_path / "tok"), only=ONLY).exit_code == 0
+    monkeypatch.setenv("PAIRAUDIT_CACHE", str(tmp_path / "elsewhere"))  # fix 2: a cache with room
+    assert pairaudit.scan(str(src), tmp_path / "out2", tokenizer=tok, only=ONLY).exit_code == 0
 
 
 # ------------------------------------------------------------------- the fuzz surfaces, at a CI size

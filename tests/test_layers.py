@@ -27,7 +27,8 @@ ROOT = "pairaudit"
 # a package (its modules included); ``pairaudit`` itself is the package root (__init__.py) only.
 LAYERS: list[tuple[str, ...]] = [
     ("pairaudit.versions", "pairaudit.exit_codes", "pairaudit.errors", "pairaudit.quiet", "pairaudit.output_files"),
-    ("pairaudit.schema", "pairaudit.datatypes", "pairaudit.hashing", "pairaudit.config", "pairaudit.audit"),
+    ("pairaudit.schema", "pairaudit.datatypes", "pairaudit.hashing", "pairaudit.config", "pairaudit.audit",
+     "pairaudit.cache"),
     ("pairaudit.io", "pairaudit.outputs", "pairaudit.trainer"),
     ("pairaudit.models",),
     ("pairaudit.checks",),

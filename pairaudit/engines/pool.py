@@ -63,8 +63,9 @@ def pool_blocker(scanner: Scanner, source: Source) -> str | None:
 # -- worker side --------------------------------------------------------------------------------
 class _Worker:
     def __init__(self, cfg: Any, trainer: Any, fmt: str | None, stage_specs: list[tuple[str, list[str]]],
-                 cache_dir: str, splits: list[tuple[str, int, int]] | None) -> None:
+                 cache_dir: str, splits: list[tuple[str, int, int]] | None, cache_off: bool = False) -> None:
         from pairaudit.batch import BatchProcessor
+        from pairaudit.cache import start_scan
         from pairaudit.config import Context
         from pairaudit.io.formats import parse_columns
         from pairaudit.plan import build_plan
@@ -73,6 +74,7 @@ class _Worker:
         plan = build_plan(cfg)
         self.logs: list[str] = []
         self.done: dict[str, int] = {}
+        start_scan(self.logs.append, off=cache_off)  # the main process found the cache unwritable: no retry here
         self.ctx = Context(cfg, Path(cache_dir), self.logs.append, params=plan.params, progress=self._progress,
                            splits=splits)
         self.processor = BatchProcessor(cfg, plan, parse_columns(cfg.columns), fmt, Path(cache_dir), trainer)
@@ -192,11 +194,14 @@ def run_pool(scanner: Scanner, first: list[Any], batches: Iterator[list[Any]], p
              report: Callable[[int, int], None]) -> None:
     """``first`` and every further batch through ``workers`` processes, merged here in row order;
     ``report(rows merged, rows read)`` after each merged batch."""
+    from pairaudit.cache import cache_report
+
     specs = [(f"{type(s).__module__}:{type(s).__name__}", sorted(s.enabled)) for s in scanner.stages]
     if scanner.processor.to_pairs(first, []):  # the format, fixed from the first batch as in-process, and a
         scanner.processor.load_tokenizer()  # tokenizer that cannot load fails here
     scanner.first_batch_sanity(first)
-    init = (scanner.cfg, scanner.trainer, scanner.processor.fmt, specs, str(scanner.ctx.cache_dir), scanner.ctx.splits)
+    init = (scanner.cfg, scanner.trainer, scanner.processor.fmt, specs, str(scanner.ctx.cache_dir), scanner.ctx.splits,
+            cache_report() is not None)
     procs = [_Proc(init) for _ in range(workers)]
     ok = False
     try:

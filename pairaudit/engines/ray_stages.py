@@ -15,7 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from pairaudit.config import clamp_record
 from pairaudit.engines.wire import dumps, loads
+from pairaudit.stages.near_duplicates.search import nprobe_why
 
 if TYPE_CHECKING:
     from pairaudit.datatypes import Finding
@@ -203,6 +205,8 @@ def _search_stats(cells: dict[str, Any], n: int, assigned: list[dict[str, Any]],
         sizes = sum(np.asarray(x["cell_sizes"], np.int64) for x in assigned)
         search.update(index="ivf (FAISS k-means cells, BLAS blocks)", nlist=cells["nlist"], nprobe=cells["nprobe"],
                       n_train=cells["n_train"], largest_cell=int(sizes.max()), empty_cells=int((sizes == 0).sum()))
+        clamp_record(search, "near_duplicate_pair", "nprobe", int(cells["dup"]["nprobe"]), cells["nprobe"],
+                     nprobe_why(cells))
     search["n_candidates"] = sum(x["n_candidates"] for x in found)
     return search
 

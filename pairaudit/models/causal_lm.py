@@ -3,12 +3,11 @@ and cached as safetensors."""
 
 from __future__ import annotations
 
-import os
-import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from pairaudit.cache import cache_write
 from pairaudit.errors import ModelError, require
 from pairaudit.models.device import torch_dtype
 from pairaudit.models.loading import ModelSpec, hub_error
@@ -62,15 +61,13 @@ def load_causal_lm(spec: ModelSpec, *, cache_dir: Path | None = None, device: st
 
 
 def _save_dequantized(model: Any, saved: Path) -> None:
-    """Save a GGUF-loaded (already dequantized, fp32) model as safetensors; best effort."""
-    import shutil
-
-    tmp = saved.with_name(saved.name + f".tmp{uuid.uuid4().hex[:8]}")
+    """Save a GGUF-loaded (already dequantized, fp32) model as safetensors (:func:`pairaudit.cache.cache_write`:
+    skipped when the cache cannot be written)."""
+    model.hf_quantizer = None  # weights are plain tensors; the gguf marker only blocks saving
+    if hasattr(model.config, "quantization_config"):
+        del model.config.quantization_config
     try:
-        model.hf_quantizer = None  # weights are plain tensors; the gguf marker only blocks saving
-        if hasattr(model.config, "quantization_config"):
-            del model.config.quantization_config
-        model.save_pretrained(str(tmp))
-        os.replace(tmp, saved)
-    except Exception:  # noqa: BLE001 - caching is an optimisation only
-        shutil.rmtree(tmp, ignore_errors=True)
+        cache_write(saved.parent, lambda tmp: model.save_pretrained(str(tmp)), name=saved.name,
+                    what="the dequantized GGUF weights")
+    except Exception:  # noqa: BLE001 - a library's refusal to save: the weights are loaded, the cache is a speed-up
+        pass

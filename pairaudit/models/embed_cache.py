@@ -5,9 +5,10 @@ Layout (``cache_dir/embeddings/<model key>-<precision>/``)::
     <shard>.vecs.npy   (m, d) float16  embeddings
     <shard>.keys.npy   (m, 16) uint8   first 16 bytes of sha256(text, UTF-8)
 
-Each shard is written to a temporary file and renamed into place, vectors first and keys last, so a
-reader that lists ``*.keys.npy`` only ever sees complete shards; two concurrent runs can write shards
-side by side (a text encoded by both just appears twice, which is harmless).
+Each shard is written to a temporary file and renamed into place (:func:`pairaudit.cache.cache_write`),
+vectors first and keys last, so a reader that lists ``*.keys.npy`` only ever sees complete shards; two
+concurrent runs can write shards side by side (a text encoded by both just appears twice, which is
+harmless). When the cache cannot be written, a shard stays in memory for the run.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ import uuid
 from pathlib import Path
 
 import numpy as np
+
+from pairaudit.cache import cache_write
 
 KEY_BYTES = 16
 
@@ -34,6 +37,7 @@ class ShardStore:
         self.folder = folder
         self._shards: list[Path] = []
         self._vecs: list[np.ndarray | None] = []  # memory-mapped on first use
+        self._on_disk: list[bool] = []  # per shard: written (False: the cache could not be written; kept in memory)
         self._keys = np.empty(0, dtype=f"S{KEY_BYTES}")  # sorted
         self._loc = np.empty(0, dtype=np.int64)  # shard index << 32 | row
         self._pending: dict[bytes, int] = {}  # written by this process since the last merge
@@ -56,6 +60,7 @@ class ShardStore:
             idx = len(self._shards)
             self._shards.append(vec_path)
             self._vecs.append(None)
+            self._on_disk.append(True)
             keys.append(np.ascontiguousarray(k).view(f"S{KEY_BYTES}").ravel())
             locs.append((np.int64(idx) << 32) | np.arange(len(k), dtype=np.int64))
         if keys:
@@ -103,19 +108,20 @@ class ShardStore:
         return out
 
     def add(self, keys: list[bytes], vecs16: np.ndarray) -> None:
-        """Write one shard (temp file + rename) and make it visible to lookups."""
-        self.folder.mkdir(parents=True, exist_ok=True)
+        """Write one shard (temp file + rename, :func:`pairaudit.cache.cache_write`) and make it visible to
+        lookups; when the cache cannot be written the shard stays in memory for this run."""
         name = f"{os.getpid()}-{uuid.uuid4().hex}"
-        vec_path = self.folder / f"{name}.vecs.npy"
-        key_path = self.folder / f"{name}.keys.npy"
         karr = np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(len(keys), KEY_BYTES)
-        for path, arr in ((vec_path, vecs16), (key_path, karr)):  # keys last: they commit the shard
-            tmp = path.with_name(path.name + f".tmp{uuid.uuid4().hex[:8]}")
-            with open(tmp, "wb") as fh:
-                np.save(fh, arr)
-            os.replace(tmp, path)
+        vec_path = cache_write(self.folder, lambda tmp: _save(tmp, vecs16), name=f"{name}.vecs.npy",
+                               what="embedding vectors")
+        # keys last: they commit the shard (a vectors file without keys is removed)
+        if vec_path is not None and cache_write(self.folder, lambda tmp: _save(tmp, karr), name=f"{name}.keys.npy",
+                                                what="embedding vectors") is None:
+            vec_path.unlink(missing_ok=True)
+            vec_path = None
+        self._on_disk.append(vec_path is not None)
         idx = len(self._shards)
-        self._shards.append(vec_path)
+        self._shards.append(vec_path or self.folder / f"{name}.in-memory")
         self._vecs.append(np.asarray(vecs16))  # already in memory; no need to map it
         locs = (np.int64(idx) << 32) | np.arange(len(keys), dtype=np.int64)
         for k, loc in zip(keys, locs.tolist()):
@@ -130,5 +136,10 @@ class ShardStore:
             self._pending_keys.clear()
             self._pending_loc.clear()
             # shards we wrote ourselves can be memory-mapped from now on
-            self._vecs = [None if isinstance(v, np.ndarray) and not isinstance(v, np.memmap) else v
-                          for v in self._vecs]
+            self._vecs = [None if isinstance(v, np.ndarray) and not isinstance(v, np.memmap) and disk else v
+                          for v, disk in zip(self._vecs, self._on_disk)]
+
+
+def _save(path: Path, arr: np.ndarray) -> None:
+    with open(path, "wb") as fh:
+        np.save(fh, arr)

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
+from pairaudit.cache import cache_write
+
 KEY_BYTES = 16
 
 
@@ -101,13 +103,14 @@ class LogpCache:
             self._pending[k] = (np.asarray(vals[j], dtype=np.float64), None if hid is None else hid[j])
         if self.folder is None or not keys:
             return
-        self.folder.mkdir(parents=True, exist_ok=True)
-        path = self.folder / f"{os.getpid()}-{uuid.uuid4().hex}.npz"
-        tmp = path.with_name(path.name + ".tmp")
         karr = np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(len(keys), KEY_BYTES)
         arrays = {"keys": karr, "vals": np.asarray(vals, dtype=np.float64)}
         if hid is not None:
             arrays["hid"] = np.asarray(hid, dtype=np.float16)
-        with open(tmp, "wb") as fh:
-            np.savez(fh, **arrays)
-        os.replace(tmp, path)
+
+        def save(tmp: Path) -> None:
+            with open(tmp, "wb") as fh:
+                np.savez(fh, **arrays)
+
+        # values stay in memory (``_pending``) when the cache cannot be written
+        cache_write(self.folder, save, name=f"{os.getpid()}-{uuid.uuid4().hex}.npz", what="model scores")

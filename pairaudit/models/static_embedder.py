@@ -16,19 +16,21 @@ with the same source model get the same vectors. Without a cache dir it is disti
 from __future__ import annotations
 
 import hashlib
-import os
-import shutil
-import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from pairaudit.cache import cache_write
 from pairaudit.errors import ConfigError, ModelError, require
 
 PCA_DIMS = 256
 DISTILL_VERSION = "m2v1"  # bump when the distillation settings change (new cache folder)
+
+
+#: static models distilled in this process that no cache holds (no cache dir, or it could not be written)
+_UNSAVED: dict[str, Any] = {}
 
 
 def _settings_key(source_sha: str) -> str:
@@ -89,16 +91,20 @@ class StaticEmbedder:
         if folder is not None and (folder / "model.safetensors").exists():
             self._model = m2v.StaticModel.from_pretrained(str(folder))
             return self._model
+        key = _settings_key(self.source_sha256)
+        if key in _UNSAVED:  # distilled before in this process, and the cache could not keep it
+            self._model = _UNSAVED[key]
+            return self._model
         model = self._distil()
         self.distilled_now = True
-        if folder is not None:  # write to a temp folder, then rename: a reader never sees half a model
-            tmp = folder.with_name(folder.name + f".tmp{os.getpid()}-{uuid.uuid4().hex[:8]}")
-            model.save_pretrained(str(tmp))
-            try:
-                os.replace(tmp, folder)
-            except OSError:  # another process renamed its copy first: use theirs
-                shutil.rmtree(tmp, ignore_errors=True)
-            model = m2v.StaticModel.from_pretrained(str(folder))
+        saved = None
+        if folder is not None:  # a temp folder, then renamed: a reader never sees half a model
+            saved = cache_write(folder.parent, lambda tmp: model.save_pretrained(str(tmp)), name=folder.name,
+                                what="the distilled static embedding model")
+        if saved is not None:
+            model = m2v.StaticModel.from_pretrained(str(saved))
+        else:  # no cache: distilled once per process, not once per stage
+            _UNSAVED[key] = model
         self._model = model
         return model
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from pairaudit.cache import cache_write
 from pairaudit.models.loading import BUNDLED_LM_NAME, ModelSpec, hub_error, resolve_model
 from pairaudit.trainer.profiles import TrainerSettings
 
@@ -51,14 +52,8 @@ def load_tokenizer(spec_arg: str | None, cache_dir: Path | None = None, *, trust
                 tok = AutoTokenizer.from_pretrained(str(saved))
             else:
                 tok = AutoTokenizer.from_pretrained(spec.path, gguf_file=spec.gguf_file)
-                tmp = saved.with_name(saved.name + f".tmp{id(tok)}")
-                tok.save_pretrained(str(tmp))
-                try:
-                    tmp.rename(saved)
-                except OSError:  # another process won the race
-                    import shutil
-
-                    shutil.rmtree(tmp, ignore_errors=True)
+                cache_write(saved.parent, lambda tmp: tok.save_pretrained(str(tmp)), name=saved.name,
+                            what="the tokenizer parsed from the GGUF file")
         else:
             tok = AutoTokenizer.from_pretrained(spec.path, trust_remote_code=trust_remote_code,
                                                 **spec.from_pretrained_kwargs())

@@ -1,7 +1,8 @@
 """``report.json``: counts per check and action, totals (input = kept + dropped), config, models, versions.
 
 Identical for identical input and config: run-specific figures (timings, cache counters) go to
-``timings.json`` (:data:`TIMINGS`).
+``timings.json`` (:data:`TIMINGS`). The one exception is ``cache``, present only when the model cache could
+not be written (the scan ran uncached: same results, a slower rerun; the report says so and how to fix it).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ class ScanFacts:
         config: the scan's configuration (``ScanConfig.to_json``).
         models: the models that ran, by role.
         stats: the stages' report.json statistics.
+        cache: None, or why the model cache could not be written and what ran uncached (``cache.cache_report``).
     """
 
     checks: dict[str, dict[str, Any]]
@@ -42,6 +44,7 @@ class ScanFacts:
     config: dict[str, Any]
     models: dict[str, Any]
     stats: dict[str, Any]
+    cache: dict[str, Any] | None = None
 
 
 def build_report(facts: ScanFacts, tally: Tally, flips: list[int], counts: dict[str, int], n_decisions: int,
@@ -76,6 +79,7 @@ def build_report(facts: ScanFacts, tally: Tally, flips: list[int], counts: dict[
         "checks": checks,
         "config": {k: v for k, v in facts.config.items() if k not in RUN_SPECIFIC},
         "models": facts.models,
+        **({"cache": facts.cache} if facts.cache else {}),
         "assumptions": assumptions,
         "versions": versions(),
         "stats": facts.stats,

@@ -47,7 +47,7 @@ def print_summary(audit: Any) -> None:
     review = review_line(rep, audit.out_dir)
     if review:
         console.print(terminal_safe(review), markup=False, highlight=False)
-    for line in assumption_lines(rep) + flip_lines(rep):
+    for line in assumption_lines(rep) + flip_lines(rep) + cache_lines(rep):
         console.print(terminal_safe(line), markup=False, highlight=False)
     console.print(f"outputs in {safe(audit.out_dir)}/: clean, dropped, findings.parquet, scores.parquet, "
                   "report.json, report.html")
@@ -116,3 +116,12 @@ def assumption_lines(report: dict[str, Any]) -> list[str]:
             lines.append(f"trainer filter: {tr['row_filter']}")
     lines += [f"note: {n}" for n in a.get("notes") or []]
     return lines
+
+
+def cache_lines(report: dict[str, Any]) -> list[str]:
+    """report.json ``cache`` (only when the model cache could not be written): what ran uncached, the fix."""
+    c = report.get("cache")
+    if not isinstance(c, dict):
+        return []
+    return [f"cache: {c.get('folder')} could not be written ({c.get('error')}); ran uncached, same results: "
+            f"{', '.join(map(str, c.get('uncached') or []))}. fix: {c.get('fix')}"]

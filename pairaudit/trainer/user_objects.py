@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import shutil
 from pathlib import Path
 from typing import Any
 
+from pairaudit.cache import cache_write
 from pairaudit.errors import ConfigError
 from pairaudit.schema import did_you_mean
 
@@ -37,27 +37,28 @@ def tokenizer_folder(tok: Any, cache_dir: Path) -> str:
                           expected="a str or Path (HF folder or id, or a .gguf file), or a PreTrainedTokenizerBase "
                                    "such as AutoTokenizer.from_pretrained(...)",
                           fix="pass the tokenizer your trainer gets as processing_class, or its folder")
-    root = Path(cache_dir) / "tokenizers"
-    root.mkdir(parents=True, exist_ok=True)
-    tmp = root / f".saving-{id(tok)}"
-    shutil.rmtree(tmp, ignore_errors=True)
-    try:
-        tok.save_pretrained(str(tmp))
-    except Exception as exc:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise ConfigError(f"tokenizer= could not be saved for the scan: {type(exc).__name__}: {exc}",
-                          fix="pass the tokenizer's folder instead (tokenizer='path/to/folder')") from exc
-    digest = hashlib.sha256()
-    for f in sorted(tmp.iterdir()):
-        digest.update(f.name.encode() + b"\0" + f.read_bytes() + b"\0")
-    final = root / f"object-{digest.hexdigest()[:32]}"
-    if final.exists():
-        shutil.rmtree(tmp, ignore_errors=True)
-    else:
+
+    def save(tmp: Path) -> None:
         try:
-            tmp.rename(final)
-        except OSError:  # another process saved the same tokenizer meanwhile
-            shutil.rmtree(tmp, ignore_errors=True)
+            tok.save_pretrained(str(tmp))
+        except OSError:
+            raise
+        except Exception as exc:
+            if "os error" in str(exc):  # the file system's (tokenizers reports it as a plain Exception)
+                raise
+            raise ConfigError(f"tokenizer= could not be saved for the scan: {type(exc).__name__}: {exc}",
+                              fix="pass the tokenizer's folder instead (tokenizer='path/to/folder')") from exc
+
+    def named(tmp: Path) -> str:
+        digest = hashlib.sha256()
+        for f in sorted(tmp.iterdir()):
+            digest.update(f.name.encode() + b"\0" + f.read_bytes() + b"\0")
+        return f"object-{digest.hexdigest()[:32]}"
+
+    final = cache_write(Path(cache_dir) / "tokenizers", save, name=named, required=True,
+                        what="the tokenizer object (a scan records it as that folder)",
+                        otherwise="or save it yourself and pass its folder: tok.save_pretrained('DIR'), "
+                                  "tokenizer='DIR'")
     return str(final)
 
 

@@ -315,8 +315,6 @@ class FlipStage(Stage):
                                                                     LABELS, model=flip_model, groups=f.get("groups"))
             if model is not None:
                 model["flips"] = flip_model
-            if stats["likely_flipped"].get("folds_note"):
-                self.ctx.log(f"likely_flipped: {stats['likely_flipped']['folds_note']}")
             res.findings += findings
             res.scores.update(scores)
         if "dpo_overflow_risk" in self.enabled:

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from pairaudit.checks.base import CheckInfo
+from pairaudit.config import clamp_record
 from pairaudit.datatypes import Finding
 from pairaudit.stages.flips.model import drivers, fit_flip_model, oof_logodds
 from pairaudit.stages.flips.stats import judge
@@ -100,9 +101,9 @@ def flip_result(rows: np.ndarray, raw: dict[str, np.ndarray], emb: np.ndarray | 
                      **{f"{k}_linear": np.mean(v, axis=0) for k, v in stacked.items() if v})
     score[idx] = 1.0 - fit.p_correct
     stats.update(rows_per_signal=signals, weights=fit.weights, folds=fit.folds, temperature=round(fit.temperature, 4))
-    if fit.folds and fit.folds != folds:  # said as it happened: the thresholds keep what was asked
-        stats["folds_note"] = (f"folds={folds} was asked; the fit used {fit.folds} (at most one fold per 10 of the "
-                               f"{len(idx):,} scored rows, at least 2)")
+    if fit.folds:
+        clamp_record(stats, "likely_flipped", "folds", folds, fit.folds,
+                     f"at most one fold per 10 of the {len(idx):,} scored rows, at least 2")
     findings: list[Finding] = []
     thr = float(params["threshold"])
     if stats["flags"]:

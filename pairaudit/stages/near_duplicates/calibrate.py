@@ -24,6 +24,8 @@ from typing import Any
 
 import numpy as np
 
+from pairaudit.config import clamp_record
+from pairaudit.stages.near_duplicates.infos import NEAR_DUPLICATE_INFO
 from pairaudit.stages.near_duplicates.match import lexical
 from pairaudit.stages.near_duplicates.search import rowdot
 from pairaudit.stages.near_duplicates.verify import two_row_prompts
@@ -136,6 +138,12 @@ def calibrate(negs: tuple[np.ndarray, np.ndarray], params: dict[str, Any], space
         info["q"] = round(q, 4)
     info["min_response"] = round(t, 4)
     info["min_response_flag"] = round(tf, 4)
+    # the floors and the cap as the rule used them (report.json shows the values used: Context.clamp)
+    info["cap"], info["floor_flag"] = max(cap, floor), min(floor_flag, round(t, 4))
+    clamp_record(info, NEAR_DUPLICATE_INFO.name, "max_response", cap, info["cap"],
+                 "below min_response: the copy threshold is never below its floor")
+    clamp_record(info, NEAR_DUPLICATE_INFO.name, "min_response_flag", floor_flag, info["floor_flag"],
+                 f"above the copy threshold ({round(t, 4)}): the unsure band starts at the copy threshold")
     return info
 
 

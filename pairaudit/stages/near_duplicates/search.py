@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from pairaudit.config import clamp_record
+
 
 def center(A: np.ndarray, mean: np.ndarray | None, chunk: int = 65536, out: np.ndarray | None = None) -> np.ndarray:
     """Unit rows of ``A - mean`` (float16 in, float16 out; ``mean=None``: only re-normalised; ``out``: where to
@@ -73,6 +75,11 @@ def plan_cells(n: int, exact_max_rows: int, nprobe: int, force: str | None = Non
     nlist = int(min(65536, max(8, round(2 * math.sqrt(n)))))
     nlist = min(nlist, max(1, n // 39))
     return {"nlist": nlist, "nprobe": max(1, min(nprobe, nlist)), "n_train": min(n, 40 * nlist)}
+
+
+def nprobe_why(plan: dict[str, int]) -> str:
+    """Why ``plan_cells`` probes fewer cells than asked."""
+    return f"the index of these rows has {plan['nlist']} cells: every cell was probed"
 
 
 def training_sample(n: int, n_train: int) -> np.ndarray:
@@ -220,6 +227,7 @@ def neighbour_search(S: np.ndarray, k: int, min_sim: float, exact_max_rows: int,
         cell_members = [np.arange(n)]
         probe_rows = [np.arange(n)]
     else:
+        clamp_record(info, "near_duplicate_pair", "nprobe", nprobe, plan["nprobe"], nprobe_why(plan))
         nlist, nprobe, n_train = plan["nlist"], plan["nprobe"], plan["n_train"]
         centroids = train_cells(S[training_sample(n, n_train)], nlist)
         cell_members, probe_rows = cell_lists(assign_cells(S, centroids, nprobe), nlist)
