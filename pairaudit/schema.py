@@ -118,10 +118,18 @@ def finite_or_none(value: Any) -> float | None:
 
 
 def _optional_parts(data: dict[str, Any], p: str) -> None:
-    """The parts of report.json ``apply`` reads when they are there: decisions, assumptions.trainer."""
+    """The parts of report.json ``apply`` and ``report`` read when they are there: decisions, assumptions.trainer,
+    problems (a list of strings), remedies (per check: rows and text)."""
     for key in ("decisions", "assumptions"):
         if data.get(key) is not None:
             mapping(data[key], f"{p}: {key}")
+    problems = data.get("problems")
+    if problems is not None and (not isinstance(problems, list) or not all(isinstance(v, str) for v in problems)):
+        raise ConfigError(f"{p}: problems = {_found(problems)}", expected="a list of strings")
+    for name, remedy in mapping(data.get("remedies") or {}, f"{p}: remedies").items():
+        remedy = mapping(remedy, f"{p}: remedies.{name}")
+        integer(remedy.get("rows"), f"{p}: remedies.{name}.rows", lo=0)
+        string(remedy.get("text"), f"{p}: remedies.{name}.text")
     trainer = (data.get("assumptions") or {}).get("trainer")
     if trainer is not None:
         mapping(trainer, f"{p}: assumptions.trainer")

@@ -371,8 +371,13 @@ def test_the_unreliable_trace_fix_chain_ends_when_every_named_setting_is_passed(
     assert any(c["check"] == "epochs" and c["result"] == "not_checked" for c in doc["order"]["verification"])
 
 
-@pytest.mark.parametrize("damage", ["types", "not-json"])
+DAMAGE = {"types": {"totals": "x"}, "problems": {"problems": float("nan")}, "remedies": {"remedies": {"a": 1}}}
+
+
+@pytest.mark.parametrize("damage", ["types", "not-json", "problems", "remedies"])
 def test_a_damaged_report_names_a_rescan_that_works(tmp_path: Path, damage: str) -> None:
+    """problems / remedies (fuzz seeds 0-60, report.json parts): a NaN problems list made `apply` a TypeError, a
+    number for a remedy made `report` a template error; every part the commands read is checked on reading."""
     import shlex
 
     src = tmp_path / "s.jsonl"
@@ -380,7 +385,8 @@ def test_a_damaged_report_names_a_rescan_that_works(tmp_path: Path, damage: str)
     out = tmp_path / "out"
     assert _cli("scan", str(src), "--out", str(out), "-q", "--only", ",".join(ONLY))[0] == 0
     report = json.loads((out / "report.json").read_text())
-    (out / "report.json").write_text("{oops" if damage == "not-json" else json.dumps({**report, "totals": "x"}))
+    (out / "report.json").write_text("{oops" if damage == "not-json" else json.dumps({**report, **DAMAGE[damage]}))
+    (out / "decisions.jsonl").write_text(json.dumps({"row": 1, "decision": "drop"}) + "\n")
     for command in (["show", str(out), "1"], ["apply", str(out)], ["report", str(out)]):
         code, output = _cli(*command)
         assert code == 2 and "fix: scan again into a new folder: " in output, output
