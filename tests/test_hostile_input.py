@@ -497,6 +497,18 @@ def test_split_on_a_source_without_splits_warns(tmp_path: Path, kind: str) -> No
     assert "--split test was ignored" in report["source"]["notes"][0] and report["totals"]["input"] == 12
 
 
+def test_subset_on_a_local_source_warns(tmp_path: Path) -> None:
+    """B9 (issue 38's checker): `--subset` on a local file was ignored without a word."""
+    src = tmp_path / "s.jsonl"
+    src.write_bytes(b"".join(EXAMPLE.read_bytes().splitlines(keepends=True)[:12]))
+    code, output = _cli("scan", str(src), "--subset", "harmless", "--out", str(tmp_path / "out"),
+                        "--only", ",".join(ONLY))
+    assert code == 0 and "--subset harmless was ignored" in " ".join(output.split()), output
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert any("--subset harmless was ignored" in n for n in report["source"]["notes"])
+    assert report["totals"]["input"] == 12
+
+
 def test_report_refuses_to_replace_an_edited_report_html_and_its_fix_works(tmp_path: Path) -> None:
     import shlex
 

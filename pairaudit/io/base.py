@@ -69,11 +69,17 @@ class Source:
     def source_notes(self) -> list[str]:
         """What the scan should say about how this source was read (``report.json`` ``source.notes``, printed
         as warnings): e.g. a ``--split`` given for a source that has no splits."""
+        notes = []
         split = getattr(self, "ignored_split", None)
-        if split is None:
-            return []
-        return [f"--split {split} was ignored: a {self.kind} source is one table without splits (every record was "
-                "scanned); splits belong to a DatasetDict (its save_to_disk folder, a hub id)"]
+        if split is not None:
+            notes.append(f"--split {split} was ignored: a {self.kind} source is one table without splits (every "
+                         "record was scanned); splits belong to a DatasetDict (its save_to_disk folder, a hub id)")
+        subset = getattr(self, "ignored_subset", None)
+        if subset is not None:
+            notes.append(f"--subset {subset} was ignored: a subset names a hub dataset's configuration, and a "
+                         f"{self.kind} source is read as it is (every record was scanned); to scan one "
+                         "configuration, pass the hub id, or the file or save_to_disk folder of that configuration")
+        return notes
 
 
 def arrow_records(rows: list[int], table: Any) -> list[Record]:

@@ -267,10 +267,13 @@ class ParquetSource(Source):
 def open_source(source: Any, *, split: Any = None, subset: str | None = None) -> Source:
     """Open a JSONL/JSON/Parquet file or folder, a ``save_to_disk`` folder, a hub dataset id, or an
     in-memory object (``io.python_sources``). ``split``: a name, ``all`` or a list (``io.hf``); given for a
-    source without splits it is ignored with a note (``Source.source_notes``), never silently."""
+    source without splits it is ignored with a note (``Source.source_notes``), never silently; so is a ``subset``
+    (a hub dataset's configuration) given for anything but a hub id."""
     src = _open_source(source, split=split, subset=subset)
     if split is not None and src.splits is None and getattr(src, "split", None) is None:
         src.ignored_split = split  # type: ignore[attr-defined]
+    if subset is not None and src.kind != "hf_hub":
+        src.ignored_subset = subset  # type: ignore[attr-defined]
     return src
 
 
