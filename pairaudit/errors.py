@@ -121,11 +121,14 @@ def file_system_error(exc: OSError, out: object = None, doing: str = "", in_plac
     import errno
 
     name = errno.errorcode.get(exc.errno or 0, "")
-    if in_place and name in ("ENOSPC", "EDQUOT"):
+    if in_place and name in ("ENOSPC", "EDQUOT", "EACCES", "EPERM", "EROFS"):  # no --out to offer
+        first = (f"free space on the disk of {out} (about the size of its outputs)" if name in ("ENOSPC", "EDQUOT")
+                 else f"make {out} writable for you (its disk is read-only)" if name == "EROFS"
+                 else f"make {out} and its files writable for you")
         return FileSystemError(f"stopped{' while ' + doing if doing else ''}: {exc.strerror or exc} [{name}]"
                                f"{f': {exc.filename}' if exc.filename else ''}; nothing in {out} changed",
-                               fix=f"free space on the disk of {out} (about the size of its outputs), or copy "
-                                   f"the folder to another disk with its links (cp -a) and run the command there")
+                               fix=f"{first}, or copy the folder to another disk with its links (cp -a) and run "
+                                   "the command there")
     where = f": {exc.filename}" if exc.filename else ""
     kept = f"; nothing in --out {out} changed (it still holds its previous outputs, if any)" if out is not None else ""
     return FileSystemError(f"stopped{' while ' + doing if doing else ''}: {exc.strerror or exc}{f' [{name}]' if name else ''}{where}{kept}",

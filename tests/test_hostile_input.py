@@ -629,6 +629,25 @@ def test_a_disk_that_fills_at_every_write_is_exit_2_and_leaves_nothing(tiny_disk
     assert codes == {0, 2}, codes
 
 
+def test_report_on_a_full_disk_suggests_no_out_and_its_fix_works(tiny_disk: Path, tmp_path: Path) -> None:
+    """B3 (issue 38's checker): `pairaudit report` on a full disk suggested --out, which `report` does not have.
+    The fix is generated for the command that ran (in place): freeing space, as it says, makes it work."""
+    src = tmp_path / "s.jsonl"
+    src.write_bytes(b"".join(EXAMPLE.read_bytes().splitlines(keepends=True)[:20]))
+    out = tiny_disk / "out"
+    pairaudit.scan(str(src), out, only=ONLY)
+    before = (out / "report.html").read_bytes()
+    _fill(tiny_disk, 0)
+    code, output = _cli("report", str(out))
+    flat = " ".join(output.split())
+    assert code == 2 and "[ENOSPC]" in flat and "--out" not in flat, output
+    assert f"fix: free space on the disk of {out}" in flat and "cp -a" in flat, output
+    assert (out / "report.html").read_bytes() == before and _leftovers(out) == []
+    (tiny_disk / "filler").unlink()  # the fix, followed
+    code, output = _cli("report", str(out))
+    assert code == 0, output
+
+
 def test_a_failed_manifest_write_leaves_no_temporary_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import errno
     import os

@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from pairaudit.cli.console import damaged_report, fail, progress_display, silenced
-from pairaudit.errors import ConfigError, PairauditError
+from pairaudit.errors import ConfigError, PairauditError, file_system_error
 from pairaudit.output_files import REPORT_JSON
 from pairaudit.report import terminal
 
@@ -50,7 +50,9 @@ def report(out: Annotated[Path, typer.Argument(help="An output folder written by
     try:
         with damaged_report(out):
             terminal.echo(render_report(out))
-    except (PairauditError, OSError) as exc:
+    except OSError as exc:  # report writes into OUT and has no --out: the fix says so (file_system_error)
+        fail(file_system_error(exc, out, "writing report.html", in_place=True))
+    except PairauditError as exc:
         fail(exc)
 
 
