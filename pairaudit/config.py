@@ -107,7 +107,14 @@ def load_config_file(path: str | Path) -> dict[str, Any]:
         raise ConfigError(f"config file {p} cannot be parsed: {exc}", expected="valid TOML or JSON") from exc
     if not isinstance(data, dict):
         raise ConfigError(f"config file {p} must hold a table/object at top level")
+    if SCAN_RECORD_KEYS <= data.keys() and isinstance(data["config"], dict):
+        return data["config"]  # an output folder's record of its scan (.scan.json): the configuration it ran with
     return data
+
+
+#: the keys of an output folder's scan record (``.pairaudit/current/.scan.json``), which ``--config`` reads as the
+#: configuration that scan ran with (the rescan fix of a damaged output names it: pairaudit.schema.rescan_fix)
+SCAN_RECORD_KEYS = {"config", "pairaudit_version", "source", "files"}
 
 
 @dataclass

@@ -160,8 +160,13 @@ def rescan_fix(out_dir: Any, changed: str = "report.json") -> str:
         source = (recorded_scan(out) or {}).get("source")
     src = shlex.quote(source) if isinstance(source, str) and os.path.exists(source) else "SOURCE"
     new = shlex.quote(str(out).rstrip("/") + "-rescan")
-    return (f"scan again into a new folder: pairaudit scan {src} --out {new} (the same --out keeps the changed "
-            f"{changed}: pairaudit never replaces a file changed since it wrote it)")
+    options = ""
+    if isinstance((recorded_scan(out) or {}).get("config"), dict):  # the scan's own options, all of them
+        from pairaudit.output_files import SCAN_RECORD
+
+        options = f" --config {shlex.quote(str(out / '.pairaudit' / 'current' / SCAN_RECORD))}"
+    return (f"scan again into a new folder: pairaudit scan {src} --out {new}{options} (the same --out keeps the "
+            f"changed {changed}: pairaudit never replaces a file changed since it wrote it)")
 
 
 def recorded_scan(out_dir: Any) -> dict[str, Any] | None:

@@ -394,9 +394,12 @@ def test_a_damaged_report_names_a_rescan_that_works(tmp_path: Path, damage: str)
     args = shlex.split(fix)
     # the source is named even when report.json cannot be read: the scan's own record (.scan.json) holds it
     assert args[:3] == ["pairaudit", "scan", str(src)] and "SOURCE" not in fix
-    code, output = _cli(*args[1:], "-q", "--only", ",".join(ONLY))
+    code, output = _cli(*args[1:], "-q")  # as printed: the scan's own options come with it (B5: --config)
     assert code == 0, output
-    assert _totals(Path(args[args.index("--out") + 1]))["input"] == 12
+    new = Path(args[args.index("--out") + 1])
+    assert _totals(new)["input"] == 12
+    assert json.loads((new / "report.json").read_text())["config"] == report["config"]
+    assert (new / "findings.parquet").read_bytes() == (out / ".pairaudit" / "current" / "findings.parquet").read_bytes()
     code, output = _cli("scan", str(src), "--out", str(out), "-q")  # the old advice: refused, as it says
     assert code == 2 and "changed since pairaudit wrote it" in output
 
