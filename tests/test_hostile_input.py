@@ -512,6 +512,22 @@ def test_subset_on_a_local_source_warns(tmp_path: Path) -> None:
     assert report["totals"]["input"] == 12
 
 
+def test_report_after_the_user_removed_report_html_writes_pairaudits_own_page(tmp_path: Path) -> None:
+    """B10 (issue 38's checker): `rm OUT/report.html; pairaudit report OUT` wrote a plain file that scan and apply
+    then refused as not pairaudit's. The page is re-rendered in the committed generation and its link put back."""
+    src = tmp_path / "s.jsonl"
+    src.write_bytes(b"".join(EXAMPLE.read_bytes().splitlines(keepends=True)[:12]))
+    out = tmp_path / "out"
+    assert _cli("scan", str(src), "--out", str(out), "-q", "--only", ",".join(ONLY))[0] == 0
+    (out / "report.html").unlink()
+    code, output = _cli("report", str(out))
+    assert code == 0 and (out / "report.html").is_symlink() and (out / "report.html").read_text().startswith("<!"), output
+    (out / "decisions.jsonl").write_text(json.dumps({"row": 1, "decision": "drop"}) + "\n")
+    assert _cli("apply", str(out))[0] == 0
+    code, output = _cli("scan", str(src), "--out", str(out), "-q", "--only", ",".join(ONLY))
+    assert code == 0, output
+
+
 def test_report_refuses_to_replace_an_edited_report_html_and_its_fix_works(tmp_path: Path) -> None:
     import shlex
 

@@ -72,8 +72,12 @@ def _link_tree(src: Path, dst: Path, skip: set[str]) -> None:
 
 def refresh_record(out: Path, name: str) -> None:
     """After pairaudit itself replaced ``name`` in the committed generation (``pairaudit report``), record
-    the new file so the next scan knows it as its own."""
+    the new file so the next scan knows it as its own, and put back the folder's link to it when the user
+    removed the link (``rm OUT/report.html`` then ``pairaudit report OUT``: the page is pairaudit's again)."""
     meta = Path(out) / META
+    link = Path(out) / name
+    if not os.path.lexists(link) and (meta / "current" / name).is_file():
+        os.symlink(f"{META}/current/{name}", link)
     try:
         data = json.loads((meta / "manifest.json").read_text(encoding="utf-8"))
         gen = meta / data["generation"]
@@ -87,12 +91,15 @@ def committed_file(out: Path, name: str) -> Path:
     """The file behind output ``name`` in the committed generation, checked to lie inside ``.pairaudit``
     (pairaudit replaces it there); a plain file of the user's at that name is refused."""
     link = Path(out) / name
+    behind = False  # whether ``link`` is already the committed file's path (its link was removed)
     if not os.path.lexists(link):
-        return link
-    if not link.is_symlink() and link.is_file() and not os.path.lexists(Path(out) / META):
+        if not os.path.lexists(Path(out) / META / "current"):
+            return link  # not a pairaudit folder (or an empty one): the name is written by rename
+        link, behind = Path(out) / META / "current" / name, True  # the user removed the link: re-render behind it
+    elif not link.is_symlink() and link.is_file() and not os.path.lexists(Path(out) / META):
         return link  # a plain folder (written by hand, or copied with links followed): replaced by rename
     meta = (Path(out) / META).resolve()
-    if not link.is_symlink() or os.readlink(link) != f"{META}/current/{name}":
+    if not behind and (not link.is_symlink() or os.readlink(link) != f"{META}/current/{name}"):
         raise _foreign(Path(out), name)
     target = link.resolve()
     if not target.is_relative_to(meta) or target.parent.parent != meta or (target.exists() and not target.is_file()):
