@@ -210,6 +210,20 @@ def test_an_absent_max_grad_norm_is_the_installed_trainers_default_never_off(tmp
     assert amp["verdict"] == "ruled_out"
 
 
+@pytest.mark.parametrize(("given", "bf16"), [({}, True), ({"fp16": True}, False), ({"fp16": False}, True)])
+def test_an_absent_bf16_is_what_the_installed_trainer_resolves_it_to(given: dict, bf16: bool) -> None:
+    """B7 (issue 38's checker): an absent bf16 was read as fp32, but the installed DPOConfig resolves bf16=None to
+    ``not fp16``; the default comes from building the installed config with the run's own values."""
+    from trl import DPOConfig
+
+    from pairaudit.trace.diagnose import with_defaults
+
+    args = {"learning_rate": 5e-7, "max_grad_norm": 1.0, **given}
+    resolved, defaulted = with_defaults(args)
+    truth = DPOConfig(output_dir="unused", use_cpu=True, **given).bf16
+    assert resolved["bf16"] is truth is bf16 and "bf16" in defaulted and "installed trl" in defaulted["bf16"]
+
+
 def test_weights_non_finite_from_the_start_need_the_starting_model(tmp_path: Path) -> None:
     """Independent tester's case: an inf embedding in the model the run started from is in every checkpoint. Without
     --reference that is a lead (pass --reference), never "training went on from broken weights"; with the starting

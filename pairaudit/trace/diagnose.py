@@ -84,11 +84,21 @@ DIAGNOSED_ARGS = ("max_grad_norm", "fp16", "bf16", "warmup_steps", "warmup_ratio
                   "beta", "learning_rate")
 
 
-def trainer_defaults() -> tuple[dict[str, Any], str | None]:
-    """The defaults of the installed trainer's arguments (TRL's ``DPOConfig``, else transformers'
-    ``TrainingArguments``) for :data:`DIAGNOSED_ARGS`, and which class and version they come from; ({}, None)
-    when neither is installed (an absent setting is then unknown, never "off")."""
-    import dataclasses
+def trainer_defaults(given: dict[str, Any] | None = None) -> tuple[dict[str, Any], str | None]:
+    """What the installed trainer (TRL's ``DPOConfig``, else transformers' ``TrainingArguments``) uses for each of
+    :data:`DIAGNOSED_ARGS` that ``given`` (the run's arguments) lacks, and where the values come from; ({}, None)
+    when neither is installed (an absent setting is then unknown, never "off").
+
+    The config is built as the trainer builds it, with the run's own values, so a default resolved at run time
+    comes out as the run had it: TRL's ``bf16=None`` is ``not fp16`` (bf16 unless the run asked for fp16). Where
+    that cannot be built, only the declared defaults that are values (not None) are used.
+
+    Args:
+        given: the run's arguments (only the diagnosed ones are passed on).
+
+    Returns:
+        (defaults by name, where they come from).
+    """
     import importlib
 
     for mod, cls in (("trl", "DPOConfig"), ("transformers", "TrainingArguments")):
@@ -97,21 +107,50 @@ def trainer_defaults() -> tuple[dict[str, Any], str | None]:
             klass = getattr(module, cls)
         except Exception:  # noqa: BLE001, S112 - not installed, or broken: try the next
             continue
-        fields = {f.name: f.default for f in dataclasses.fields(klass) if f.default is not dataclasses.MISSING}
-        return ({k: fields[k] for k in DIAGNOSED_ARGS if k in fields and fields[k] is not None},
-                f"the default of the installed {mod} {getattr(module, '__version__', '?')} {cls}")
+        where = f"the default of the installed {mod} {getattr(module, '__version__', '?')} {cls}"
+        resolved = _resolved(klass, given or {})
+        if resolved is not None:
+            return resolved, where
+        return _declared(klass), where
     return {}, None
 
 
+def _declared(klass: type) -> dict[str, Any]:
+    """The dataclass defaults of :data:`DIAGNOSED_ARGS` that are values (a None is resolved at run time)."""
+    import dataclasses
+
+    fields = {f.name: f.default for f in dataclasses.fields(klass) if f.default is not dataclasses.MISSING}
+    return {k: fields[k] for k in DIAGNOSED_ARGS if k in fields and fields[k] is not None}
+
+
+def _resolved(klass: type, given: dict[str, Any]) -> dict[str, Any] | None:
+    """:data:`DIAGNOSED_ARGS` of ``klass`` built with the run's values of them (on the CPU, so no hardware check
+    refuses it), or None when it cannot be built."""
+    import dataclasses
+    import tempfile
+    import warnings
+
+    names = {f.name for f in dataclasses.fields(klass)}
+    kw = {k: v for k, v in given.items() if k in DIAGNOSED_ARGS and k in names}
+    try:
+        with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            built = klass(output_dir=tmp, use_cpu=True, report_to="none", **kw)
+    except Exception:  # noqa: BLE001 - a value of the run's the class refuses: the declared defaults then
+        return None
+    return {k: getattr(built, k) for k in DIAGNOSED_ARGS if getattr(built, k, None) is not None}
+
+
 def with_defaults(args: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
-    """``args`` with each diagnosed argument it lacks set to the installed trainer's default, and for each of
-    those where the value came from. Arguments that were not read at all ({}) stay unknown."""
+    """``args`` with each diagnosed argument it lacks set to the installed trainer's value for it (resolved with
+    the run's other values), and for each of those where the value came from. Arguments that were not read at
+    all ({}) stay unknown."""
     if not args:
         return args, {}
     missing = [k for k in DIAGNOSED_ARGS if k not in args]
     if not missing:
         return args, {}
-    defaults, where = trainer_defaults()
+    defaults, where = trainer_defaults(args)
     added = {k: defaults[k] for k in missing if k in defaults}
     return {**args, **added}, {k: f"{k} is absent from the run's arguments: {where} ({v})" for k, v in added.items()}
 
@@ -301,7 +340,8 @@ def _precision(ctx: dict[str, Any]) -> dict[str, Any]:
     args, doc = ctx["args"], ctx["doc"]
     fp16, bf16 = bool(args.get("fp16")), bool(args.get("bf16"))
     if args and not fp16:
-        c["against"].append("fp16 was off (" + ("bf16" if bf16 else "fp32") + " training)")
+        why = f"; {ctx['defaulted']['bf16']}" if "bf16" in ctx.get("defaulted", {}) else ""
+        c["against"].append("fp16 was off (" + ("bf16" if bf16 else "fp32") + f" training{why})")
     if fp16:
         c["score"] += 0.3
         c["for"].append("fp16=True: activations and the loss in half precision (largest value 65504)")
