@@ -106,3 +106,33 @@ def test_trust_pickle_still_reads_what_the_safe_reader_refuses(tmp_path: Path) -
     assert "seed" in _resolve(tmp_path).assumed
     s = _resolve(tmp_path, trust_pickle=True)
     assert (s.seed, s.gradient_accumulation_steps) == (5, 6) and "--trust-pickle" in s.sources["seed"]
+
+
+@pytest.mark.parametrize("trust", [False, True])
+def test_a_foreign_run_folder_bin_does_not_hide_a_checkpoints_arguments(tmp_path: Path, trust: bool) -> None:
+    """B8 (issue 38's checker): a run folder's training_args.bin written by torch.save({'x': 1}) was "no
+    arguments", silently, and hid the valid one of checkpoint-4. It is named and passed over; the checkpoint's
+    arguments are read and the note says which file they came from."""
+    torch.save({"x": 1}, str(tmp_path / "training_args.bin"))
+    ckpt = tmp_path / "checkpoint-4"
+    ckpt.mkdir()
+    args = transformers.TrainingArguments(str(tmp_path / "o"), seed=31, gradient_accumulation_steps=4, report_to=[],
+                                          use_cpu=True)
+    torch.save(args, str(ckpt / "training_args.bin"))
+    s = _resolve(tmp_path, trust_pickle=trust)
+    assert (s.seed, s.gradient_accumulation_steps) == (31, 4)
+    assert str(ckpt / "training_args.bin") in s.sources["seed"]
+    notes = " ".join(s.notes)
+    assert f"{tmp_path / 'training_args.bin'} was not read" in notes
+    assert f"the run's arguments were read from {ckpt / 'training_args.bin'}" in notes
+    if trust:
+        assert "without any TrainingArguments field" in notes
+
+
+def test_trust_pickle_on_a_lone_foreign_dict_is_exit_2_with_a_fix(tmp_path: Path) -> None:
+    from pairaudit.errors import ConfigError
+
+    torch.save({"x": 1}, str(tmp_path / "training_args.bin"))
+    with pytest.raises(ConfigError) as err:
+        _resolve(tmp_path, trust_pickle=True)
+    assert "without any TrainingArguments field" in str(err.value) and "mv " in str(err.value)

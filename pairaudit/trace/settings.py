@@ -230,22 +230,61 @@ def read_training_args_bin(path: Path) -> dict[str, Any]:
                       fix=fix)
 
 
+def _from_bins(paths: list[Path], s: TraceSettings, trust_pickle: bool) -> None:
+    """The run's arguments from the first ``training_args.bin`` (the run folder's, then the newest checkpoint's)
+    that holds TrainingArguments; each one passed over is named in a note with why, and so is the one used when
+    it is not the first (B8: a run folder's ``torch.save({...})`` hid a valid checkpoint's, silently). When none
+    holds them and ``--trust-pickle`` found one unreadable, that error stands (exit 2 with its fix)."""
+    from pairaudit.trace.args_pickle import Refused, read_args
+
+    skipped: list[str] = []
+    error: ConfigError | None = None
+    for path in paths:
+        try:
+            args, source = read_args(path), str(path)
+        except Refused as exc:
+            if not trust_pickle:
+                skipped.append(f"{path} was not read: {exc}; pass --trust-pickle if you trust this run folder, "
+                               "or give the settings with --set")
+                continue
+            try:
+                args, source = _trusted(path), f"{path} (--trust-pickle)"
+            except ConfigError as err:
+                error = error or err
+                skipped.append(f"{path} was not read even with --trust-pickle: {err.what}")
+                continue
+        s.notes.extend(skipped)
+        if skipped:
+            s.notes.append(f"the run's arguments were read from {source}")
+        from_training_args(args, source, s)
+        return
+    if error is not None:
+        raise error
+    s.notes.extend(skipped)
+
+
+def _trusted(path: Path) -> dict[str, Any]:
+    """``read_training_args_bin``, refusing a dict that names no TrainingArguments field (``{'x': 1}``)."""
+    import dataclasses
+    import shlex
+
+    from transformers import TrainingArguments
+
+    args = read_training_args_bin(path)
+    known = {f.name for f in dataclasses.fields(TrainingArguments)}
+    if not known & set(args):
+        raise ConfigError(f"{path} holds a dict without any TrainingArguments field (keys: {sorted(args)[:8]})",
+                          expected="a training_args.bin written by transformers (torch.save of TrainingArguments)",
+                          fix=f"move it aside (mv {shlex.quote(str(path))} {shlex.quote(str(path) + '.unreadable')}) "
+                              "or give the settings with --set")
+    return args
+
+
 def resolve(run_dir: Path, *, meta: dict[str, Any] | None, state: dict[str, Any] | None, state_path: Path | None,
             settings_file: Path | None, assignments: dict[str, Any], trust_pickle: bool) -> TraceSettings:
     s = TraceSettings()
     candidates = [run_dir, *sorted(run_dir.glob("checkpoint-*"), key=checkpoint_step, reverse=True)]
-    bin_path = next((d / "training_args.bin" for d in candidates if (d / "training_args.bin").exists()), None)
-    if bin_path is not None:
-        from pairaudit.trace.args_pickle import Refused, read_args
-
-        try:
-            from_training_args(read_args(bin_path), str(bin_path), s)
-        except Refused as exc:
-            if trust_pickle:
-                from_training_args(read_training_args_bin(bin_path), f"{bin_path} (--trust-pickle)", s)
-            else:
-                s.notes.append(f"{bin_path} was not read: {exc}; pass --trust-pickle if you trust this run folder, "
-                               "or give the settings with --set")
+    _from_bins([d / "training_args.bin" for d in candidates if (d / "training_args.bin").exists()], s, trust_pickle)
     json_path = next((d / n for d in candidates for n in ("training_args.json", "args.json")
                       if (d / n).exists()), None)
     if json_path is not None:
