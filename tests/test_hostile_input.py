@@ -339,6 +339,23 @@ def test_a_damaged_checkpoint_state_does_not_abort_a_trace_whose_top_level_state
     assert "checkpoint-2/trainer_state.json is not readable JSON" in json.dumps(doc) and "--log" not in output
 
 
+def test_a_dpo_config_read_sets_the_dpo_learning_rate_range_without_dpo_logs(tmp_path: Path) -> None:
+    """B6 (issue 38's checker): with damaged checkpoint states and no DPO metrics in the log, the diagnosis judged
+    the learning rate against the fine-tuning range although a DPOConfig had been read: the arguments name it."""
+    run, data = _trace_run(tmp_path)
+    (run / "training_args.json").write_text(json.dumps({"learning_rate": 5e-5, "beta": 0.1, "warmup_steps": 0,
+                                                        "max_grad_norm": 1.0, "seed": 42}))
+    (run / "checkpoint-2").mkdir()
+    (run / "checkpoint-2" / "trainer_state.json").write_text("{corrupt")
+    code, output = _cli("trace", str(run), "--data", str(data), "--out", str(tmp_path / "t"))
+    assert code in (0, 6), output
+    doc = json.loads((tmp_path / "t" / "trace.json").read_text())
+    assert doc["settings"]["values"]["trainer"] == "trl-dpo"
+    lr = next(c for c in doc["diagnosis"]["causes"] if c["cause"] == "learning_rate")
+    assert any("the usual DPO range" in x for x in lr["for"]), lr
+    assert not any("fine-tuning" in x for x in lr["for"] + lr["against"]), lr
+
+
 def test_a_damaged_top_level_state_names_a_command_that_works(tmp_path: Path) -> None:
     run, data = _trace_run(tmp_path)
     (run / "trainer_state.json").write_text("{corrupt")

@@ -83,8 +83,17 @@ def _default_tokenizer(run_dir: Path, s: settings.TraceSettings) -> None:
                    "SmolLM2 tokenizer (pass --set tokenizer=PATH)")
 
 
+#: arguments only a DPO trainer's config has: the run's arguments name the trainer even when its logs were lost
+DPO_ARGS = ("beta", "loss_type", "rpo_alpha", "reference_free", "precompute_ref_log_probs")
+
+
 def _trainer_kind(s: settings.TraceSettings, hist: history.History | None) -> None:
     if s.trainer != "auto":
+        return
+    args = s.run_args or {}
+    if "DPOConfig" in str(args.get("_class", "")) or any(k in args for k in DPO_ARGS):
+        s.set("trainer", "trl-dpo", "inferred from the run's arguments (a DPOConfig: "
+              + ", ".join(k for k in ("_class", *DPO_ARGS) if k in args)[:80] + ")")
         return
     dpo = hist is not None and any(k in e for e in hist.entries for k in DPO_KEYS)
     s.set("trainer", "trl-dpo" if dpo else "transformers",
