@@ -97,7 +97,7 @@ def test_planted_light_edits_paraphrases_and_exact_copies_found(planted: dict, r
     nd = by_check(res.findings, "near_duplicate_pair")
     assert planted["other"] and not set(planted["other"]) & set(nd), sorted(set(planted["other"]) & set(nd))
     for r in planted["exact"]:
-        assert nd[r].score == pytest.approx(1.0, abs=1e-3) and "prompt: same text" in nd[r].detail
+        assert nd[r].score == pytest.approx(1.0, abs=1e-3) and "prompt: same words" in nd[r].detail
     for o in planted["light"].values():  # representatives keep no finding
         assert o not in nd
     assert all(f.group is not None and f.group < f.row and f.field is None for f in nd.values())

@@ -20,7 +20,7 @@ def explain(sim: np.ndarray, cos: np.ndarray, lex: np.ndarray, why: np.ndarray,
     parts = []
     for f, name in enumerate(names):
         if why[f] == SAME:
-            parts.append(f"{name}: same text")
+            parts.append(f"{name}: same words")  # equal once casefolded, punctuation and spacing aside
         elif why[f] == WORDING:
             parts.append(f"{name}: wording {lex[f]:.2f} (cosine {cos[f]:.3f})")
         else:
