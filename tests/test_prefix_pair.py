@@ -139,7 +139,7 @@ def test_length_outlier_does_not_contradict_the_text(scanned: dict[str, Any]) ->
     f = scanned["findings"]
     lo = f.filter((pl.col("check") == "length_outlier") & pl.col("row").is_in(list(scanned["kinds"])))
     for d in lo["detail"].to_list():
-        assert d.startswith("the trainer's ") and "see prefix_pair" in d, d
+        assert d.startswith("the trainer's ") and "prefix_pair_score in scores.parquet" in d, d
 
 
 @pytest.mark.parametrize(("chosen", "rejected", "marked"), [

@@ -124,8 +124,9 @@ class LengthStage(Stage):
                 what, why = side, ""
                 if shared[i]:
                     what = f"the trainer's {side}" + ("" if side == "prompt" else " completion")
-                    why = " (the trainer's prompt took the text both responses open with, see prefix_pair)"
-                neg = REJECTED_ONLY if side == "rejected" and logl[i, k] < med[k] and lens[i, 1] > max(
+                    why = (" (the trainer's prompt took the text both responses open with: prefix_pair_score in "
+                           "scores.parquet counts those tokens, and prefix_pair names the row from 3 of them)")
+                neg = REJECTED_ONLY if side == "rejected" and not shared[i] and logl[i, k] < med[k] and lens[i, 1] > max(
                     params["min_tokens"], n) else ""
                 if z[i, k] > params["max_z"]:
                     typical = float(np.expm1(med[k]))
