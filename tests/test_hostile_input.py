@@ -843,3 +843,20 @@ def test_a_deleted_report_json_target_gets_a_fix_that_works(tmp_path: Path) -> N
     assert fix.startswith("pairaudit scan ")
     code, output = _cli(*shlex.split(fix)[1:], "-q", "--only", ",".join(ONLY))
     assert code == 0 and (tmp_path / "out-rescan" / "report.json").exists(), output
+
+
+def test_report_refusing_an_edited_report_html_prints_a_copy_command_that_works_with_spaces(tmp_path: Path) -> None:
+    # found attacking the B10 fix: the "cp -L" of the fix was not shell-quoted, so a folder with a space failed
+    src = tmp_path / "s p.jsonl"
+    src.write_bytes(b"".join(EXAMPLE.read_bytes().splitlines(keepends=True)[:12]))
+    out = tmp_path / "o x"
+    assert _cli("scan", str(src), "--out", str(out), "-q", "--only", ",".join(ONLY))[0] == 0
+    html = out / "report.html"
+    edited = html.read_bytes() + b"<!-- my note -->\n"
+    html.resolve().write_bytes(edited)
+    code, output = _cli("report", str(out))
+    assert code == 2 and "report.html changed since pairaudit wrote it" in " ".join(output.split()), output
+    copy = " ".join(output.split()).split("keep your edit with ", 1)[1].split("; ", 1)[0]
+    subprocess.run(copy, shell=True, check=True, cwd=tmp_path)
+    assert (tmp_path / "o x-report.html").read_bytes() == edited
+    assert html.read_bytes() == edited

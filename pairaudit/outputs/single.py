@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
@@ -120,6 +121,6 @@ def _unchanged(out: Path, name: str, target: Path) -> None:
         return  # an older folder without records
     if recorded is not None and target.exists() and not same_entry(file_entry(target), recorded):
         raise ConfigError(f"--out {out}: {name} changed since pairaudit wrote it (re-rendering would replace it)",
-                          fix=f"keep your edit with cp -L {out / name if os.path.lexists(out / name) else target} "
-                              f"{out.parent / (out.name + '-' + name)}; "
+                          fix=f"keep your edit with cp -L {shlex.quote(str(out / name if os.path.lexists(out / name) else target))} "
+                              f"{shlex.quote(str(out.parent / (out.name + '-' + name)))}; "
                               + rescan_fix(out, name))
