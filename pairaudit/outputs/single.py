@@ -120,7 +120,8 @@ def _unchanged(out: Path, name: str, target: Path) -> None:
     except (OSError, ValueError, KeyError, TypeError):
         return  # an older folder without records
     if recorded is not None and target.exists() and not same_entry(file_entry(target), recorded):
+        edited = out / name if os.path.lexists(out / name) else target  # the link, or the file behind a removed one
         raise ConfigError(f"--out {out}: {name} changed since pairaudit wrote it (re-rendering would replace it)",
-                          fix=f"keep your edit with cp -L {shlex.quote(str(out / name if os.path.lexists(out / name) else target))} "
+                          fix=f"keep your edit with cp -L {shlex.quote(str(edited))} "
                               f"{shlex.quote(str(out.parent / (out.name + '-' + name)))}; "
                               + rescan_fix(out, name))
