@@ -14,7 +14,11 @@ seed-5151 shuffle whose prompt (split by scripts/hh_split.py where a file holds 
 neardup_heldout.jsonl, neardup_heldout2.jsonl, the dev set (argument 4), hh.jsonl and
 examples/hh-rlhf-helpful-base-500.jsonl.
 
-Usage: python scripts/make_neardup_sets.py PLANTS.py OUT.jsonl {dev,held,held2,held3} [DEV_SET.jsonl]
+held4 (a fourth held-out set, planted while the rule was being changed, by a reviewer who had not read the rule nor
+the other sets' plants): the first 300 of the seed-6262 shuffle whose prompt is in none of the three other held-out
+sets, the dev set (argument 4), hh.jsonl and examples/hh-rlhf-helpful-base-500.jsonl.
+
+Usage: python scripts/make_neardup_sets.py PLANTS.py OUT.jsonl {dev,held,held2,held3,held4} [DEV_SET.jsonl]
 """
 
 from __future__ import annotations
@@ -76,12 +80,29 @@ def _held3_base(dev_set: str) -> list[dict]:
     return [r for r in distinct_rows(seed=5151) if r["prompt"] not in used][:300]
 
 
+def _held4_base(dev_set: str) -> list[dict]:
+    """300 base rows for held4: seed 6262, prompts in no other planted set, hh.jsonl or the shipped example.
+
+    Args:
+        dev_set: path of the dev planted set (its prompts are excluded).
+
+    Returns:
+        prompt/chosen/rejected dicts.
+    """
+    used: set[str] = set()
+    for p in ("data/precision/neardup_heldout.jsonl", "data/precision/neardup_heldout2.jsonl",
+              "data/precision/neardup_heldout3.jsonl", dev_set,
+              "data/precision/hh.jsonl", "examples/hh-rlhf-helpful-base-500.jsonl"):
+        used |= _prompts(p)
+    return [r for r in distinct_rows(seed=6262) if r["prompt"] not in used][:300]
+
+
 def build(plants: str, which: str) -> list[dict]:
     """Base rows plus plants.
 
     Args:
         plants: path of a module defining P (paraphrases) and H (hard negatives).
-        which: "dev", "held", "held2" or "held3" (held2/held3 read the dev set's path from argv[4]).
+        which: "dev", "held", "held2", "held3" or "held4" (held2-held4 read the dev set's path from argv[4]).
 
     Returns:
         Rows with prompt/chosen/rejected/plant_id/plant_of/plant_kind.
@@ -90,6 +111,8 @@ def build(plants: str, which: str) -> list[dict]:
         base = _held2_base(sys.argv[4])
     elif which == "held3":
         base = _held3_base(sys.argv[4])
+    elif which == "held4":
+        base = _held4_base(sys.argv[4])
     else:
         rows = distinct_rows()
         base = rows[:300] if which == "dev" else rows[300:600]
