@@ -108,7 +108,9 @@ def load_config_file(path: str | Path) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise ConfigError(f"config file {p} must hold a table/object at top level")
     if SCAN_RECORD_KEYS <= data.keys() and isinstance(data["config"], dict):
-        return data["config"]  # an output folder's record of its scan (.scan.json): the configuration it ran with
+        # an output folder's record of its scan (.scan.json): the configuration it ran with; a None there is an
+        # option left at its default (``only`` of a default scan), which a config file states by leaving it out
+        return {k: v for k, v in data["config"].items() if v is not None}
     return data
 
 

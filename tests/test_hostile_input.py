@@ -356,6 +356,23 @@ def test_a_dpo_config_read_sets_the_dpo_learning_rate_range_without_dpo_logs(tmp
     assert not any("fine-tuning" in x for x in lr["for"] + lr["against"]), lr
 
 
+def test_a_scan_record_of_a_default_scan_is_a_config_file(tmp_path: Path) -> None:
+    """helper-35's B1: the rescan fix's `--config DIR/.pairaudit/current/.scan.json` failed for every scan run without
+    --only (`only = None` refused); an option left at its default is read as left out."""
+    src = tmp_path / "s.jsonl"
+    src.write_bytes(b"".join(EXAMPLE.read_bytes().splitlines(keepends=True)[:12]))
+    out = tmp_path / "out"
+    assert _cli("scan", str(src), "--out", str(out), "-q", "--only", ",".join(ONLY), "--max-length", "300")[0] == 0
+    record = out / ".pairaudit" / "current" / ".scan.json"
+    data = json.loads(record.read_text())
+    edited = tmp_path / "default.scan.json"
+    edited.write_text(json.dumps({**data, "config": {**data["config"], "only": None}}))
+    code, output = _cli("scan", str(src), "--out", str(tmp_path / "again"), "-q", "--config", str(edited),
+                        "--only", ",".join(ONLY))
+    assert code == 0, output
+    assert json.loads((tmp_path / "again" / "report.json").read_text())["config"]["max_length"] == 300
+
+
 def test_a_damaged_top_level_state_names_a_command_that_works(tmp_path: Path) -> None:
     run, data = _trace_run(tmp_path)
     (run / "trainer_state.json").write_text("{corrupt")

@@ -224,6 +224,18 @@ def test_an_absent_bf16_is_what_the_installed_trainer_resolves_it_to(given: dict
     assert resolved["bf16"] is truth is bf16 and "bf16" in defaulted and "installed trl" in defaulted["bf16"]
 
 
+def test_a_plain_transformers_run_gets_training_arguments_defaults_not_dpo_configs() -> None:
+    """helper-35's B2: a run the trace settled as `transformers` had its absent bf16 filled from TRL's DPOConfig
+    (True: "bf16 training"); TrainingArguments' own default is what that trainer used."""
+    import transformers
+
+    from pairaudit.trace.diagnose import with_defaults
+
+    resolved, defaulted = with_defaults({"learning_rate": 5e-7, "fp16": False}, "transformers")
+    truth = transformers.TrainingArguments(output_dir="unused", use_cpu=True).bf16
+    assert resolved["bf16"] == truth and "TrainingArguments" in defaulted["bf16"] and "DPOConfig" not in defaulted["bf16"]
+
+
 def test_weights_non_finite_from_the_start_need_the_starting_model(tmp_path: Path) -> None:
     """Independent tester's case: an inf embedding in the model the run started from is in every checkpoint. Without
     --reference that is a lead (pass --reference), never "training went on from broken weights"; with the starting

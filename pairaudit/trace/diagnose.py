@@ -84,7 +84,8 @@ DIAGNOSED_ARGS = ("max_grad_norm", "fp16", "bf16", "warmup_steps", "warmup_ratio
                   "beta", "learning_rate")
 
 
-def trainer_defaults(given: dict[str, Any] | None = None) -> tuple[dict[str, Any], str | None]:
+def trainer_defaults(given: dict[str, Any] | None = None,
+                     trainer: str | None = None) -> tuple[dict[str, Any], str | None]:
     """What the installed trainer (TRL's ``DPOConfig``, else transformers' ``TrainingArguments``) uses for each of
     :data:`DIAGNOSED_ARGS` that ``given`` (the run's arguments) lacks, and where the values come from; ({}, None)
     when neither is installed (an absent setting is then unknown, never "off").
@@ -95,13 +96,16 @@ def trainer_defaults(given: dict[str, Any] | None = None) -> tuple[dict[str, Any
 
     Args:
         given: the run's arguments (only the diagnosed ones are passed on).
+        trainer: the run's trainer as the trace settled it (``transformers``: TrainingArguments' defaults, not
+            DPOConfig's; None or ``trl-dpo``: DPOConfig first).
 
     Returns:
         (defaults by name, where they come from).
     """
     import importlib
 
-    for mod, cls in (("trl", "DPOConfig"), ("transformers", "TrainingArguments")):
+    classes = [("trl", "DPOConfig"), ("transformers", "TrainingArguments")]
+    for mod, cls in classes[1:] if trainer == "transformers" else classes:
         try:
             module = importlib.import_module(mod)
             klass = getattr(module, cls)
@@ -141,7 +145,7 @@ def _resolved(klass: type, given: dict[str, Any]) -> dict[str, Any] | None:
     return {k: getattr(built, k) for k in DIAGNOSED_ARGS if getattr(built, k, None) is not None}
 
 
-def with_defaults(args: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+def with_defaults(args: dict[str, Any], trainer: str | None = None) -> tuple[dict[str, Any], dict[str, str]]:
     """``args`` with each diagnosed argument it lacks set to the installed trainer's value for it (resolved with
     the run's other values), and for each of those where the value came from. Arguments that were not read at
     all ({}) stay unknown."""
@@ -150,7 +154,7 @@ def with_defaults(args: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]
     missing = [k for k in DIAGNOSED_ARGS if k not in args]
     if not missing:
         return args, {}
-    defaults, where = trainer_defaults(args)
+    defaults, where = trainer_defaults(args, trainer)
     added = {k: defaults[k] for k in missing if k in defaults}
     return {**args, **added}, {k: f"{k} is absent from the run's arguments: {where} ({v})" for k, v in added.items()}
 
@@ -164,7 +168,7 @@ def diagnose(*, run_dir: Path, state: dict[str, Any] | None, args: dict[str, Any
     first, last = window
     log = _log((state or {}).get("log_history") or [])
     ckpts = checkpoints_health(run_dir, reference, first)
-    args, defaulted = with_defaults(args)
+    args, defaulted = with_defaults(args, ((trace_doc.get("settings") or {}).get("values") or {}).get("trainer"))
     start_checked = reference is not None and Path(reference).is_dir() and any(Path(reference).glob("*.safetensors"))
     ctx = {"first": first, "last": last, "log": log, "args": args, "ckpts": ckpts, "doc": trace_doc,
            "defaulted": defaulted, "start_checked": start_checked,
@@ -309,7 +313,8 @@ def _lr_range(c: dict[str, Any], ctx: dict[str, Any], peak: float | None, lrs: l
         return None
     if not peak or peak <= 2 * hi:
         if peak:
-            c["against"].append(f"learning_rate {peak:g} is within the usual {what} range {lo:g}..{hi:g}")
+            where = "below" if peak < lo else "within"
+            c["against"].append(f"learning_rate {peak:g} is {where} the usual {what} range {lo:g}..{hi:g}")
         return None
     at = next((s for s, v in lrs if v >= peak * (1 - 1e-9)), None)
     times = peak / hi
