@@ -64,37 +64,29 @@ def _prompts(path: str) -> set[str]:
     return out
 
 
-def _held3_base(dev_set: str) -> list[dict]:
-    """300 base rows for held3: seed 5151, prompts in no other planted set, hh.jsonl or the shipped example.
+#: per later held-out set: its seed and the planted sets before it (their prompts, the dev set's, hh.jsonl's and
+#: the shipped example's are excluded, so a set shares no prompt with any earlier one)
+FRESH = {"held3": (5151, ("neardup_heldout.jsonl", "neardup_heldout2.jsonl")),
+         "held4": (6262, ("neardup_heldout.jsonl", "neardup_heldout2.jsonl", "neardup_heldout3.jsonl"))}
+
+
+def _fresh_base(which: str, dev_set: str) -> list[dict]:
+    """300 base rows for ``which`` (held3, held4): its seed's shuffle, prompts in no earlier planted set, the dev
+    set, hh.jsonl or the shipped example.
 
     Args:
+        which: "held3" or "held4".
         dev_set: path of the dev planted set (its prompts are excluded).
 
     Returns:
         prompt/chosen/rejected dicts.
     """
+    seed, earlier = FRESH[which]
     used: set[str] = set()
-    for p in ("data/precision/neardup_heldout.jsonl", "data/precision/neardup_heldout2.jsonl", dev_set,
-              "data/precision/hh.jsonl", "examples/hh-rlhf-helpful-base-500.jsonl"):
+    for p in (*(f"data/precision/{name}" for name in earlier), dev_set, "data/precision/hh.jsonl",
+              "examples/hh-rlhf-helpful-base-500.jsonl"):
         used |= _prompts(p)
-    return [r for r in distinct_rows(seed=5151) if r["prompt"] not in used][:300]
-
-
-def _held4_base(dev_set: str) -> list[dict]:
-    """300 base rows for held4: seed 6262, prompts in no other planted set, hh.jsonl or the shipped example.
-
-    Args:
-        dev_set: path of the dev planted set (its prompts are excluded).
-
-    Returns:
-        prompt/chosen/rejected dicts.
-    """
-    used: set[str] = set()
-    for p in ("data/precision/neardup_heldout.jsonl", "data/precision/neardup_heldout2.jsonl",
-              "data/precision/neardup_heldout3.jsonl", dev_set,
-              "data/precision/hh.jsonl", "examples/hh-rlhf-helpful-base-500.jsonl"):
-        used |= _prompts(p)
-    return [r for r in distinct_rows(seed=6262) if r["prompt"] not in used][:300]
+    return [r for r in distinct_rows(seed=seed) if r["prompt"] not in used][:300]
 
 
 def build(plants: str, which: str) -> list[dict]:
@@ -109,10 +101,8 @@ def build(plants: str, which: str) -> list[dict]:
     """
     if which == "held2":
         base = _held2_base(sys.argv[4])
-    elif which == "held3":
-        base = _held3_base(sys.argv[4])
-    elif which == "held4":
-        base = _held4_base(sys.argv[4])
+    elif which in FRESH:
+        base = _fresh_base(which, sys.argv[4])
     else:
         rows = distinct_rows()
         base = rows[:300] if which == "dev" else rows[300:600]
