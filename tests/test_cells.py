@@ -121,3 +121,49 @@ def test_verifying_candidates_a_chunk_at_a_time_changes_nothing(candidates_only:
         assert [(f.row, f.check, f.detail) for f in whole["findings"]] == \
                [(f.row, f.check, f.detail) for f in chunked["findings"]]
     assert whole["stats"] == chunked["stats"]
+
+
+@pytest.mark.parametrize(("hybrid", "nprobe", "groups", "shards", "budget"),
+                         [(False, 2, 3, 3, 5000), (True, 2, 2, 2, None), (False, 1, 2, 1, None)])
+def test_cell_groups_give_each_row_the_local_nearest_pair_and_outcome(
+        hybrid: bool, nprobe: int, groups: int, shards: int, budget: int | None,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``near_duplicate_pair_reason`` comes from each row's nearest searched pair and that pair's outcome: over
+    cell groups (searched a chunk at a time), merged per shard, they are the local engine's, under the deciding
+    rule and under hybrid mode's loose candidate rule."""
+    from pairaudit.stages.near_duplicates.reasons import NEAR_FIELDS, merge
+
+    if budget is not None:
+        monkeypatch.setattr(cell_groups, "PAIR_BUDGET", budget)
+    n = 2400
+    d = _rows(n, seed=11 + nprobe)
+    dup = {**NEAR_DUPLICATE_INFO.thresholds, "exact_max_rows": 200, "nprobe": nprobe}
+    keys = compared_keys(d["hresp"])
+    local = find_groups(d["rows"], d["P"], d["C"], d["R"], d["sk"], d["ln"], dup, dup, candidates_only=hybrid,
+                        compared=(d["hresp"], keys), reasons=True)["near"]
+    local["prow"] = np.where(local["partner"] >= 0, d["rows"][local["partner"]], -1)
+    cells = plan_cells(n, 200, nprobe)
+    plan = {**cells, "groups": groups, "dim": 24, "mode": "hybrid" if hybrid else "static", "dup": dup, "con": dup,
+            "want_dups": True, "want_con": True}
+    cuts = np.linspace(0, n, shards + 1).astype(int)
+    parts = [{k: (v[a:b] if isinstance(v, np.ndarray) else b - a) for k, v in d.items()} | {"offset": int(a)}
+             for a, b in zip(cuts[:-1], cuts[1:])]
+    train = training_sample(n, cells["n_train"])
+    S = [{"S": sum_vectors(p["P"], p["C"], p["R"])[train[(train >= p["offset"]) & (train < p["offset"] + p["n"])]
+                                                   - p["offset"]]} for p in parts]
+    _, quantizer, _ = CellIndex(plan, S, [{"phash": p["phash"]} for p in parts],
+                                [{"keys": compared_keys(p["hresp"])} for p in parts]).build()
+    assigned = [shard_assign(p, plan, quantizer) for p in parts]
+    per_shard: list[list[dict]] = [[] for _ in range(shards)]
+    for g in range(groups):
+        group = CellGroup(g, plan, quantizer["cell_group"], [dict(a[g]) for a in assigned])
+        out = group.search(keys, None if hybrid else (dup, dup), [int(a) for a in cuts[:-1]], {})
+        for s, part in enumerate(out[:-1]):
+            per_shard[s].append(part)
+    got = [merge(per_shard[s], int(cuts[s + 1] - cuts[s]), int(cuts[s])) for s in range(shards)]
+    got_all = {k: np.concatenate([g[k] for g in got]) for k in NEAR_FIELDS}
+    assert (local["partner"] >= 0).sum() > n // 2
+    assert (local["code"] >= 0).sum() == (local["partner"] >= 0).sum()
+    for k in ("partner", "prow", "near", "code", "field", "limit"):
+        assert np.array_equal(got_all[k], local[k]), (k, np.flatnonzero(got_all[k] != local[k])[:10])
+    assert np.allclose(got_all["value"], local["value"], atol=1e-6)

@@ -126,7 +126,7 @@ def test_scores_stats_progress_and_timings(planted: dict, runs: dict) -> None:
     res, stage = runs["hybrid"], runs["stage"]
     n_text = len(planted["pairs"]) - 1  # the pre-tokenized row is skipped
     assert res.rows == list(range(n_text))
-    assert set(res.scores) == {"pair_cosine", "near_duplicate_pair_score"}
+    assert set(res.scores) == {"pair_cosine", "near_duplicate_pair_score", "near_duplicate_pair_reason"}
     nd_score = np.asarray(res.scores["near_duplicate_pair_score"])
     assert nd_score.shape == (n_text,) and np.all(nd_score[list(planted["exact"])] > 0.999)
     ni = by_check(res.findings, "near_identical_pair")
@@ -149,6 +149,32 @@ def test_scores_stats_progress_and_timings(planted: dict, runs: dict) -> None:
     assert static_done == sorted(static_done) and static_done[-1] == 3 * n_text
     last = [(d, t) for p, d, t in runs["progress"] if p == "embed"][-1]
     assert last[1] is not None and last[0] == last[1]
+
+
+def test_a_score_at_the_flag_floor_says_what_the_verification_made_of_it(planted: dict, runs: dict) -> None:
+    """``near_duplicate_pair_reason``: every row whose score reaches ``min_response_flag`` says what the
+    verification made of its nearest pair (a copy, or the rule that turned it down, naming the other row);
+    the words agree with the findings: a planted exact copy "a copy of" its source, an untouched row with a
+    high score and no finding "not a copy of" some row, with the rule."""
+    res = runs["hybrid"]
+    score = np.asarray(res.scores["near_duplicate_pair_score"])
+    reason = [r.decode() for r in res.scores["near_duplicate_pair_reason"].tolist()]
+    floor = NEAR_DUPLICATE_INFO.thresholds["min_response_flag"]
+    shown = {i for i, r in enumerate(reason) if r}
+    assert shown == {i for i, s in enumerate(score) if s >= floor}
+    for r, o in planted["exact"].items():
+        assert reason[r].startswith(f"a copy of row {o} ") or reason[o].startswith(f"a copy of row {r} ")
+    nd = by_check(res.findings, "near_duplicate_pair")
+    cp = by_check(res.findings, "contradictory_pair")
+    for i in shown:
+        if reason[i].startswith("not a copy of row"):
+            assert i not in nd and ": " in reason[i] and "not verified" not in reason[i], reason[i]
+    for r in nd:  # a row with a finding matched its nearest row, unless that one is another candidate
+        assert not reason[r].startswith("not a copy") or nd[r].group is not None
+    for r, o in planted["swap"].items():
+        assert r in cp and ("other way" in reason[r] or "copy" in reason[r]), reason[r]
+    turned_down = [reason[i] for i in sorted(shown - set(nd) - set(cp)) if reason[i].startswith("not a copy")]
+    assert turned_down, "a real HH sample has rows near each other that are not copies"
 
 
 def test_rerun_hits_cache_and_gives_identical_findings(planted: dict, runs: dict) -> None:

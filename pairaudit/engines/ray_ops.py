@@ -119,8 +119,8 @@ class StageOps:
 
     def _nd_verify(self, stage: Any, key: int, a: dict, parts: list[Any], timings: dict) -> list[Any]:
         group = self.groups.pop(key)
-        return [group.verify(parts[0]["keys"], (a["rule"]["dup"], a["rule"]["con"]), parts[1:], timings,
-                             parts[0].get("two"))]
+        return group.verify(parts[0]["keys"], (a["rule"]["dup"], a["rule"]["con"]), parts[1:], timings,
+                            a["offsets"], parts[0].get("two"))
 
     def _nd_result(self, stage: Any, key: int, a: dict, parts: list[Any], timings: dict) -> list[Any]:
         return self._cells_result(stage, key, a, parts, timings)
@@ -130,15 +130,16 @@ class StageOps:
         self.sent = getattr(self, "sent", 0) + sum(len(b) for b in blobs)
         return blobs if len(blobs) > 1 else blobs[0]
 
-    def _cells_result(self, stage: Any, s: int, a: dict[str, Any], best: list[dict[str, Any]],
+    def _cells_result(self, stage: Any, s: int, a: dict[str, Any], parts: list[dict[str, Any]],
                       timings: dict[str, float]) -> list[Any]:
         from pairaudit.datatypes import StageResult
         from pairaudit.pipeline import stage_findings
         from pairaudit.stages.near_duplicates import cells as nd
 
         d = self.shards[s]["states"].pop(type(stage).__name__)  # type: ignore[attr-defined]
-        best = d.pop("best", best) if not best else best
-        findings, scores = nd.shard_result(stage, d, best, a["mode"], timings)
+        stored = d.pop("best", None)  # hybrid: the search's parts came with ``embed``; ``parts`` are ``verify``'s
+        best, updates = (stored, parts) if stored is not None else (parts, [])
+        findings, scores = nd.shard_result(stage, d, best, a["mode"], timings, updates)
         rows = d["rows"] if d["n"] else np.zeros(0, np.int64)
         res = StageResult(findings=findings, rows=rows, scores=scores if d["n"] else {})
         part = route(res, stage_findings(stage, res, self.plan), [a["start"]])[0]  # type: ignore[attr-defined]

@@ -125,10 +125,10 @@ def run_cells(run: RayRun, stage: Any) -> Outcome:
     timings.update({"ray_near:cell_groups": float(groups),
                     "ray_near:pairs_across_groups": float(sum(x["pairs_across_groups"] for x in found)),
                     "ray_near:rows_sent_to_groups": float(sum(x["copies"] for x in assigned))})
-    edges = found
+    edges, ver = found, []
     if hybrid:
         search["n_candidate_pairs"] = sum(x["n_candidate_pairs"] for x in found)
-        edges = _verify_hybrid(run, k, offsets, srch, keys, meta["sample"], stats, search, timings)
+        edges, ver = _verify_hybrid(run, k, offsets, srch, keys, meta["sample"], stats, search, timings)
     stats["mode"] = mode
     counts: dict[str, float] = {}
     findings = edges_findings(edges, plan["want_dups"], plan["want_con"], search, counts) if edges else []
@@ -137,8 +137,8 @@ def run_cells(run: RayRun, stage: Any) -> Outcome:
     stats.update(meta["stats"])
     res_refs = [run.actor(s).cells.options(num_returns=2).remote(
         "result", k, s, run.put({"mode": mode, "start": run.starts[s]}),
-        *([] if hybrid else [srch[g][s] for g in range(groups)])) for s in range(n_shards)]
-    del srch
+        *([v[s] for v in ver] if hybrid else [srch[g][s] for g in range(groups)])) for s in range(n_shards)]
+    del srch, ver
     results = run.get([r[1] for r in res_refs])
     dim = plan["dim"]
     for x in results:
@@ -157,9 +157,11 @@ def run_cells(run: RayRun, stage: Any) -> Outcome:
 
 
 def _verify_hybrid(run: RayRun, k: int, offsets: list[int], srch: list[Any], keys: Any, sample: Any,
-                   stats: dict[str, Any], search: dict[str, Any], timings: dict[str, float]) -> list[Any]:
+                   stats: dict[str, Any], search: dict[str, Any], timings: dict[str, float]
+                   ) -> tuple[list[Any], list[Any]]:
     """Hybrid mode: the transformer embeds the candidate rows (and the calibration sample) where they are, the
-    copy threshold is calibrated on them, and each cell group verifies its candidates; returns the edges."""
+    copy threshold is calibrated on them, and each cell group verifies its candidates; returns the edges and
+    the groups' per-shard results (the nearest pairs' outcomes: ``near_duplicate_pair_reason``)."""
     groups, n_shards = len(srch), len(offsets)
     emb = [run.actor(s).cells.options(num_returns=groups + 2).remote(
         "embed", k, s, run.put({"sample": sample}), *[srch[g][s] for g in range(groups)]) for s in range(n_shards)]
@@ -167,15 +169,16 @@ def _verify_hybrid(run: RayRun, k: int, offsets: list[int], srch: list[Any], key
     stats["hybrid_candidate_rows"] = n_cand
     if n_cand == 0:
         stats["calibration"] = _calibrate(run, k, offsets, None, "deciding", "static (hybrid: no candidates)")[2]
-        return []
+        return [], []
     dup, con, stats["calibration"], search["n_rows"] = _calibrate(
         run, k, offsets, [e[-2] for e in emb], "transformer", "transformer (candidates + sample)")
-    ver = [run.actor(g).cells.remote("verify", k, g, run.put({"rule": {"dup": dup, "con": con}}), keys,
-                                     *[emb[s][g] for s in range(n_shards)]) for g in range(groups)]
-    edges = run.get(ver)
+    ver = [run.actor(g).cells.options(num_returns=n_shards + 1).remote(
+        "verify", k, g, run.put({"rule": {"dup": dup, "con": con}, "offsets": offsets}), keys,
+        *[emb[s][g] for s in range(n_shards)]) for g in range(groups)]
+    edges = run.get([v[-1] for v in ver])
     for x in edges:
         _add(timings, x["_timings"])
-    return edges
+    return edges, [v[:-1] for v in ver]
 
 
 def _cells_plan(run: RayRun, stage: Any, summ: list[dict[str, Any]], n: int) -> dict[str, Any]:

@@ -48,7 +48,7 @@ def scores_frame(parts: list[pl.LazyFrame], stage_scores: list, dropped: list[in
     columns = set(lf.collect_schema().names())
     for rows, cols in stage_scores:
         extra = pl.DataFrame({"row": pl.Series("row", rows, dtype=pl.Int64),
-                              **{k: pl.Series(k, np.asarray(v)) for k, v in cols.items() if k not in columns}})
+                              **{k: _series(k, v) for k, v in cols.items() if k not in columns}})
         columns |= set(extra.columns)
         lf = lf.join(extra.lazy(), on="row", how="left", maintain_order="left")
     lf = lf.with_columns(_float_nan_to_null(lf))
@@ -57,6 +57,15 @@ def scores_frame(parts: list[pl.LazyFrame], stage_scores: list, dropped: list[in
     if splits:
         lf = lf.with_columns(*_split_columns(splits))
     return lf
+
+
+def _series(name: str, values: Any) -> pl.Series:
+    """A stage's score column: numbers as they are; an object array of UTF-8 bytes (texts travel between
+    workers as such) as strings, null where ``b""``."""
+    v = np.asarray(values)
+    if v.dtype.hasobject:
+        return pl.Series(name, [x.decode("utf-8") if x else None for x in v.tolist()], dtype=pl.String)
+    return pl.Series(name, v)
 
 
 def part_hashes(parts: list[Path], rows: set[int]) -> dict[int, str]:

@@ -15,7 +15,14 @@ from pairaudit.stages.near_duplicates.calibrate import (
     negative_similarities,
     with_calibration,
 )
-from pairaudit.stages.near_duplicates.match import token_sorted
+from pairaudit.stages.near_duplicates.match import OUTCOME_FIELDS, token_sorted
+from pairaudit.stages.near_duplicates.reasons import (
+    NEAR_FIELDS,
+    PASSED,
+    empty_outcomes,
+    keep_nearer,
+    verify_nearest,
+)
 from pairaudit.stages.near_duplicates.search import (
     assign_cells,
     cell_lists,
@@ -23,7 +30,7 @@ from pairaudit.stages.near_duplicates.search import (
     sum_vectors,
     train_cells,
 )
-from pairaudit.stages.near_duplicates.verify import match_edges, same_keys
+from pairaudit.stages.near_duplicates.verify import match_edges, pair_outcomes, same_keys
 
 VECTORS = ("P", "C", "R")
 PAIR_BUDGET = 2_000_000  # searched pairs a cell group verifies at once
@@ -95,6 +102,7 @@ class CellGroup:
         self.cells = np.flatnonzero(self.cell_group == g)
         self.d = {k: np.concatenate([p.pop(k) for p in parts]) for k in GROUP_FIELDS} if parts else None
         self.cand: tuple[np.ndarray, np.ndarray] | None = None
+        self.near: tuple[np.ndarray, np.ndarray] | None = None  # hybrid: rows and nearest rows to verify again
 
     def _chunks(self, members: list[np.ndarray], probes: list[np.ndarray], k: int) -> list[list[int]]:
         """This group's cells in order, cut so that a chunk's searched pairs (at most ``k`` per probing row and
@@ -134,17 +142,20 @@ class CellGroup:
         parts_s, parts_x, n_cand, across = [], [], 0, 0
         ts = token_sorted(d["sk"])  # each row's words sorted once (match_pairs)
         two_rows = np.isin(d["phash"], two) if two is not None else None
+        near = empty_outcomes(len(d["pos"])) if plan["want_dups"] else None  # each row's nearest pair here
         for chunk in self._chunks(members, probes, k):
             t0 = time.perf_counter()
             rows = np.unique(np.concatenate([members[c] for c in chunk] + [probes[c] for c in chunk]))
             S = sum_vectors(d["P"][rows], d["C"][rows], d["R"][rows])  # the chunk's rows only
             sub = np.full(len(rows), -np.inf, np.float32)
-            a, b, _ = search_cells(S, [np.searchsorted(rows, members[c]) for c in chunk],
-                                   [np.searchsorted(rows, probes[c]) for c in chunk], k,
-                                   float(dup["min_search_cosine"]), sub)
+            a, b, sim = search_cells(S, [np.searchsorted(rows, members[c]) for c in chunk],
+                                     [np.searchsorted(rows, probes[c]) for c in chunk], k,
+                                     float(dup["min_search_cosine"]), sub)
             del S
             best[rows] = np.maximum(best[rows], sub)
             a, b = rows[a], rows[b]
+            if near is not None:
+                keep_nearer(near, a, b, sim)
             n_cand += len(a)
             across += int((home[a] != home[b]).sum())
             t1 = time.perf_counter()
@@ -157,6 +168,10 @@ class CellGroup:
             timings["near_duplicates:verify_s"] = (timings.get("near_duplicates:verify_s", 0.0)
                                                    + time.perf_counter() - t1)
         es, ex = (_once(p) for p in (parts_s, parts_x))
+        if near is not None:  # the nearest pairs' outcomes (hybrid: the loose rule's; ``verify`` reads them again)
+            verify_nearest(near, lambda x, y: pair_outcomes(
+                d["P"], d["C"], d["R"], d["sk"], d["ln"], x, y, dup_r, con_r, plan["want_dups"], plan["want_con"],
+                candidates_only=hybrid, compared=(d["hresp"], keys), ts=ts, two_rows=two_rows))
         shard = np.searchsorted(np.asarray(starts, np.int64), d["pos"], side="right") - 1
         out = []
         ca = np.concatenate([es["a"], ex["a"]])
@@ -168,6 +183,8 @@ class CellGroup:
         for s in range(n_shards):
             mine = shard == s
             part: dict[str, Any] = {"pos": d["pos"][mine], "best": best[mine]}
+            if near is not None:
+                part.update(self._near_part(near, mine))
             if hybrid:
                 part["wanted"] = d["pos"][wanted[shard[wanted] == s]]
             out.append(part)
@@ -178,15 +195,30 @@ class CellGroup:
         if hybrid and self.cand is not None:  # only the candidate rows are needed again (``verify``)
             self.d = {k: v[wanted] for k, v in d.items() if k not in VECTORS}
             self.cand = (np.searchsorted(wanted, self.cand[0]), np.searchsorted(wanted, self.cand[1]))
+            if near is not None:  # the rows whose nearest pair passed the loose rule (both rows are wanted)
+                x = np.flatnonzero(np.isin(near["code"], PASSED) & (near["partner"] >= 0))
+                self.near = (np.searchsorted(wanted, x), np.searchsorted(wanted, near["partner"][x]))
         return [*out, meta]
 
+    def _near_part(self, near: dict[str, np.ndarray], mine: np.ndarray) -> dict[str, np.ndarray]:
+        """One shard's rows' nearest pairs here (``reasons.NEAR_FIELDS``; the other row by position and number)."""
+        d = self.d
+        assert d is not None
+        part = {k: near[k][mine] for k in NEAR_FIELDS if k in near}
+        has = part["partner"] >= 0
+        part["prow"] = np.where(has, d["rows"][np.maximum(part["partner"], 0)], -1)
+        part["partner"] = np.where(has, d["pos"][np.maximum(part["partner"], 0)], -1)
+        return part
+
     def verify(self, keys: np.ndarray, rule: tuple[dict, dict], parts: list[dict[str, Any]],
-               timings: dict[str, float], two: np.ndarray | None = None) -> dict[str, Any]:
-        """Hybrid mode: the candidate pairs verified with the transformer vectors (``parts``: from the shards)."""
+               timings: dict[str, float], starts: list[int], two: np.ndarray | None = None) -> list[dict[str, Any]]:
+        """Hybrid mode: the candidate pairs verified with the transformer vectors (``parts``: from the shards).
+        Returns per shard the deciding rule's outcomes of its rows' nearest pairs (``_reverify``), then the
+        edges."""
         import time
 
         if self.d is None or self.cand is None or not len(self.cand[0]):
-            return {"edges": no_edges()}
+            return [*({} for _ in starts), {"edges": no_edges()}]
         t0 = time.perf_counter()
         d, (a, b) = self.d, self.cand
         parts = [p for p in parts if len(p.get("pos", ()))]
@@ -202,8 +234,28 @@ class CellGroup:
                              two_rows=np.isin(d["phash"][rows_c], two) if two is not None else None)
         for e in (es, ex):
             e["a"], e["b"] = rows_c[e["a"]], rows_c[e["b"]]
+        updates = self._reverify(starts, lambda x, y: pair_outcomes(
+            vec["P"][at], vec["C"][at], vec["R"][at], d["sk"][rows_c], d["ln"][rows_c], np.searchsorted(rows_c, x),
+            np.searchsorted(rows_c, y), rule[0], rule[1], self.plan["want_dups"], self.plan["want_con"],
+            compared=(d["hresp"][rows_c], keys),
+            two_rows=np.isin(d["phash"][rows_c], two) if two is not None else None))
         timings["near_duplicates:verify_s"] = timings.get("near_duplicates:verify_s", 0.0) + time.perf_counter() - t0
-        return {"edges": self._global(es, ex)}
+        return [*updates, {"edges": self._global(es, ex)}]
+
+    def _reverify(self, starts: list[int], verify: Any) -> list[dict[str, Any]]:
+        """Hybrid mode: the deciding rule's outcome of the nearest pairs that passed the loose rule, per shard
+        (``pos``, ``partner`` as positions, ``reasons.OUTCOME_FIELDS``)."""
+        d = self.d
+        out: list[dict[str, Any]] = [{} for _ in starts]
+        if self.near is None or d is None or not len(self.near[0]):
+            return out
+        x, y = self.near
+        o = verify(np.minimum(x, y), np.maximum(x, y))
+        shard = np.searchsorted(np.asarray(starts, np.int64), d["pos"][x], side="right") - 1
+        for s in range(len(starts)):
+            mine = shard == s
+            out[s] = {"pos": d["pos"][x][mine], "partner": d["pos"][y][mine], **{k: o[k][mine] for k in OUTCOME_FIELDS}}
+        return out
 
     def _global(self, es: dict[str, np.ndarray], ex: dict[str, np.ndarray]) -> dict[str, Any]:
         """Edges with global positions and row numbers (local indices do not travel)."""

@@ -32,6 +32,9 @@ _PUNCT = re.compile(r"[^\w\s]+")
 _SPACE = re.compile(r"\s")
 LONG_PIECE = 1 << 16  # characters normalised at a time
 SAME, COSINE, WORDING = 1, 2, 3  # why a field matched (0: it did not)
+# a verified pair's outcome (``match_pairs(outcome=...)``; ``reasons`` words them): the rule that decided it
+MATCHED, UNSURE, APART, OTHER_NUMBERS, COMPARED, UNDER_LOCAL, WORDED_APART, COSINE_APART, OTHER_WAY = range(9)
+OUTCOME_FIELDS = ("code", "field", "value", "limit")
 MATCH_CHUNK = 1 << 18  # candidate pairs compared at a time (their sketches are copied): memory bounded
 
 
@@ -139,7 +142,7 @@ def compared_keys(hresp: np.ndarray) -> np.ndarray:
 def match_pairs(P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln: np.ndarray,
                 a: np.ndarray, b: np.ndarray, rule: dict[str, Any], straight: bool,
                 compared: tuple[np.ndarray, np.ndarray] | None = None, ts: Any = None,
-                two_rows: np.ndarray | None = None
+                two_rows: np.ndarray | None = None, outcome: dict[str, np.ndarray] | None = None
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Verify candidate row pairs (a[i], b[i]); ``sk``/``ln``: (n, 3) sketches / lengths (``ts``: the sketches'
     ``token_sorted`` forms when the caller made them: the same values, faster); ``rule``:
@@ -163,7 +166,9 @@ def match_pairs(P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln:
     similarities (m, 3), cosines (m, 3), wording similarities (m, 3; NaN where not computed), why (m, 3),
     the copy threshold of each pair).
     Pairs are dropped field by field as soon as one field fails, so most wording similarities are never
-    computed."""
+    computed. ``outcome``: a dict filled with ``OUTCOME_FIELDS`` arrays, per pair the rule that decided it
+    (``code``: ``MATCHED`` ... ``COSINE_APART``), the field it read (0 prompt, 1 chosen, 2 rejected), the value
+    and the limit it was held to."""
     pairs = [(P, P, 0, 0), (C, C, 1, 1), (R, R, 2, 2)] if straight else [(P, P, 0, 0), (C, R, 1, 2), (R, C, 2, 1)]
     m = len(a)
     sim = np.zeros((m, 3), dtype=np.float32)
@@ -171,6 +176,7 @@ def match_pairs(P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln:
     lex = np.full((m, 3), np.nan, dtype=np.float32)
     why = np.zeros((m, 3), dtype=np.int8)
     ok = np.ones(m, dtype=bool)
+    out = new_outcome(m) if outcome is not None else None
     t_glob, tf_glob = float(rule["min_response"]), float(rule["min_response_flag"])
     fl, flf = float(rule.get("floor_response", t_glob)), float(rule.get("floor_response_flag", tf_glob))
     floors = (float(rule["min_prompt"]),) + (min(fl, flf, tf_glob),) * 2
@@ -196,48 +202,80 @@ def match_pairs(P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln:
         better = lx > s[differ].astype(np.float64)
         s[differ[better]] = lx[better]
         w[differ[better]] = WORDING
+        value = s.copy()
+        code = np.full(len(idx), APART, dtype=np.int8)
         if "floor_response_flag" in rule:  # the deciding rule: other numbers, another answer (read only where
             near = np.flatnonzero(s[differ] >= floors[f] - 1e-6)  # the field would pass: few pairs)
             x, y = ia[near], ib[near]
-            s[differ[near[other_numbers(sk[x, fa], ln[x, fa], sk[y, fb], ln[y, fb])]]] = 0.0
+            moved = differ[near[other_numbers(sk[x, fa], ln[x, fa], sk[y, fb], ln[y, fb])]]
+            s[moved], code[moved] = 0.0, OTHER_NUMBERS
         if f and compared is not None and len(compared[1]):
             h, keys = compared
             k = pair_key(h[a[idx], fa - 1], h[b[idx], fb - 1])
             pos = np.minimum(np.searchsorted(keys, k), len(keys) - 1)
-            s[(keys[pos] == k) & ~equal] = 0.0
+            moved = (keys[pos] == k) & ~equal
+            s[moved], code[moved] = 0.0, COMPARED
         sim[idx, f] = s
         why[idx, f] = w
         ok[idx] = s >= floors[f] - 1e-6
+        if out is not None:
+            fail = ~ok[idx]
+            record(out, idx[fail], code[fail], f, value[fail], floors[f])
     thr, thr_f = _copy_thresholds(ok, why, C, R, a, b, rule, (t_glob, tf_glob, fl, flf))
     weakest = sim[:, 1:].min(axis=1)
+    if out is not None:
+        under = np.flatnonzero(ok & (weakest < thr_f - 1e-6))
+        record(out, under, UNDER_LOCAL, 1 + sim[under, 1:].argmin(axis=1), weakest[under], thr_f[under])
     ok &= weakest >= thr_f - 1e-6
     sure = ok & (weakest >= thr - 1e-6)
     if "floor_response_flag" in rule:  # the deciding (calibrated) rule, not the candidate generator's
-        ok, sure = _one_prompt_rule(ok, sure, (a, b), sk, ln, (lex, cos, why), rule, straight, compared, two_rows)
+        ok, sure = _one_prompt_rule(ok, sure, (a, b), sk, ln, (lex, cos, why), rule, straight, compared, two_rows,
+                                    out)
+    if out is not None:
+        won = np.flatnonzero(ok)
+        record(out, won, np.where(sure[won], MATCHED, UNSURE), 1 + sim[won, 1:].argmin(axis=1), weakest[won], thr[won])
+        outcome.update(out)  # type: ignore[union-attr]
     return ok, sure, sim, cos, lex, why, thr
+
+
+def new_outcome(m: int) -> dict[str, np.ndarray]:
+    """``m`` pairs' outcomes, none decided yet (``code`` -1)."""
+    return {"code": np.full(m, -1, np.int8), "field": np.zeros(m, np.int8), "value": np.zeros(m, np.float32),
+            "limit": np.zeros(m, np.float32)}
+
+
+def record(out: dict[str, np.ndarray], idx: np.ndarray, code: Any, field: Any, value: Any, limit: Any) -> None:
+    """The pairs ``idx`` were decided by ``code`` on ``field`` (``value`` against ``limit``)."""
+    out["code"][idx], out["field"][idx], out["value"][idx], out["limit"][idx] = code, field, value, limit
 
 
 def _one_prompt_rule(ok: np.ndarray, sure: np.ndarray, ab: tuple[np.ndarray, np.ndarray], sk: np.ndarray,
                      ln: np.ndarray, fields: tuple[np.ndarray, np.ndarray, np.ndarray], rule: dict[str, Any],
-                     straight: bool, compared: tuple[np.ndarray, np.ndarray] | None, two_rows: np.ndarray | None
-                     ) -> tuple[np.ndarray, np.ndarray]:
+                     straight: bool, compared: tuple[np.ndarray, np.ndarray] | None, two_rows: np.ndarray | None,
+                     out: dict[str, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Rows of one prompt (same text): their differing responses are the across-row negatives the copy
     threshold is calibrated on, different answers to that prompt, which can agree in meaning (a high cosine)
     but are worded apart. A copy there needs the wording too: each differing response's wording >= the band
     floor, and in the unsure band its cosine as well (wording here: the larger of token_sort_ratio and the
     plain character ratio: sorting the tokens moves a changed word of a short answer, "anything" -> "thing":
     0.79 vs 0.96); the prompt's only two rows, sharing no response, need ``floor_wording_two_rows`` and are
-    flagged below the band floor. Returns (ok, sure)."""
+    flagged below the band floor. ``out``: the pairs it turns down are recorded there. Returns (ok, sure)."""
     a, b = ab
     lex, cos, why = fields
     flf = float(rule["floor_response_flag"])
-    wmin, cmin = _same_prompt_minima(np.flatnonzero(ok & (why[:, 0] == SAME)), len(a), a, b, sk, ln, lex, cos, why,
-                                     straight)
+    wmin, cmin, wfield, cfield = _same_prompt_minima(np.flatnonzero(ok & (why[:, 0] == SAME)), len(a), a, b, sk, ln,
+                                                     lex, cos, why, straight)
     worded = wmin >= flf - 1e-6
-    floor = worded
+    floor, limit = worded, np.full(len(a), flf, np.float32)
     if two_rows is not None and compared is not None and "floor_wording_two_rows" in rule:
         lone = two_rows[a] & two_rows[b] & ~shares_response(compared[0], a, b)
         floor = np.where(lone, wmin >= float(rule["floor_wording_two_rows"]) - 1e-6, worded)
+        limit[lone] = float(rule["floor_wording_two_rows"])
+    if out is not None:
+        apart = np.flatnonzero(ok & ~floor)
+        record(out, apart, WORDED_APART, wfield[apart], wmin[apart], limit[apart])
+        unsure = np.flatnonzero(ok & floor & ~(sure | (cmin >= flf - 1e-6)))
+        record(out, unsure, COSINE_APART, cfield[unsure], cmin[unsure], flf)
     ok = ok & floor & (sure | (cmin >= flf - 1e-6))
     return ok, sure & ok & worded
 
@@ -296,10 +334,12 @@ def _copy_thresholds(ok: np.ndarray, why: np.ndarray, C: np.ndarray, R: np.ndarr
 
 def _same_prompt_minima(one: np.ndarray, m: int, a: np.ndarray, b: np.ndarray, sk: np.ndarray, ln: np.ndarray,
                         lex: np.ndarray, cos: np.ndarray, why: np.ndarray, straight: bool
-                        ) -> tuple[np.ndarray, np.ndarray]:
+                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """For the pairs ``one`` (rows with the same prompt text): the smallest wording (the larger of
-    token_sort_ratio and the character ratio) and the smallest cosine over their differing responses; 1 elsewhere."""
+    token_sort_ratio and the character ratio) and the smallest cosine over their differing responses; 1 elsewhere;
+    and the fields (1 chosen, 2 rejected) they come from."""
     wmin, cmin = np.ones(m, dtype=np.float32), np.ones(m, dtype=np.float32)
+    wfield, cfield = np.ones(m, dtype=np.int8), np.ones(m, dtype=np.int8)
     for f, (fa, fb) in enumerate(((1, 1), (2, 2)) if straight else ((1, 2), (2, 1))):
         i = one[why[one, f + 1] != SAME]
         x, y = a[i], b[i]
@@ -307,9 +347,11 @@ def _same_prompt_minima(one: np.ndarray, m: int, a: np.ndarray, b: np.ndarray, s
         cr = lexical_many(sk[x, fa], ln[x, fa], sk[y, fb], ln[y, fb], scorer="ratio")
         w = np.where(cr > lx, cr, lx)  # max(lex, char ratio), NaN kept as max() keeps it
         c = cos[i, f + 1].astype(np.float64)
+        wfield[i] = np.where(w < wmin[i], f + 1, wfield[i])
+        cfield[i] = np.where(c < cmin[i], f + 1, cfield[i])
         wmin[i] = np.where(w < wmin[i], w, wmin[i])
         cmin[i] = np.where(c < cmin[i], c, cmin[i])
-    return wmin, cmin
+    return wmin, cmin, wfield, cfield
 
 
 def strength(sim: np.ndarray) -> np.ndarray:

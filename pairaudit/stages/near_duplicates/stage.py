@@ -53,9 +53,10 @@ from pairaudit.stages.near_duplicates.match import (
     token_sorted,
 )
 from pairaudit.stages.near_duplicates.near_identical import near_identical_findings, near_identical_rows
+from pairaudit.stages.near_duplicates.reasons import REASON_KEY, reason_texts, reverify
 from pairaudit.stages.near_duplicates.search import center, field_mean, rowdot, sum_vectors
 from pairaudit.stages.near_duplicates.texts import blob_bytes, pack, text_hash, unpack
-from pairaudit.stages.near_duplicates.verify import find_groups, two_row_prompts
+from pairaudit.stages.near_duplicates.verify import find_groups, pair_outcomes, two_row_prompts
 from pairaudit.stages.spill import Spill
 from pairaudit.stages.state import Column, Count
 
@@ -262,7 +263,7 @@ class NearDuplicateStage(Stage):
         two = two_row_prompts(phash)
         out = find_groups(rows, P, C, R, sk, ln, dup, con, want_dups=want_dups, want_contradictions=want_con,
                           candidates_only=mode == "hybrid", timings=timings, compared=(hresp, compared), sums=sums,
-                          prompt_keys=phash, ts=ts, two_rows=two)
+                          prompt_keys=phash, ts=ts, two_rows=two, reasons=want_dups)
         del sums
         if mode == "hybrid":
             cand = out["candidate_rows"]
@@ -293,6 +294,10 @@ class NearDuplicateStage(Stage):
                                two_rows=two[idx])
             out["findings"] = out2["findings"]
             out["stats"].update(out2["stats"])
+            if want_dups:  # the nearest pairs that passed the loose rule, as the deciding rule saw them
+                reverify(out["near"], lambda x, y: pair_outcomes(
+                    Pt, Ct, Rt, sk[idx], ln[idx], pos[x], pos[y], dup, con, want_dups, want_con,
+                    compared=(hresp[idx], compared), ts=ts[idx], two_rows=two[idx]))
         res.findings = out["findings"]
         stats["mode"] = mode
         res.findings += near_identical_findings(self.ctx, rows, pair_raw, mode,
@@ -303,6 +308,10 @@ class NearDuplicateStage(Stage):
         res.rows = rows.tolist()
         res.scores = {"pair_cosine": pair_raw.astype(np.float64),
                       NEAR_DUPLICATE_INFO.score_key: out[NEAR_DUPLICATE_INFO.score_key]}
+        if want_dups:
+            res.scores[REASON_KEY] = reason_texts(out["near"], out[NEAR_DUPLICATE_INFO.score_key],
+                                                  float(self.params(NEAR_DUPLICATE_INFO)["min_response_flag"]),
+                                                  np.where(out["near"]["partner"] >= 0, rows[out["near"]["partner"]], -1))
         self._record_models(mode)
         stats.update(out["stats"])
         stats.update(_shape_stats(phash, P, sk, blobs, n))

@@ -11,7 +11,16 @@ import numpy as np
 from pairaudit.datatypes import Finding
 from pairaudit.stages.near_duplicates.groups import contradiction_findings, duplicate_findings
 from pairaudit.stages.near_duplicates.infos import NEAR_DUPLICATE_INFO
-from pairaudit.stages.near_duplicates.match import MATCH_CHUNK, match_pairs, strength
+from pairaudit.stages.near_duplicates.match import (
+    MATCH_CHUNK,
+    OTHER_WAY,
+    OUTCOME_FIELDS,
+    match_pairs,
+    new_outcome,
+    record,
+    strength,
+)
+from pairaudit.stages.near_duplicates.reasons import row_outcomes
 from pairaudit.stages.near_duplicates.search import neighbour_search, sum_vectors
 from pairaudit.stages.near_duplicates.unionfind import Separated
 
@@ -34,24 +43,33 @@ EDGE_FIELDS = ("a", "b", "sure", "sim", "cos", "lex", "why", "thr")
 def match_edges(P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln: np.ndarray, a: np.ndarray,
                 b: np.ndarray, dup: dict[str, Any], con: dict[str, Any], want_dups: bool, want_contradictions: bool,
                 candidates_only: bool = False, compared: tuple[np.ndarray, np.ndarray] | None = None,
-                ts: Any = None, two_rows: np.ndarray | None = None) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+                ts: Any = None, two_rows: np.ndarray | None = None, outcome: dict[str, np.ndarray] | None = None
+                ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
     """Verify the candidate pairs (a[i], b[i]) field by field: the straight matches (near duplicates) and the
     crosswise ones (near contradictions), each as ``EDGE_FIELDS`` arrays. Pairs are independent of each other,
     so any subset of them can be verified where their rows are (the Ray engine's cell groups), and they are
     verified ``MATCH_CHUNK`` at a time (each pair's sketches are copied while it is verified: ~1.5 KB a pair;
     a 1M-row scan has ~20M candidate pairs), the edges concatenated in pair order. ``two_rows``: per row, its
-    prompt text has exactly two rows (``two_row_prompts``; ``match_pairs``)."""
+    prompt text has exactly two rows (``two_row_prompts``; ``match_pairs``). ``outcome``: a dict filled with
+    every pair's outcome (``match.OUTCOME_FIELDS``): the straight rule's, ``OTHER_WAY`` where the crosswise
+    match wins (code -1: not verified, neither kind wanted)."""
     if len(a) > MATCH_CHUNK:
+        outs = [None if outcome is None else {} for _ in range(0, len(a), MATCH_CHUNK)]
         parts = [match_edges(P, C, R, sk, ln, a[lo:lo + MATCH_CHUNK], b[lo:lo + MATCH_CHUNK], dup, con, want_dups,
-                             want_contradictions, candidates_only, compared, ts, two_rows)
-                 for lo in range(0, len(a), MATCH_CHUNK)]
+                             want_contradictions, candidates_only, compared, ts, two_rows, o)
+                 for lo, o in zip(range(0, len(a), MATCH_CHUNK), outs)]
+        if outcome is not None:
+            outcome.update({k: np.concatenate([o[k] for o in outs]) for k in OUTCOME_FIELDS})  # type: ignore[index]
         return tuple({k: np.concatenate([p[i][k] for p in parts]) for k in EDGE_FIELDS}  # type: ignore[return-value]
                      for i in (0, 1))
+    if outcome is not None:
+        outcome.update(new_outcome(len(a)))
     rule_s, rule_x = _rules(dup, con, candidates_only)
     ok_s = np.zeros(len(a), dtype=bool)
     if len(a) and (want_dups or want_contradictions):
         ok_s, sure_s, sim_s, cos_s, lex_s, why_s, thr_s = match_pairs(P, C, R, sk, ln, a, b, rule_s, straight=True,
-                                                               compared=compared, ts=ts, two_rows=two_rows)
+                                                               compared=compared, ts=ts, two_rows=two_rows,
+                                                               outcome=outcome)
     ok_x = np.zeros(len(a), dtype=bool)
     if len(a) and want_contradictions:
         # both orientations are checked: when chosen and rejected of a row are close to each other, a swapped
@@ -59,6 +77,9 @@ def match_edges(P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln:
         ok_x, sure_x, sim_x, cos_x, lex_x, why_x, thr_x = match_pairs(P, C, R, sk, ln, a, b, rule_x, straight=False,
                                                                compared=compared, ts=ts, two_rows=two_rows)
         better_x = ok_x & (~ok_s | (strength(sim_x) > strength(sim_s)))
+        if outcome is not None:
+            w = np.flatnonzero(better_x)
+            record(outcome, w, OTHER_WAY, 1 + sim_x[w, 1:].argmin(axis=1), strength(sim_x[w]), thr_x[w])
         ok_s &= ~better_x
         ok_x = better_x
     empty = {"a": a[:0], "b": b[:0], "sure": np.zeros(0, bool), "sim": np.zeros((0, 3), np.float32),
@@ -72,6 +93,18 @@ def match_edges(P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln:
         edges_x = dict(zip(EDGE_FIELDS, (a[ok_x], b[ok_x], sure_x[ok_x], sim_x[ok_x], cos_x[ok_x], lex_x[ok_x],
                                          why_x[ok_x], thr_x[ok_x])))
     return edges_s, edges_x
+
+
+def pair_outcomes(P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln: np.ndarray, a: np.ndarray,
+                  b: np.ndarray, dup: dict[str, Any], con: dict[str, Any], want_dups: bool, want_contradictions: bool,
+                  candidates_only: bool = False, compared: tuple[np.ndarray, np.ndarray] | None = None,
+                  ts: Any = None, two_rows: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """The outcome of the pairs ``(a[i], b[i])`` (``match.OUTCOME_FIELDS``): ``match_edges`` with the same
+    arguments as the decision's."""
+    outcome: dict[str, np.ndarray] = {}
+    match_edges(P, C, R, sk, ln, a, b, dup, con, want_dups, want_contradictions, candidates_only, compared, ts,
+                two_rows, outcome)
+    return outcome
 
 
 def edge_findings(rows: np.ndarray, edges_s: dict[str, np.ndarray], edges_x: dict[str, np.ndarray], want_dups: bool,
@@ -164,8 +197,8 @@ def find_groups(rows: np.ndarray, P: np.ndarray, C: np.ndarray, R: np.ndarray, s
                 keep_neighbours: bool = False, candidates: tuple[np.ndarray, np.ndarray] | None = None,
                 candidates_only: bool = False, timings: dict[str, float] | None = None,
                 compared: tuple[np.ndarray, np.ndarray] | None = None, sums: Any = None,
-                prompt_keys: np.ndarray | None = None, ts: Any = None, two_rows: np.ndarray | None = None
-                ) -> dict[str, Any]:
+                prompt_keys: np.ndarray | None = None, ts: Any = None, two_rows: np.ndarray | None = None,
+                reasons: bool = False) -> dict[str, Any]:
     """Returns ``findings``, ``near_duplicate_pair_score`` (nearest neighbour's search cosine, every row;
     None when ``candidates`` are given), ``stats`` (deterministic; seconds go to ``timings``).
 
@@ -175,7 +208,8 @@ def find_groups(rows: np.ndarray, P: np.ndarray, C: np.ndarray, R: np.ndarray, s
     keep rows known to be different comparisons (same prompt, no match of each other) out of one group
     (``edge_findings``). ``candidates_only``: apply the looser
     candidate rule and return the surviving pairs (``a``, ``b``) and their rows (``candidate_rows``)
-    instead of findings. ``two_rows``: see ``match_edges``."""
+    instead of findings. ``two_rows``: see ``match_edges``. ``reasons``: ``near`` per row, its nearest searched
+    pair and that pair's outcome (``reasons.row_outcomes``; under the loose rule with ``candidates_only``)."""
     n = len(rows)
     timings = {} if timings is None else timings
     t0 = time.perf_counter()
@@ -196,6 +230,9 @@ def find_groups(rows: np.ndarray, P: np.ndarray, C: np.ndarray, R: np.ndarray, s
     out: dict[str, Any] = {NEAR_DUPLICATE_INFO.score_key: nearest, "stats": stats}
     if keep_neighbours:
         out["neighbours"] = (a, b, sim)
+    if reasons and sim is not None:
+        out["near"] = row_outcomes(n, a, b, sim, lambda x, y: pair_outcomes(
+            P, C, R, sk, ln, x, y, dup, con, want_dups, want_contradictions, candidates_only, compared, ts, two_rows))
     edges_s, edges_x = match_edges(P, C, R, sk, ln, a, b, dup, con, want_dups, want_contradictions,
                                    candidates_only, compared, ts, two_rows)
     if candidates_only:
