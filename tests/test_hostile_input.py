@@ -305,7 +305,7 @@ def _run_fix(fix: str, data: Path) -> tuple[int, str]:
     """Run a suggested shell fix, its `pairaudit trace ...` part through the CLI (DATA / N filled in)."""
     import shlex
 
-    shell, _, command = fix.partition(" && ")
+    shell, _, command = fix.rpartition(" && ")  # the moves first (one or several), then the trace
     if shell.startswith("mv "):
         subprocess.run(shell, shell=True, check=True)  # noqa: S602 - the message's own command
     else:
@@ -379,6 +379,23 @@ def test_a_damaged_top_level_state_names_a_command_that_works(tmp_path: Path) ->
     code, output = _cli("trace", str(run), "--data", str(data), "--out", str(tmp_path / "t"))
     assert code == 2 and "--log" not in output, output
     fix = " ".join(output.split()).split("or move it aside and trace a given step: ")[1]
+    code, output = _run_fix(fix, data)
+    assert code in (0, 6), output
+
+
+def test_every_damaged_state_is_named_at_once_and_one_command_moves_them_all(tmp_path: Path) -> None:
+    """M1 (issue 38's checker): no readable state anywhere: the error names each damaged file (not one per run)
+    and its fix moves all of them aside in one command that works."""
+    run, data = _trace_run(tmp_path)
+    (run / "trainer_state.json").write_text("{corrupt")
+    for step in (4, 8):
+        (run / f"checkpoint-{step}").mkdir(exist_ok=True)
+        (run / f"checkpoint-{step}" / "trainer_state.json").write_text("[1, 2]")
+    code, output = _cli("trace", str(run), "--data", str(data), "--out", str(tmp_path / "t"))
+    flat = " ".join(output.split())
+    assert code == 2 and "also damaged" in flat and flat.count("checkpoint-") >= 4, output
+    fix = flat.split("or move them aside and trace a given step: ")[1]
+    assert fix.count("mv ") == 3, fix
     code, output = _run_fix(fix, data)
     assert code in (0, 6), output
 

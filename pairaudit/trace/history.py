@@ -107,22 +107,25 @@ def find_state(run_dir: Path, notes: list[str] | None = None) -> tuple[dict[str,
         key = (step if isinstance(step, int) and not isinstance(step, bool) else 0), len(state.get("log_history") or [])
         if best is None or key > (best[0], len(best[2].get("log_history") or [])):
             best = (key[0], path, state)
-    if damaged and best is None:
-        path, problem, expected = damaged[0]
-        raise InputError(problem, expected=expected, fix=state_fix(run_dir, path))
+    if damaged and best is None:  # every state is damaged: all of them named, one fix for all
+        _, problem, expected = damaged[0]
+        if len(damaged) > 1:
+            problem += "; also damaged: " + "; ".join(p for _, p, _ in damaged[1:])
+        raise InputError(problem, expected=expected, fix=state_fix(run_dir, [p for p, _, _ in damaged]))
     for _, problem, _ in damaged:
         if notes is not None and best is not None:
             notes.append(f"{problem}: ignored, {best[1]} was read instead")
     return (best[2], best[1]) if best else (None, None)
 
 
-def state_fix(run_dir: Path, path: Path) -> str:
-    """A command that works without the damaged ``path``: move it aside and trace a given step."""
+def state_fix(run_dir: Path, paths: list[Path]) -> str:
+    """A command that works without the damaged ``paths``: move them aside and trace a given step."""
     import shlex
 
-    return (f"restore {path} from the trainer's output, or move it aside and trace a given step: "
-            f"mv {shlex.quote(str(path))} {shlex.quote(str(path) + '.damaged')} && pairaudit trace "
-            f"{shlex.quote(str(run_dir))} --data DATA --step N")
+    moves = " && ".join(f"mv {shlex.quote(str(p))} {shlex.quote(str(p) + '.damaged')}" for p in paths)
+    which = str(paths[0]) if len(paths) == 1 else f"these {len(paths)} files"
+    return (f"restore {which} from the trainer's output, or move {'it' if len(paths) == 1 else 'them'} aside and "
+            f"trace a given step: {moves} && pairaudit trace {shlex.quote(str(run_dir))} --data DATA --step N")
 
 
 def _read_state(path: Path) -> tuple[dict[str, Any] | None, str | None, str | None]:
