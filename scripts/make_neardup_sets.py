@@ -18,7 +18,11 @@ held4 (a fourth held-out set, planted while the rule was being changed, by a rev
 the other sets' plants): the first 300 of the seed-6262 shuffle whose prompt is in none of the three other held-out
 sets, the dev set (argument 4), hh.jsonl and examples/hh-rlhf-helpful-base-500.jsonl.
 
-Usage: python scripts/make_neardup_sets.py PLANTS.py OUT.jsonl {dev,held,held2,held3,held4} [DEV_SET.jsonl]
+held5 (a fifth held-out set, planted by another reviewer who had not read the rule nor the other sets' plants): the
+first 300 of the seed-7373 shuffle whose prompt is in none of the four other held-out sets, the dev set (argument 4),
+hh.jsonl and examples/hh-rlhf-helpful-base-500.jsonl.
+
+Usage: python scripts/make_neardup_sets.py PLANTS.py OUT.jsonl {dev,held,held2,held3,held4,held5} [DEV_SET.jsonl]
 """
 
 from __future__ import annotations
@@ -67,15 +71,17 @@ def _prompts(path: str) -> set[str]:
 #: per later held-out set: its seed and the planted sets before it (their prompts, the dev set's, hh.jsonl's and
 #: the shipped example's are excluded, so a set shares no prompt with any earlier one)
 FRESH = {"held3": (5151, ("neardup_heldout.jsonl", "neardup_heldout2.jsonl")),
-         "held4": (6262, ("neardup_heldout.jsonl", "neardup_heldout2.jsonl", "neardup_heldout3.jsonl"))}
+         "held4": (6262, ("neardup_heldout.jsonl", "neardup_heldout2.jsonl", "neardup_heldout3.jsonl")),
+         "held5": (7373, ("neardup_heldout.jsonl", "neardup_heldout2.jsonl", "neardup_heldout3.jsonl",
+                          "neardup_heldout4.jsonl"))}
 
 
 def _fresh_base(which: str, dev_set: str) -> list[dict]:
-    """300 base rows for ``which`` (held3, held4): its seed's shuffle, prompts in no earlier planted set, the dev
+    """300 base rows for ``which`` (held3, held4, held5): its seed's shuffle, prompts in no earlier planted set, the dev
     set, hh.jsonl or the shipped example.
 
     Args:
-        which: "held3" or "held4".
+        which: "held3", "held4" or "held5".
         dev_set: path of the dev planted set (its prompts are excluded).
 
     Returns:
@@ -94,7 +100,7 @@ def build(plants: str, which: str) -> list[dict]:
 
     Args:
         plants: path of a module defining P (paraphrases) and H (hard negatives).
-        which: "dev", "held", "held2", "held3" or "held4" (held2-held4 read the dev set's path from argv[4]).
+        which: "dev", "held", "held2", "held3", "held4" or "held5" (held2-held5 read the dev set's path from argv[4]).
 
     Returns:
         Rows with prompt/chosen/rejected/plant_id/plant_of/plant_kind.
