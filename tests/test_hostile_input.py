@@ -383,6 +383,27 @@ def test_a_damaged_top_level_state_names_a_command_that_works(tmp_path: Path) ->
     assert code in (0, 6), output
 
 
+@pytest.mark.parametrize(("state", "args"), [({}, {"gradient_accumulation_steps": None}),
+                                              ({"max_steps": "7"}, {}), ({"train_batch_size": None}, {"seed": None})])
+def test_null_or_text_counts_in_a_run_s_files_are_no_value_not_a_traceback(tmp_path: Path, state: dict,
+                                                                         args: dict) -> None:
+    """Fuzz seed 41 (issue 38's checker): a null gradient_accumulation_steps in training_args.json and a max_steps
+    written as text in trainer_state.json crashed the trace (TypeError). A null count is read as not given (the
+    trace says so and asks for it when the order needs it), a text count is read as its number."""
+    run, data = _trace_run(tmp_path)
+    (run / "trainer_state.json").write_text(json.dumps({**TRACE_STATE, **state}))
+    (run / "training_args.json").write_text(json.dumps({"per_device_train_batch_size": 2, "seed": 42, **args}))
+    code, output = _cli("trace", str(run), "--data", str(data), "--out", str(tmp_path / "t"))
+    assert code in (0, 6) and "Traceback" not in output and "internal error" not in output.lower(), output
+    doc = json.loads((tmp_path / "t" / "trace.json").read_text())
+    nulls = [k for k, v in args.items() if v is None]  # a null in trainer_state.json leaves it to the arguments
+    for k in nulls:
+        assert any(f"{k} is null" in n for n in doc["settings"]["notes"]), doc["settings"]["notes"]
+    code, output = _cli("trace", str(run), "--data", str(data), "--out", str(tmp_path / "t2"), "--set",
+                        "gradient_accumulation_steps=null")
+    assert code == 2 and "has no value" in output, output
+
+
 def test_every_damaged_state_is_named_at_once_and_one_command_moves_them_all(tmp_path: Path) -> None:
     """M1 (issue 38's checker): no readable state anywhere: the error names each damaged file (not one per run)
     and its fix moves all of them aside in one command that works."""

@@ -49,6 +49,11 @@ def _finite(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
+def _count(v: Any) -> int | None:
+    """A positive whole number as read from a run's files (``max_steps``), else None (absent, -1, damaged)."""
+    return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else None
+
+
 def _nice_down(x: float) -> float:
     """The largest of 1, 2, 3, 5 x 10^k not above ``x`` (a value a person would type)."""
     if x <= 0:
@@ -172,7 +177,7 @@ def diagnose(*, run_dir: Path, state: dict[str, Any] | None, args: dict[str, Any
     start_checked = reference is not None and Path(reference).is_dir() and any(Path(reference).glob("*.safetensors"))
     ctx = {"first": first, "last": last, "log": log, "args": args, "ckpts": ckpts, "doc": trace_doc,
            "defaulted": defaulted, "start_checked": start_checked,
-           "max_steps": (state or {}).get("max_steps") or args.get("max_steps")}
+           "max_steps": _count((state or {}).get("max_steps")) or _count(args.get("max_steps"))}
     causes = [_data(ctx, data, out_dir), _learning_rate(ctx), _precision(ctx), _amplifier(ctx), _weights(ctx)]
     if not args:
         for c in causes:

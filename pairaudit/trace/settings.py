@@ -51,6 +51,8 @@ ORDER_KEYS = [k for k, (_, order, _) in SPEC.items() if order]
 _ARGS_KEYS = {"gradient_accumulation_steps", "seed", "data_seed", "dataloader_drop_last", "num_train_epochs",
               "max_steps", "train_sampling_strategy", "ignore_data_skip", "logging_steps", "logging_nan_inf_filter",
               "max_length", "truncation_mode", "beta"}
+_COUNTS = {"train_batch_size", "gradient_accumulation_steps", "world_size", "seed", "num_train_epochs", "max_steps",
+           "logging_steps"}  # settings whose null is no value (the order cannot be rebuilt from None)
 _ACCEL_KEYS = ("split_batches", "even_batches", "dispatch_batches", "use_seedable_sampler")
 
 
@@ -71,7 +73,14 @@ class TraceSettings:
         if key not in SPEC:
             raise ConfigError(f"unknown trace setting {key!r} (from {source}){did_you_mean(key, SPEC)}",
                               expected=", ".join(sorted(SPEC)))
-        self.values[key] = _coerce(key, value)
+        v = _coerce(key, value)
+        if v is None and key in _COUNTS:  # a count the order needs: null is no value
+            if source == "--set":
+                raise ConfigError(f"trace setting {key}={value!r} has no value",
+                                  expected=f"a number like the default {SPEC[key][0]!r} ({SPEC[key][2]})")
+            self.notes.append(f"{key} is null in {source}: read as not given")
+            return
+        self.values[key] = v
         self.sources[key] = source
 
     def update(self, data: dict[str, Any], source: str, *, only_known: bool = False) -> None:
