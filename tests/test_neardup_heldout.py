@@ -98,3 +98,42 @@ def test_near_identical_embedding_view_reads_the_words() -> None:
     assert "'lovely', 'wonderful'" in got[0].detail and got[0].detail.startswith("chosen-vs-rejected embedding")
     assert [f.row for f in near_identical_findings(ctx, np.array([10, 11, 12]), raw, "static",
                                                    lambda idx: (None, None, None))] == [10, 11, 12]
+
+
+LONE = [  # (prompt, chosen, rejected): each prompt text occurs exactly twice or once
+    ("\n\nHuman: Is it safe to eat raw cookie dough?\n\nAssistant:", " No.",
+     " It is mostly fine, but raw eggs and flour can both carry bacteria, so it is better to use a recipe that is "
+     "made for eating raw."),
+    ("\n\nHuman: Is it safe to eat raw cookie dough?\n\nAssistant:", " Nope.",  # the copy: "No." -> "Nope."
+     " It is mostly fine, but raw eggs and raw flour can both carry bacteria, so it's better to use a recipe that "
+     "is made for eating raw."),
+    ("\n\nHuman: What should I pack for a weekend of hiking?\n\nAssistant:",
+     " Layers you can take off, a rain jacket, two litres of water, snacks, a map and a small first-aid kit.",
+     " Just bring your phone, you can buy anything you need on the way."),
+    ("\n\nHuman: What should I pack for a weekend of hiking?\n\nAssistant:",  # another comparison of that prompt
+     " Where are you going? The gear for a desert trail is not the gear for a snowy ridge.",
+     " I would skip the trip if the forecast says storms, hiking in lightning is dangerous."),
+    ("\n\nHuman: How do I boil an egg?\n\nAssistant:", " Put it in boiling water for about nine minutes.",
+     " Crack it into a hot pan with butter."),
+    ("\n\nHuman: Can you recommend a good book about space?\n\nAssistant:",
+     " Cosmos by Carl Sagan is a classic that explains the universe in plain words.", " No, I don't read books."),
+]
+
+
+def test_the_prompt_s_only_two_rows_match_on_words_or_meaning_per_response(tmp_path: Path) -> None:
+    """A prompt whose only two rows share no response (nothing says it was asked twice by design): a response
+    counts as copied when its wording reaches floor_wording_two_rows OR its cosine reaches the band floor ("No."
+    -> "Nope.": wording 0.67, a copy in meaning), flagged; two different comparisons of one prompt (answers apart
+    in words and in meaning) are left apart, and the reason column says which response and why."""
+    path = tmp_path / "lone.jsonl"
+    path.write_text("".join(json.dumps({"prompt": p, "chosen": c, "rejected": r}) + "\n" for p, c, r in LONE))
+    audit = pairaudit.scan(str(path), tmp_path / "out", progress=False, log=lambda m: None, only=CHECKS)
+    nd = {f["row"]: f for f in audit.findings.to_dicts() if f["check"] == "near_duplicate_pair"}
+    assert set(nd) == {1} and nd[1]["group"] == 0 and nd[1]["action"] == "flag", nd
+    import polars as pl
+
+    reason = pl.read_parquet(tmp_path / "out" / "scores.parquet")["near_duplicate_pair_reason"].to_list()
+    assert reason[1].startswith("possibly a copy of row 0"), reason
+    assert not any(f["row"] in (2, 3) for f in audit.findings.to_dicts()), audit.findings
+    for i, other in ((2, 3), (3, 2)):  # when near enough to be explained, they say why they are apart
+        assert reason[i] is None or reason[i].startswith(f"not a copy of row {other}: "), reason

@@ -18,8 +18,9 @@ NEAR_DUPLICATE_INFO = CheckInfo(
     "dataset's own different answers to one prompt (no mean: a shared prompt or response never vouches for a "
     "different one); between the unsure-band floor and the copy threshold the row is flagged, not dropped. "
     "Rows of one prompt (same text) also need the wording: two answers to one prompt that mean the same but are "
-    "worded apart are different answers (a prompt with exactly two rows that share no response: wording >= "
-    "floor_wording_two_rows flags); a differing field of two short texts (<= 256 bytes) with other numbers never matches; a group never "
+    "worded apart are different answers (a prompt with exactly two rows that share no response: each differing "
+    "response a copy in wording (>= floor_wording_two_rows) or in meaning (cosine >= min_response_flag) flags); "
+    "a differing field of two short texts (<= 256 bytes) with other numbers never matches; a group never "
     "joins two rows of one prompt that do not match each other. "
     "group = smallest row of the group, which is kept; score = the weakest response similarity; the detail says "
     "per field why it matched",

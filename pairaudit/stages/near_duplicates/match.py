@@ -33,7 +33,7 @@ _SPACE = re.compile(r"\s")
 LONG_PIECE = 1 << 16  # characters normalised at a time
 SAME, COSINE, WORDING = 1, 2, 3  # why a field matched (0: it did not)
 # a verified pair's outcome (``match_pairs(outcome=...)``; ``reasons`` words them): the rule that decided it
-MATCHED, UNSURE, APART, OTHER_NUMBERS, COMPARED, UNDER_LOCAL, WORDED_APART, COSINE_APART, OTHER_WAY = range(9)
+MATCHED, UNSURE, APART, OTHER_NUMBERS, COMPARED, UNDER_LOCAL, WORDED_APART, COSINE_APART, OTHER_WAY, LONE_APART = range(10)
 OUTCOME_FIELDS = ("code", "field", "value", "limit")
 MATCH_CHUNK = 1 << 18  # candidate pairs compared at a time (their sketches are copied): memory bounded
 
@@ -180,10 +180,12 @@ def match_pairs(P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln:
     t_glob, tf_glob = float(rule["min_response"]), float(rule["min_response_flag"])
     fl, flf = float(rule.get("floor_response", t_glob)), float(rule.get("floor_response_flag", tf_glob))
     floors = (float(rule["min_prompt"]),) + (min(fl, flf, tf_glob),) * 2
+    lone = _lone_candidates(a, b, rule, compared, two_rows)
     for f, (A, B, fa, fb) in enumerate(pairs):
         idx = np.flatnonzero(ok)
         if not len(idx):
             break
+        floor = _field_floor(floors[f], f, idx, lone, rule)
         equal = (sk[a[idx], fa] == sk[b[idx], fb]) & (ln[a[idx], fa] == ln[b[idx], fb])
         c = np.ones(len(idx), dtype=np.float32)  # equal texts are "same text": their cosine is never read
         differ = np.flatnonzero(~equal)
@@ -193,7 +195,7 @@ def match_pairs(P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln:
         s = np.where(equal, 1.0, c).astype(np.float32)
         w = np.where(equal, SAME, COSINE).astype(np.int8)
         # a pair whose length ratio keeps its wording under the field's floor fails or passes on its cosine alone
-        below = floors[f] - 1e-4
+        below = float(floor.min()) - 1e-4
         if ts is None:
             lx = lexical_many(sk[ia, fa], ln[ia, fa], sk[ib, fb], ln[ib, fb], below=below)
         else:  # token_sort_ratio = the character ratio of the word-sorted sketches
@@ -205,7 +207,7 @@ def match_pairs(P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln:
         value = s.copy()
         code = np.full(len(idx), APART, dtype=np.int8)
         if "floor_response_flag" in rule:  # the deciding rule: other numbers, another answer (read only where
-            near = np.flatnonzero(s[differ] >= floors[f] - 1e-6)  # the field would pass: few pairs)
+            near = np.flatnonzero(s[differ] >= floor[differ] - 1e-6)  # the field would pass: few pairs)
             x, y = ia[near], ib[near]
             moved = differ[near[other_numbers(sk[x, fa], ln[x, fa], sk[y, fb], ln[y, fb])]]
             s[moved], code[moved] = 0.0, OTHER_NUMBERS
@@ -217,25 +219,46 @@ def match_pairs(P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln:
             s[moved], code[moved] = 0.0, COMPARED
         sim[idx, f] = s
         why[idx, f] = w
-        ok[idx] = s >= floors[f] - 1e-6
+        ok[idx] = s >= floor - 1e-6
         if out is not None:
             fail = ~ok[idx]
-            record(out, idx[fail], code[fail], f, value[fail], floors[f])
+            record(out, idx[fail], code[fail], f, value[fail], floor[fail])
+        if f == 0 and lone is not None:  # the lone-pair rule is for two rows of one prompt text
+            lone &= why[:, 0] == SAME
     thr, thr_f = _copy_thresholds(ok, why, C, R, a, b, rule, (t_glob, tf_glob, fl, flf))
     weakest = sim[:, 1:].min(axis=1)
+    held = ok & (weakest < thr_f - 1e-6) & (True if lone is None else ~lone)
     if out is not None:
-        under = np.flatnonzero(ok & (weakest < thr_f - 1e-6))
+        under = np.flatnonzero(held)
         record(out, under, UNDER_LOCAL, 1 + sim[under, 1:].argmin(axis=1), weakest[under], thr_f[under])
-    ok &= weakest >= thr_f - 1e-6
+    ok &= ~held
     sure = ok & (weakest >= thr - 1e-6)
     if "floor_response_flag" in rule:  # the deciding (calibrated) rule, not the candidate generator's
-        ok, sure = _one_prompt_rule(ok, sure, (a, b), sk, ln, (lex, cos, why), rule, straight, compared, two_rows,
-                                    out)
+        ok, sure = _one_prompt_rule(ok, sure, (a, b), sk, ln, (lex, cos, why), rule, straight, lone, out)
     if out is not None:
         won = np.flatnonzero(ok)
         record(out, won, np.where(sure[won], MATCHED, UNSURE), 1 + sim[won, 1:].argmin(axis=1), weakest[won], thr[won])
         outcome.update(out)  # type: ignore[union-attr]
     return ok, sure, sim, cos, lex, why, thr
+
+
+def _lone_candidates(a: np.ndarray, b: np.ndarray, rule: dict[str, Any],
+                     compared: tuple[np.ndarray, np.ndarray] | None, two_rows: np.ndarray | None) -> np.ndarray | None:
+    """Pairs that may be a prompt's only two rows sharing no response (``two_rows``; the same prompt text is
+    checked on the prompt field): the deciding rule reads them with ``floor_wording_two_rows``. None when the
+    rule has no such floor or the caller gave no ``two_rows``."""
+    if two_rows is None or compared is None or "floor_wording_two_rows" not in rule:
+        return None
+    return two_rows[a] & two_rows[b] & ~shares_response(compared[0], a, b)
+
+
+def _field_floor(floor: float, f: int, idx: np.ndarray, lone: np.ndarray | None, rule: dict[str, Any]) -> np.ndarray:
+    """The floor each pair ``idx`` must reach on field ``f``: a response of a lone pair (``_lone_candidates``)
+    needs only ``floor_wording_two_rows`` here (``_one_prompt_rule`` then asks its wording or its cosine)."""
+    out = np.full(len(idx), floor, dtype=np.float64)
+    if f and lone is not None:
+        out[lone[idx]] = min(floor, float(rule["floor_wording_two_rows"]))
+    return out
 
 
 def new_outcome(m: int) -> dict[str, np.ndarray]:
@@ -251,32 +274,35 @@ def record(out: dict[str, np.ndarray], idx: np.ndarray, code: Any, field: Any, v
 
 def _one_prompt_rule(ok: np.ndarray, sure: np.ndarray, ab: tuple[np.ndarray, np.ndarray], sk: np.ndarray,
                      ln: np.ndarray, fields: tuple[np.ndarray, np.ndarray, np.ndarray], rule: dict[str, Any],
-                     straight: bool, compared: tuple[np.ndarray, np.ndarray] | None, two_rows: np.ndarray | None,
-                     out: dict[str, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
+                     straight: bool, lone: np.ndarray | None, out: dict[str, np.ndarray] | None = None
+                     ) -> tuple[np.ndarray, np.ndarray]:
     """Rows of one prompt (same text): their differing responses are the across-row negatives the copy
     threshold is calibrated on, different answers to that prompt, which can agree in meaning (a high cosine)
     but are worded apart. A copy there needs the wording too: each differing response's wording >= the band
     floor, and in the unsure band its cosine as well (wording here: the larger of token_sort_ratio and the
     plain character ratio: sorting the tokens moves a changed word of a short answer, "anything" -> "thing":
-    0.79 vs 0.96); the prompt's only two rows, sharing no response, need ``floor_wording_two_rows`` and are
-    flagged below the band floor. ``out``: the pairs it turns down are recorded there. Returns (ok, sure)."""
+    0.79 vs 0.96). The prompt's only two rows sharing no response (``lone``: nothing in the data says the prompt
+    was asked twice by design) need, per differing response, its wording >= ``floor_wording_two_rows`` or its
+    cosine >= the band floor (a copy in words or in meaning: a sentence replaced, "No." -> "Nope."), and are
+    flagged unless the wording is sure. ``out``: the pairs it turns down are recorded there. Returns (ok, sure)."""
     a, b = ab
     lex, cos, why = fields
     flf = float(rule["floor_response_flag"])
-    wmin, cmin, wfield, cfield = _same_prompt_minima(np.flatnonzero(ok & (why[:, 0] == SAME)), len(a), a, b, sk, ln,
-                                                     lex, cos, why, straight)
+    fw2 = float(rule.get("floor_wording_two_rows", flf))
+    m = _same_prompt_minima(np.flatnonzero(ok & (why[:, 0] == SAME)), len(a), a, b, sk, ln, lex, cos, why, straight,
+                            (fw2, flf))
+    wmin, cmin, wfield, cfield, apart_lone, lone_field, lone_w = m
     worded = wmin >= flf - 1e-6
-    floor, limit = worded, np.full(len(a), flf, np.float32)
-    if two_rows is not None and compared is not None and "floor_wording_two_rows" in rule:
-        lone = two_rows[a] & two_rows[b] & ~shares_response(compared[0], a, b)
-        floor = np.where(lone, wmin >= float(rule["floor_wording_two_rows"]) - 1e-6, worded)
-        limit[lone] = float(rule["floor_wording_two_rows"])
+    lone = np.zeros(len(a), bool) if lone is None else lone
+    rest = ~lone & ok
     if out is not None:
-        apart = np.flatnonzero(ok & ~floor)
-        record(out, apart, WORDED_APART, wfield[apart], wmin[apart], limit[apart])
-        unsure = np.flatnonzero(ok & floor & ~(sure | (cmin >= flf - 1e-6)))
+        apart = np.flatnonzero(rest & ~worded)
+        record(out, apart, WORDED_APART, wfield[apart], wmin[apart], flf)
+        unsure = np.flatnonzero(rest & worded & ~(sure | (cmin >= flf - 1e-6)))
         record(out, unsure, COSINE_APART, cfield[unsure], cmin[unsure], flf)
-    ok = ok & floor & (sure | (cmin >= flf - 1e-6))
+        apart = np.flatnonzero(lone & ok & apart_lone)
+        record(out, apart, LONE_APART, lone_field[apart], lone_w[apart], fw2)
+    ok = np.where(lone, ok & ~apart_lone, ok & worded & (sure | (cmin >= flf - 1e-6)))
     return ok, sure & ok & worded
 
 
@@ -333,13 +359,15 @@ def _copy_thresholds(ok: np.ndarray, why: np.ndarray, C: np.ndarray, R: np.ndarr
 
 
 def _same_prompt_minima(one: np.ndarray, m: int, a: np.ndarray, b: np.ndarray, sk: np.ndarray, ln: np.ndarray,
-                        lex: np.ndarray, cos: np.ndarray, why: np.ndarray, straight: bool
-                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+                        lex: np.ndarray, cos: np.ndarray, why: np.ndarray, straight: bool,
+                        either: tuple[float, float]) -> tuple[np.ndarray, ...]:
     """For the pairs ``one`` (rows with the same prompt text): the smallest wording (the larger of
     token_sort_ratio and the character ratio) and the smallest cosine over their differing responses; 1 elsewhere;
-    and the fields (1 chosen, 2 rejected) they come from."""
+    the fields (1 chosen, 2 rejected) they come from; and whether a differing response has neither its wording
+    >= ``either[0]`` nor its cosine >= ``either[1]`` (with that response's field and wording)."""
     wmin, cmin = np.ones(m, dtype=np.float32), np.ones(m, dtype=np.float32)
     wfield, cfield = np.ones(m, dtype=np.int8), np.ones(m, dtype=np.int8)
+    apart, afield, aw = np.zeros(m, dtype=bool), np.ones(m, dtype=np.int8), np.ones(m, dtype=np.float32)
     for f, (fa, fb) in enumerate(((1, 1), (2, 2)) if straight else ((1, 2), (2, 1))):
         i = one[why[one, f + 1] != SAME]
         x, y = a[i], b[i]
@@ -347,11 +375,13 @@ def _same_prompt_minima(one: np.ndarray, m: int, a: np.ndarray, b: np.ndarray, s
         cr = lexical_many(sk[x, fa], ln[x, fa], sk[y, fb], ln[y, fb], scorer="ratio")
         w = np.where(cr > lx, cr, lx)  # max(lex, char ratio), NaN kept as max() keeps it
         c = cos[i, f + 1].astype(np.float64)
+        neither = ~((w >= either[0] - 1e-6) | (c >= either[1] - 1e-6)) & ~apart[i]
+        afield[i[neither]], aw[i[neither]], apart[i[neither]] = f + 1, w[neither], True
         wfield[i] = np.where(w < wmin[i], f + 1, wfield[i])
         cfield[i] = np.where(c < cmin[i], f + 1, cfield[i])
         wmin[i] = np.where(w < wmin[i], w, wmin[i])
         cmin[i] = np.where(c < cmin[i], c, cmin[i])
-    return wmin, cmin, wfield, cfield
+    return wmin, cmin, wfield, cfield, apart, afield, aw
 
 
 def strength(sim: np.ndarray) -> np.ndarray:

@@ -19,6 +19,7 @@ from pairaudit.stages.near_duplicates.match import (
     APART,
     COMPARED,
     COSINE_APART,
+    LONE_APART,
     MATCHED,
     OTHER_NUMBERS,
     OTHER_WAY,
@@ -189,6 +190,8 @@ def text(code: int, field: int, value: float, limit: float, row: int) -> str:
                      "chosen~rejected similarity + local_margin)",
         WORDED_APART: f"same prompt, {name} worded apart (wording {value:.2f} < {limit:.2f})",
         COSINE_APART: f"same prompt, unsure band and {name} cosine {value:.3f} < {limit:.3f}",
+        LONE_APART: f"the prompt's only two rows, {name} apart in words (wording {value:.2f} < {limit:.2f}) and in "
+                    "meaning (cosine under the band floor)",
     }
     return f"not a copy of row {row}: {words.get(code, 'not verified')}"
 
