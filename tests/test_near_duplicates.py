@@ -4,6 +4,7 @@ and the static model distilled from it, planted light edits, paraphrases, exact 
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -169,9 +170,7 @@ def test_a_score_at_the_flag_floor_says_what_the_verification_made_of_it(planted
     for i in shown:
         if reason[i].startswith("not a copy of row"):
             assert i not in nd and ": " in reason[i] and "not verified" not in reason[i], reason[i]
-    for r in nd:  # a row with a finding matched its nearest row, unless that one is another candidate
-        assert not reason[r].startswith("not a copy") or nd[r].group is not None
-    for r, o in planted["swap"].items():
+    for r in planted["swap"]:
         assert r in cp and ("other way" in reason[r] or "copy" in reason[r]), reason[r]
     turned_down = [reason[i] for i in sorted(shown - set(nd) - set(cp)) if reason[i].startswith("not a copy")]
     assert turned_down, "a real HH sample has rows near each other that are not copies"
@@ -337,3 +336,19 @@ def test_state_export_absorb_matches_single_process(planted: dict, runs: dict) -
         driver.absorb_state(w.export_state())
     assert w1._rows == [] and w1.n_skipped == 0
     assert driver.finalize().findings == runs["static"].findings
+
+
+def test_the_distillation_is_announced_once_a_process_when_no_cache_keeps_it(tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two stages (near duplicates, likely_flipped) ask for the static model; with a cache that cannot keep it
+    (full disk: issue 38's checker saw the line twice) it is distilled once a process, and said once."""
+    from pairaudit.models import static_embedder
+    from pairaudit.models.embedder import Embedder
+
+    monkeypatch.setattr(static_embedder, "_ANNOUNCED", set())
+    emb = Embedder()
+    logs: list[str] = []
+    for _ in range(2):
+        static_embedder.StaticEmbedder.for_embedder(emb, tmp_path / "empty-cache", purpose="test", fix="-",
+                                                    log=logs.append)
+    assert sum("distilling" in m for m in logs) == 1, logs

@@ -31,6 +31,7 @@ DISTILL_VERSION = "m2v1"  # bump when the distillation settings change (new cach
 
 #: static models distilled in this process that no cache holds (no cache dir, or it could not be written)
 _UNSAVED: dict[str, Any] = {}
+_ANNOUNCED: set[str] = set()  # the models whose distillation this process has announced
 
 
 def _settings_key(source_sha: str) -> str:
@@ -59,7 +60,10 @@ class StaticEmbedder:
             raise ConfigError(f"{purpose} distils a static model from a local embedder folder; {emb.model_id} is "
                               "a hub id", fix=fix)
         static = cls(emb.path, emb.sha256, emb.model_id, cache_dir=cache_dir)
-        if log is not None and (static.folder is None or not (static.folder / "model.safetensors").exists()):
+        key = _settings_key(emb.sha256)
+        cached = (static.folder is not None and (static.folder / "model.safetensors").exists()) or key in _UNSAVED
+        if log is not None and not cached and key not in _ANNOUNCED:  # said once a process, not once a stage
+            _ANNOUNCED.add(key)
             log("distilling the static embedding model from the embedder (once; ~20 s on 2 cores)")
         return static
 
