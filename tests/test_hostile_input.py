@@ -82,14 +82,22 @@ def test_invalid_utf8_bytes_reach_dropped_parquet_readable_and_as_read(tmp_path:
     assert pq.read_table(tmp_path / "out" / "clean.parquet").column("chosen").to_pylist() == ["ok one", "ok three"]
 
 
-@pytest.mark.parametrize("container", ["dictionary", "string_view"])
+@pytest.mark.parametrize("container", ["dictionary", "dictionary int8", "dictionary uint16", "string_view"])
 @pytest.mark.parametrize("via", ["parquet", "api"])
 def test_invalid_utf8_in_dictionary_and_view_columns(tmp_path: Path, container: str, via: str) -> None:
     """Found by the issue-38 checker: a dictionary-encoded or string_view column with the bad cell gave a
-    UnicodeDecodeError / ArrowNotImplementedError traceback; it reads as a plain string column (one path)."""
+    UnicodeDecodeError / ArrowNotImplementedError traceback; it reads as a plain string column (one path). A
+    dictionary with other indices than int32 (pandas writes int8 for a Categorical) failed in the Parquet
+    reader itself (ArrowInvalid) until it read such columns with Parquet's own int32 indices."""
     table = _bad_utf8_table()
     col = table.column("chosen").combine_chunks()
-    col = col.dictionary_encode() if container == "dictionary" else col.cast(pa.string_view())
+    if container.startswith("dictionary"):
+        col = col.dictionary_encode()
+        if " " in container:
+            index = getattr(pa, container.split()[1])()
+            col = pa.DictionaryArray.from_arrays(col.indices.cast(index), col.dictionary)
+    else:
+        col = col.cast(pa.string_view())
     table = table.set_column(1, "chosen", col)
     src: object = table
     if via == "parquet":

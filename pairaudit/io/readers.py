@@ -219,6 +219,18 @@ def conform(rb: Any, schema: Any) -> Any:
     return pa.RecordBatch.from_arrays(cols, schema=schema)
 
 
+def _parquet_file(path: Path) -> Any:
+    """``pq.ParquetFile`` reading every dictionary-encoded column as Parquet stores it (int32 indices): a
+    dictionary with other indices (pandas writes int8 for a Categorical) is otherwise cast while read, which
+    validates its strings, so one invalid UTF-8 value failed the whole file instead of its rows."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    f = pq.ParquetFile(path)
+    names = [x.name for x in f.schema_arrow if pa.types.is_dictionary(x.type)]
+    return pq.ParquetFile(path, read_dictionary=names) if names else f
+
+
 class ParquetSource(Source):
     kind = "parquet"
     ext = "parquet"
@@ -247,10 +259,9 @@ class ParquetSource(Source):
         return self._total
 
     def _tables(self, batch_size: int):
-        import pyarrow.parquet as pq
 
         for f in self.files:
-            for rb in pq.ParquetFile(f).iter_batches(batch_size=batch_size):
+            for rb in _parquet_file(f).iter_batches(batch_size=batch_size):
                 yield conform(rb, self.schema)
 
     def raw_batches(self, batch_size: int):
