@@ -347,6 +347,24 @@ def test_a_damaged_checkpoint_state_does_not_abort_a_trace_whose_top_level_state
     assert "checkpoint-2/trainer_state.json is not readable JSON" in json.dumps(doc) and "--log" not in output
 
 
+@pytest.mark.parametrize(("folder", "step"), [("checkpoint-4", 99999), ("checkpoint-20", 20)])
+def test_a_checkpoint_state_of_another_run_does_not_win_over_the_run_s_own(tmp_path: Path, folder: str,
+                                                                            step: int) -> None:
+    """BR4 (issue 38's checker): a checkpoint state claiming global_step 99999 (in checkpoint-4), or a stale
+    checkpoint-20 of an earlier, longer run beside a run of max_steps 10, was taken as the latest state: the
+    trace reported "steps 1-99999" and missed the real NaN at step 3. Such a state is named and left out."""
+    run, data = _trace_run(tmp_path)
+    code, output = _cli("trace", str(run), "--data", str(data), "--out", str(tmp_path / "ref"))
+    want = json.loads((tmp_path / "ref" / "trace.json").read_text())
+    (run / folder).mkdir()
+    (run / folder / "trainer_state.json").write_text(json.dumps(
+        {"global_step": step, "max_steps": step, "log_history": [{"step": step, "loss": float("nan")}]}))
+    code2, output = _cli("trace", str(run), "--data", str(data), "--out", str(tmp_path / "t"))
+    got = json.loads((tmp_path / "t" / "trace.json").read_text())
+    assert code2 == code and got["event"] == want["event"], (got["event"], want["event"])
+    assert f"{folder}/trainer_state.json" in json.dumps(got) and str(step) in json.dumps(got), output
+
+
 def test_a_dpo_config_read_sets_the_dpo_learning_rate_range_without_dpo_logs(tmp_path: Path) -> None:
     """B6 (issue 38's checker): with damaged checkpoint states and no DPO metrics in the log, the diagnosis judged
     the learning rate against the fine-tuning range although a DPOConfig had been read: the arguments name it."""

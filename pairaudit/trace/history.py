@@ -96,13 +96,19 @@ def find_state(run_dir: Path, notes: list[str] | None = None) -> tuple[dict[str,
     none can, an InputError whose fix is a command that works (move it aside and trace a given step)."""
     best: tuple[int, Path, dict[str, Any]] | None = None
     damaged: list[tuple[Path, str, str | None]] = []
-    for path in [run_dir / "trainer_state.json", *run_dir.glob("checkpoint-*/trainer_state.json")]:
+    top: dict[str, Any] | None = None
+    for path in [run_dir / "trainer_state.json", *sorted(run_dir.glob("checkpoint-*/trainer_state.json"))]:
         if not path.is_file():
             continue
         state, problem, expected = _read_state(path)
+        if state is not None and path.parent != run_dir:
+            problem = _not_this_run(path, state, top)
+            state = None if problem else state
         if state is None:
             damaged.append((path, problem or "", expected))
             continue
+        if path.parent == run_dir:
+            top = state
         step = state.get("global_step")
         key = (step if isinstance(step, int) and not isinstance(step, bool) else 0), len(state.get("log_history") or [])
         if best is None or key > (best[0], len(best[2].get("log_history") or [])):
@@ -116,6 +122,24 @@ def find_state(run_dir: Path, notes: list[str] | None = None) -> tuple[dict[str,
         if notes is not None and best is not None:
             notes.append(f"{problem}: ignored, {best[1]} was read instead")
     return (best[2], best[1]) if best else (None, None)
+
+
+def _not_this_run(path: Path, state: dict[str, Any], top: dict[str, Any] | None) -> str | None:
+    """Why a checkpoint's readable state is not this run's, or None: the trainer saves the state of step N in
+    ``checkpoint-N``, and no checkpoint of the run goes beyond the ``max_steps`` of its own final state (a stale
+    checkpoint of an earlier, longer run left in the output folder would otherwise win as the latest)."""
+    from pairaudit.trace.checkpoints import checkpoint_step
+
+    step, named = state.get("global_step"), checkpoint_step(path.parent)
+    if not isinstance(step, int) or isinstance(step, bool):
+        return None
+    if named >= 0 and step != named:
+        return f"{path} says global_step {step} in the folder of step {named}: not that checkpoint's state"
+    end = (top or {}).get("max_steps")
+    if isinstance(end, int) and not isinstance(end, bool) and end > 0 and step > end:
+        return (f"{path} is at step {step}, beyond the max_steps {end} of the run's trainer_state.json "
+                "(a checkpoint of an earlier, longer run?)")
+    return None
 
 
 def state_fix(run_dir: Path, paths: list[Path]) -> str:
