@@ -129,10 +129,13 @@ def test_a_foreign_run_folder_bin_does_not_hide_a_checkpoints_arguments(tmp_path
         assert "without any TrainingArguments field" in notes
 
 
-def test_trust_pickle_on_a_lone_foreign_dict_is_exit_2_with_a_fix(tmp_path: Path) -> None:
-    from pairaudit.errors import ConfigError
-
+@pytest.mark.parametrize("trust", [False, True])
+def test_a_lone_foreign_dict_is_named_and_passed_over_without_a_trust_pickle_hint(tmp_path: Path,
+                                                                                  trust: bool) -> None:
+    """BR5 (issue 38's checker): torch.save({'x': 1}) is read in full by the safe reader; the note said "pass
+    --trust-pickle", which reads the same dict. It is passed over with the settings left to --set, either way."""
     torch.save({"x": 1}, str(tmp_path / "training_args.bin"))
-    with pytest.raises(ConfigError) as err:
-        _resolve(tmp_path, trust_pickle=True)
-    assert "without any TrainingArguments field" in str(err.value) and "mv " in str(err.value)
+    s = _resolve(tmp_path, trust_pickle=trust)
+    notes = " ".join(s.notes)
+    assert "without any TrainingArguments field" in notes and "--trust-pickle" not in notes, notes
+    assert "seed" in s.assumed

@@ -38,6 +38,10 @@ class Refused(pickle.UnpicklingError):
     """The pickle holds something other than argument classes, enums and plain values."""
 
 
+class NotArguments(Refused):
+    """Read in full, safely, and not arguments: ``--trust-pickle`` would read the same thing."""
+
+
 class _Holder:
     """Stands in for an allowed class: records the state pickle gives it, runs nothing of the class."""
 
@@ -135,6 +139,14 @@ def read_args(path: str | Path) -> dict[str, Any]:
         raise
     except Exception as exc:
         raise Refused(f"{path} is not a readable pickle: {type(exc).__name__}: {exc}") from exc
+    if isinstance(obj, dict):  # plain data, read in full
+        import dataclasses
+
+        from transformers import TrainingArguments
+
+        if not {f.name for f in dataclasses.fields(TrainingArguments)} & {str(k) for k in obj}:
+            raise NotArguments(f"{path} holds a dict without any TrainingArguments field (keys: "
+                               f"{sorted(str(k) for k in obj)[:8]})")
     if not isinstance(obj, _Holder):
         raise Refused(f"{path} holds a {type(obj).__name__}, not TrainingArguments")
     from transformers import TrainingArguments

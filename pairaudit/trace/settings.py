@@ -244,13 +244,16 @@ def _from_bins(paths: list[Path], s: TraceSettings, trust_pickle: bool) -> None:
     that holds TrainingArguments; each one passed over is named in a note with why, and so is the one used when
     it is not the first (B8: a run folder's ``torch.save({...})`` hid a valid checkpoint's, silently). When none
     holds them and ``--trust-pickle`` found one unreadable, that error stands (exit 2 with its fix)."""
-    from pairaudit.trace.args_pickle import Refused, read_args
+    from pairaudit.trace.args_pickle import NotArguments, Refused, read_args
 
     skipped: list[str] = []
     error: ConfigError | None = None
     for path in paths:
         try:
             args, source = read_args(path), str(path)
+        except NotArguments as exc:  # read in full: --trust-pickle would read the same thing
+            skipped.append(f"{path} was not read: {exc}; give the settings with --set")
+            continue
         except Refused as exc:
             if not trust_pickle:
                 skipped.append(f"{path} was not read: {exc}; pass --trust-pickle if you trust this run folder, "
