@@ -12,6 +12,7 @@ import json
 import os
 import random
 import signal
+import tempfile
 from pathlib import Path
 
 import polars as pl
@@ -25,6 +26,7 @@ ray = pytest.importorskip("ray", reason="install pairaudit[ray]")
 
 from pairaudit.cli import app  # noqa: E402
 from pairaudit.engines import ray_engine  # noqa: E402
+from pairaudit.stages.spill import ACTOR_PREFIX  # noqa: E402
 
 SHARDS = 4
 runner = CliRunner()
@@ -119,6 +121,8 @@ def test_a_killed_actor_stops_the_scan_with_exit_4_and_the_previous_generation_i
     assert f"during {phase}; it held shard(s) {held} of {SHARDS}" in res.output, res.output
     assert "previous outputs in --out are untouched" in res.output and "fix: run the same scan again" in res.output
     assert _tree(out) == before  # byte-identical, no new generation, no temp parts, no stray links
+    left = [p for pid in killer.pids for p in Path(tempfile.gettempdir()).glob(f"{ACTOR_PREFIX}{pid}-*")]
+    assert not left, f"spill folders of the lost scan's actors left behind: {left}"  # the killed one's included
     res = _scan(src, out)  # the fix: run it again
     assert res.exit_code == 0, res.output
     _same_outputs(out, undisturbed, n_input)

@@ -38,7 +38,9 @@ class ShardActor(StageOps):
         from pairaudit.io.formats import parse_columns
         from pairaudit.plan import build_plan
         from pairaudit.stages.registry import load_stage
+        from pairaudit.stages.spill import actor_folder
 
+        self.spill_folder = str(actor_folder())  # this actor's spill files (removed at exit, or by a survivor)
         self.cfg = ScanConfig(**cfg)
         self.fmt = fmt
         self.plan = build_plan(self.cfg)
@@ -51,8 +53,11 @@ class ShardActor(StageOps):
             cls = load_stage(path)
             assert cls is not None, path
             self.stages.append(cls(self.ctx, set(enabled)))
+        for stage in self.stages:
+            stage.spill_every_batch()  # a shard's columns go to disk as they are observed
         self.shards: dict[int, dict[str, Any]] = {}
         self.seconds = 0.0
+        self.peaks: dict[str, float] = {}  # peak RSS (MB, ru_maxrss) at the end of each phase
 
     def node(self) -> str:
         import ray
@@ -72,10 +77,29 @@ class ShardActor(StageOps):
     def sees(self, path: str) -> bool:
         return Path(path).exists()
 
-    def busy(self) -> tuple[float, int]:
-        """Seconds this actor spent in its phases (scan, stage work, writing), and the bytes of the distributed
-        stages' results it sent on (hash partitions are counted by the driver)."""
-        return self.seconds, int(getattr(self, "sent", 0))
+    def busy(self) -> tuple[float, int, dict[str, float]]:
+        """Seconds this actor spent in its phases (scan, stage work, writing), the bytes of the distributed
+        stages' results it sent on (hash partitions are counted by the driver), and its peak RSS (MB) at the end
+        of each phase (``mark``)."""
+        return self.seconds, int(getattr(self, "sent", 0)), dict(self.peaks)
+
+    def mark(self, phase: str) -> None:
+        """The end of ``phase`` on the driver (actor calls run in order: every task of the phase is done): this
+        process's peak RSS so far (``ru_maxrss``, MB)."""
+        import resource
+
+        self.peaks[phase] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+    def drop_spills(self) -> None:
+        """Remove this actor's spill files and those of killed actors on this machine (the scan is lost: the
+        driver kills the actors next, and a killed process runs nothing at exit)."""
+        import shutil
+
+        from pairaudit.stages.spill import sweep_dead
+
+        self.shards.clear()
+        shutil.rmtree(self.spill_folder, ignore_errors=True)
+        sweep_dead()
 
     def set_splits(self, splits: list[list[Any]] | None) -> None:
         self.ctx.splits = [tuple(s) for s in splits] if splits else None
@@ -111,9 +135,12 @@ class ShardActor(StageOps):
         meta_states: dict[str, Any] = {}
         summaries: dict[str, Any] = {}
         buckets: list[bytes] = []
+        spills: dict[str, Any] = {}
         for stage in self.stages:
             name = type(stage).__name__
-            state = stage.export_state()
+            state, spill = stage.export_spilled()
+            if spill is not None:
+                spills[name] = spill
             if stage.distribute == "hash" and not stage.reads_findings:
                 buckets.extend(dumps(b) for b in split_state(state, stage.partition_key, n_parts))
             elif stage.distribute == "summary":
@@ -124,7 +151,7 @@ class ShardActor(StageOps):
             elif stage.distribute == "cells":  # near duplicates: the shard's columns stay here
                 from pairaudit.stages.near_duplicates.cells import shard_columns, shard_summary
 
-                kept[name] = shard_columns(state)
+                kept[name] = shard_columns(state, spills.pop(name, None))
                 summaries[name] = shard_summary(kept[name])
             elif stage.distribute == "sample":
                 kept[name] = state
@@ -135,7 +162,7 @@ class ShardActor(StageOps):
                 meta_states[name] = state
         if self.processor.tok is not None and self.processor.tok.spec is not None:
             self.ctx.models.setdefault("tokenizer", self.processor.tok.spec.to_json())
-        self.shards[s] = {"findings": findings, "metrics": metrics, "states": kept, "spec": spec}
+        self.shards[s] = {"findings": findings, "metrics": metrics, "states": kept, "spec": spec, "spills": spills}
         seconds = time.perf_counter() - t0
         self.seconds += seconds
         meta = dumps({"results": results, "states": meta_states, "summaries": summaries, "errors": errors,
@@ -180,6 +207,11 @@ class ShardActor(StageOps):
         t0 = time.perf_counter()
         p = loads(plan)
         shard = self.shards.pop(s)
+        for spill in shard["spills"].values():  # what a stage left on disk and never took (e.g. failed)
+            spill.close()
+        for state in shard["states"].values():
+            if isinstance(state, dict) and state.get("spill") is not None:
+                state.pop("spill").close()
         findings = list(shard["findings"])
         stage_scores, errors, stats = [], [], {}
         it = iter(routed)

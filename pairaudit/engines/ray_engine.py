@@ -94,11 +94,16 @@ def _run(ray: Any, scanner: Scanner, source: Source) -> dict[str, Any]:
     try:  # the one place a lost worker is caught: nothing of this run is committed (``Scanner.run`` aborts)
         scan.start()
         buckets = scan.map()
+        scan.mark("map")
         parts, stage_stats = scan.reduce(buckets)
+        scan.mark("reduce")
         scan.write(parts, stage_stats)
+        scan.mark("write")
         return scan.engine_stats()
     except lost_errors(ray) as exc:
         raise scan.lost(exc) from exc
+    finally:
+        scan.drop_spills()
 
 
 def lost_errors(ray: Any) -> tuple[type[BaseException], ...]:
@@ -161,6 +166,7 @@ class _RayScan:
                + (f", node {self.nodes[k][:12]}" if k is not None and k < len(self.nodes) else "") + ")"
                if k is not None else f"a worker ({type(exc).__name__})")
         held = [s for s in range(len(self.shards)) if k is not None and s % len(ids) == k]
+        self.drop_spills()
         for actor in self.run.actors:
             with contextlib.suppress(Exception):
                 self.ray.kill(actor)
@@ -308,13 +314,31 @@ class _RayScan:
                     "previous outputs in --out are untouched",
                     fix="run the same scan again; if it happens again, run with --engine local and report it")
 
+    def drop_spills(self) -> None:
+        """Every live actor removes its spill folder and those of killed actors on its node (a killed or
+        shut-down worker process runs nothing at exit); waits at most 30 s."""
+        run = getattr(self, "run", None)
+        if run is None or getattr(self, "dropped", False):
+            return
+        self.dropped = True
+        with contextlib.suppress(Exception):
+            self.ray.wait([a.drop_spills.remote() for a in run.actors], num_returns=len(run.actors), timeout=30)
+
+    def mark(self, phase: str) -> None:
+        """The end of ``phase``: every actor records its peak RSS so far (after the phase's tasks, in order)."""
+        for actor in self.run.actors:
+            actor.mark.remote(phase)
+
     def engine_stats(self) -> dict[str, Any]:
         """Run-specific figures into timings.json (bytes moved, per-node rows and seconds); returns report.json's
         engine statistics."""
         scanner, run = self.scanner, self.run
-        for node, (seconds, sent) in zip(self.nodes, self.ray.get([a.busy.remote() for a in run.actors])):
+        for k, (node, (seconds, sent, peaks)) in enumerate(zip(self.nodes,
+                                                                 self.ray.get([a.busy.remote() for a in run.actors]))):
             self.per_node[node]["seconds"] += seconds  # every phase the node's actors ran
             self.shuffled += sent
+            for phase, mb in peaks.items():  # peak RSS (MB) of each actor at the end of each phase
+                scanner.timings[f"ray_actor:{k}:peak_rss_mb:{phase}"] = mb
         scanner.timings["ray_bytes_to_driver"] = run.to_driver  # run-specific figures: timings.json
         scanner.timings["ray_bytes_shuffled"] = self.shuffled  # worker to worker (hash partitions, routed results)
         scanner.timings["ray_bytes_from_driver"] = run.from_driver

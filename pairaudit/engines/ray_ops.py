@@ -139,7 +139,10 @@ class StageOps:
         d = self.shards[s]["states"].pop(type(stage).__name__)  # type: ignore[attr-defined]
         stored = d.pop("best", None)  # hybrid: the search's parts came with ``embed``; ``parts`` are ``verify``'s
         best, updates = (stored, parts) if stored is not None else (parts, [])
-        findings, scores = nd.shard_result(stage, d, best, a["mode"], timings, updates)
+        try:
+            findings, scores = nd.shard_result(stage, d, best, a["mode"], timings, updates)
+        finally:
+            nd.close_shard(d)  # the shard's spill files
         rows = d["rows"] if d["n"] else np.zeros(0, np.int64)
         res = StageResult(findings=findings, rows=rows, scores=scores if d["n"] else {})
         part = route(res, stage_findings(stage, res, self.plan), [a["start"]])[0]  # type: ignore[attr-defined]
@@ -173,9 +176,14 @@ class StageOps:
             out = [*parts, model, meta]
         elif op == "apply":
             state = self.shards[key]["states"].pop(name)  # type: ignore[attr-defined]
+            spill = self.shards[key]["spills"].pop(name, None)  # type: ignore[attr-defined]
             n = len(stage.row_numbers(state))
             rest = np.setdiff1d(np.arange(n), np.asarray(a["taken"], np.int64))
-            res = stage.with_state(stage.take_rows(state, rest)).apply(loads(blobs[0]))
+            try:
+                res = stage.with_state(stage.take_rows(state, rest)).apply(loads(blobs[0]))
+            finally:
+                if spill is not None:
+                    spill.close()
             out = [route(res, stage_findings(stage, res, self.plan), [a["start"]])[0]]  # type: ignore[attr-defined]
         else:
             raise ValueError(f"unknown sample op {op!r}")

@@ -137,6 +137,20 @@ class Stage:
         """This instance observes in a pool worker; the main process holds the stage's models (default: nothing
         changes)."""
 
+    def spill_every_batch(self) -> None:
+        """A stage that spills its columns (stages/spill.py) moves them to disk after every batch from now on (a
+        Ray shard actor: its shards' columns never stay in memory); default: nothing to do."""
+
+    def export_spilled(self) -> tuple[dict[str, Any], Any]:
+        """``export_state``, with the columns this stage spilled left on disk: each a one-part list holding the
+        column's read-only view (``Spill.hand_over``); returns the state and the ``Spill`` owning the files (None:
+        nothing spilled), which the caller closes when it is done with the state.
+
+        Returns:
+            (state, spill or None).
+        """
+        return self.export_state(), None
+
     def release(self) -> None:
         """Free what finalizing held (temporary files); called by engines after ``fit`` / ``apply``."""
 

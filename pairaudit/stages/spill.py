@@ -8,11 +8,19 @@ stay in the page cache, not in the process's resident memory). Byte strings (com
 (:class:`Blobs`). Files live in a private temp folder (``PAIRAUDIT_SPILL_DIR`` or the system temp
 folder), removed when the stage is done or the process ends. ``PAIRAUDIT_SPILL_BYTES`` sets the limit (tests
 force spilling with a small one).
+
+A Ray shard actor (engines/ray_actor.py) spills every batch (limit 0) and hands each shard's files over to the
+shard (:meth:`Spill.hand_over`): the shard's columns stay on disk until the shard is finished. Its spill files
+live in a folder of its own named by its process id (:func:`actor_folder`), so a surviving process removes the
+folders of killed ones on the same machine (:func:`sweep_dead`).
 """
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import os
+import re
 import shutil
 import tempfile
 import weakref
@@ -22,6 +30,7 @@ from typing import Any
 import numpy as np
 
 DEFAULT_LIMIT = 64 << 20
+ACTOR_PREFIX = "pairaudit-actor-"  # an actor's spill folder: pairaudit-actor-<pid>-<random>
 MAP_ROWS = 8192  # rows of a selection copied per mapping: the pages it touches (<= ~32 MB) leave with the mapping
 
 
@@ -162,6 +171,27 @@ class Spill:
     def spilled(self) -> bool:
         return bool(self._shapes or self._blob_ends)
 
+    def hand_over(self, columns: dict[str, list[Any]]) -> Spill | None:
+        """Give what this Spill wrote to a new Spill (returned; None when nothing spilled) and start afresh:
+        every spilled list of ``columns`` becomes one part, the column on disk (:meth:`column`: a
+        :class:`Mapped` or :class:`Blobs` view); the files go when the returned Spill is closed or collected."""
+        if not self.spilled:
+            return None
+        out = Spill(self.limit)
+        for name, parts in columns.items():
+            if name in self._shapes or name in self._blob_ends:
+                col = self.column(name, parts)
+                parts.append(col)
+        out.folder, self.folder = self.folder, None
+        out._shapes, self._shapes = self._shapes, {}
+        out._blob_ends, self._blob_ends = self._blob_ends, {}
+        out._blob_bytes, self._blob_bytes = self._blob_bytes, {}
+        if self._cleanup is not None:
+            self._cleanup.detach()
+            self._cleanup = None
+        out._cleanup = weakref.finalize(out, shutil.rmtree, str(out.folder), True)
+        return out
+
     def maybe(self, columns: dict[str, list[Any]]) -> None:
         """Move every list of ``columns`` to disk (and clear it) once their total size passes the limit,
         or always once the stage has spilled (a column is either all in memory or all on disk)."""
@@ -244,3 +274,44 @@ class Spill:
         self._shapes.clear()
         self._blob_ends.clear()
         self._blob_bytes.clear()
+
+
+def actor_folder() -> Path:
+    """A spill folder of this process's own (``PAIRAUDIT_SPILL_DIR`` or the temp folder, named by its process
+    id), made the base of every :class:`Spill` it starts; the folders of dead processes of the same machine are
+    removed first (:func:`sweep_dead`). Removed when the process ends normally."""
+    base = Path(os.environ.get("PAIRAUDIT_SPILL_DIR") or tempfile.gettempdir())
+    sweep_dead(base)
+    folder = Path(tempfile.mkdtemp(prefix=f"{ACTOR_PREFIX}{os.getpid()}-", dir=base))
+    os.environ["PAIRAUDIT_SPILL_DIR"] = str(folder)
+    atexit.register(shutil.rmtree, str(folder), True)
+    return folder
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie, killed and not yet reaped, does not)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    with contextlib.suppress(OSError, IndexError):
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    return True
+
+
+def sweep_dead(base: Path | None = None) -> list[str]:
+    """Remove the actor spill folders under ``base`` (default: ``PAIRAUDIT_SPILL_DIR``'s parent when it is an actor
+    folder, else it or the temp folder) whose process is gone (killed: nothing of it ran at exit); returns them."""
+    if base is None:
+        here = Path(os.environ.get("PAIRAUDIT_SPILL_DIR") or tempfile.gettempdir())
+        base = here.parent if here.name.startswith(ACTOR_PREFIX) else here
+    gone = []
+    with contextlib.suppress(OSError):
+        for p in base.iterdir():
+            m = re.fullmatch(re.escape(ACTOR_PREFIX) + r"(\d+)-.*", p.name)
+            if m and int(m.group(1)) != os.getpid() and not _alive(int(m.group(1))):
+                shutil.rmtree(p, ignore_errors=True)
+                gone.append(str(p))
+    return gone

@@ -57,6 +57,8 @@ class Column(Kind):
     def take(self, value: list[np.ndarray], idx: np.ndarray | None) -> list[np.ndarray]:
         if not value:
             return value
+        if idx is not None and len(value) == 1 and not isinstance(value[0], np.ndarray):
+            return [value[0][idx]]  # a spilled column (stages/spill.py): only the rows taken are read
         x = self.join(value)
         return [] if x is None else [x if idx is None else x[idx]]
 

@@ -131,6 +131,14 @@ class FlipStage(Stage):
             self._observe_text(pairs)
         self._spill.maybe({"emb": self._emb})
 
+    def spill_every_batch(self) -> None:
+        self._spill.limit = 0
+
+    def export_spilled(self) -> tuple[dict[str, Any], Any]:
+        spill = self._spill.hand_over({"emb": self._emb})  # the spilled columns stay on disk, the files go with the state
+        self._spill = Spill(self._spill.limit)
+        return self.export_state(), spill
+
     def export_state(self) -> dict[str, Any]:
         self._spill.restore({"emb": self._emb})  # the whole column travels, not only what is still in memory
         return super().export_state()

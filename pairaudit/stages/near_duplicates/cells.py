@@ -41,17 +41,48 @@ VECTORS = ("P", "C", "R")
 
 
 # -- shards ------------------------------------------------------------------------------------------------
-def shard_columns(state: dict[str, Any]) -> dict[str, Any]:
-    """One shard's observed state (``export_state``) as columns, in row order."""
+SMALL = ("rows", "phash", "hresp")  # a few bytes a row: read into memory even when spilled
+PIECE = 8192  # rows read at a time from a spilled column
+
+
+def shard_columns(state: dict[str, Any], spill: Any = None) -> dict[str, Any]:
+    """One shard's observed state (``export_state``, or ``export_spilled`` with the ``spill`` owning its files) as
+    columns, in row order: a spilled column stays on disk (its read-only view), read in pieces where used."""
     def cat(key: str) -> Any:
-        return np.concatenate(state[key]) if state[key] else None
+        parts = state[key]
+        if len(parts) == 1 and not isinstance(parts[0], np.ndarray):  # spilled: a Mapped or Blobs view
+            return np.asarray(parts[0]) if key[1:] in SMALL else parts[0]
+        return np.concatenate(parts) if parts else None
 
     d = {k: cat(f"_{k}") for k in ("rows", "P", "C", "R", "sk", "ln", "phash", "hresp", "texts")}
     n = 0 if d["rows"] is None else len(d["rows"])
-    d.update(n=n, n_skipped=int(state["n_skipped"]), t_embed=float(state["_t_embed"]))
+    d.update(n=n, n_skipped=int(state["n_skipped"]), t_embed=float(state["_t_embed"]), spill=spill)
     if n:
         d["hresp"] = d["hresp"].reshape(-1, 2)
     return d
+
+
+def close_shard(d: dict[str, Any]) -> None:
+    """Remove a shard's spill files (its columns, centred copies and sums), once its result is taken."""
+    if d.get("spill") is not None:
+        d.pop("spill").close()
+
+
+def _col_sum(A: Any) -> np.ndarray:
+    """Column sums of ``A`` in float64, read ``PIECE`` rows at a time (exact for float16 values)."""
+    total = np.zeros(A.shape[1], np.float64)
+    for lo in range(0, len(A), PIECE):
+        total += np.asarray(A[lo:lo + PIECE]).astype(np.float64).sum(axis=0)
+    return total
+
+
+def _on_disk(d: dict[str, Any], name: str, shape: tuple[int, ...], dtype: Any, fill: Any) -> Any:
+    """``fill(out)`` into a scratch column of the shard's spill (on disk, then read-only) when it spilled, else
+    into memory."""
+    spill = d.get("spill")
+    if spill is None:
+        return fill(None)
+    return spill.reopen(fill(spill.scratch(name, shape, dtype)))
 
 
 def shard_summary(d: dict[str, Any]) -> dict[str, Any]:
@@ -60,7 +91,7 @@ def shard_summary(d: dict[str, Any]) -> dict[str, Any]:
 
     out: dict[str, Any] = {"n": d["n"], "n_skipped": d["n_skipped"], "t_embed": d["t_embed"]}
     if d["n"]:
-        out["sums"] = np.stack([d[k].astype(np.float64).sum(axis=0) for k in VECTORS])
+        out["sums"] = np.stack([_col_sum(d[k]) for k in VECTORS])
         out["blob_bytes"] = blob_bytes(d["texts"]) if d["texts"] is not None else 0
         out["itemsizes"] = [int(d["P"].itemsize), int(d["sk"].itemsize)]
         out["dim"] = int(d["P"].shape[1])
@@ -79,7 +110,9 @@ def shard_prepare(stage: NearDuplicateStage, d: dict[str, Any], plan: dict[str, 
     d["pair_raw"] = rowdot(d["C"], d["R"], every, every) if n else np.zeros(0, np.float32)
     d["dim"] = int(d["P"].shape[1]) if n else 0
     if n and plan["means"] is not None:
-        d["P"], d["C"], d["R"] = (center(d[k], np.asarray(m, np.float32)) for k, m in zip(VECTORS, plan["means"]))
+        d["P"], d["C"], d["R"] = (_on_disk(d, f"{k}_centred", d[k].shape, np.float16,
+                                           lambda out, A=d[k], m=m: center(A, np.asarray(m, np.float32), out=out))
+                                  for k, m in zip(VECTORS, plan["means"]))
     S = sum_vectors(*(d[k][train] for k in VECTORS)) if n and len(train) else np.zeros((0, plan["dim"]), np.float32)
     keys = compared_keys(d["hresp"]) if n else np.zeros(0, np.int64)
     phash = d["phash"] if n else np.zeros(0, np.int64)
@@ -91,7 +124,8 @@ def shard_assign(d: dict[str, Any], plan: dict[str, Any], quantizer: dict[str, A
     the rows probing them), then the shard's cell sizes."""
     n, nlist, groups = d["n"], plan["nlist"], plan["groups"]
     if nlist > 1 and n:
-        assign = assign_cells(sum_vectors(*(d[k] for k in VECTORS)), quantizer["centroids"], plan["nprobe"])
+        S = _on_disk(d, "sums", d["P"].shape, np.float32, lambda out: sum_vectors(*(d[k] for k in VECTORS), out=out))
+        assign = assign_cells(S, quantizer["centroids"], plan["nprobe"])
     else:
         assign = np.zeros((n, 1), np.int64)
     cell_group = np.asarray(quantizer["cell_group"], np.int64)

@@ -155,6 +155,14 @@ class NearDuplicateStage(Stage):
         return {"rows": self._rows, "P": self._P, "C": self._C, "R": self._R, "sk": self._sk, "ln": self._ln,
                 "phash": self._phash, "hresp": self._hresp, "texts": self._texts}
 
+    def spill_every_batch(self) -> None:
+        self._spill.limit = 0
+
+    def export_spilled(self) -> tuple[dict[str, Any], Any]:
+        spill = self._spill.hand_over(self._columns())  # the spilled columns stay on disk, the files go with the state
+        self._spill = Spill(self._spill.limit)
+        return self.export_state(), spill
+
     def export_state(self) -> dict[str, Any]:
         self._spill.restore(self._columns())  # the whole column travels, not only what is still in memory
         return super().export_state()
