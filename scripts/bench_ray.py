@@ -5,7 +5,8 @@ nodes with ``--cpus`` CPUs and their own object store each) and scans real-lengt
 (``../shared/tools/make_scale_set.py``; ``--data DIR/hh-<size>.jsonl`` is reused when it exists, e.g.
 /work/data/hh-100k.jsonl and hh-1m.jsonl) with ``--engine ray --ray-address`` in a fresh driver process per
 size, so the driver's peak RSS (``ru_maxrss``) is that size's alone. Prints per size: rows, seconds, the
-driver's peak RSS, the peak RSS of each worker actor, bytes that reached the driver, bytes shuffled worker to
+driver's peak RSS, the peak RSS of each worker actor (sampled, and each actor's own ``ru_maxrss`` at the end of
+the map / reduce / write phases), bytes that reached the driver, bytes shuffled worker to
 worker, rows / seconds per node and the near-duplicate cell figures; then the RSS ratio between the sizes.
 
     flock /tmp/pairaudit-heavy.lock env PYTHONPATH=$PWD HF_HUB_OFFLINE=1 \\
@@ -171,6 +172,11 @@ def main() -> None:
                   f"{t['ray_bytes_shuffled'] / 2**20:.2f} MB ({t['ray_bytes_shuffled'] / res['rows']:.1f} B/row)")
             print(f"  phases: map {t.get('ray_pipeline', 0):.1f} s, reduce {t.get('ray_reduce', 0):.1f} s, "
                   f"write {t.get('ray_write', 0):.1f} s")
+            actors = sorted({int(k.split(":")[1]) for k in t if k.startswith("ray_actor:")})
+            for k in actors:  # each actor's own ru_maxrss at the end of each phase (absent before issue 37)
+                print(f"  actor {k} peak RSS at the end of each phase (MB, ru_maxrss): "
+                      + ", ".join(f"{ph} {t[f'ray_actor:{k}:peak_rss_mb:{ph}']:.0f}" for ph in ("map", "reduce", "write")
+                                  if f"ray_actor:{k}:peak_rss_mb:{ph}" in t))
             for node in nodes:
                 print(f"  {node.replace('ray_', '').replace(':', ' ')}: {t[node + ':rows']:,.0f} rows, "
                       f"{t[node + ':shards']:.0f} shards, {t[node + ':seconds']:.1f} s busy (scan, stage work, write)")
@@ -185,6 +191,10 @@ def main() -> None:
         cluster.shutdown()
     if len(results) >= 2:
         a, b = results[0], results[-1]
+        pa, pb = max(a["actor_peak_rss_mb"] or [0]), max(b["actor_peak_rss_mb"] or [0])
+        if pa:
+            print(f"\nlargest actor peak RSS (sampled) {pb:.0f} MB at {b['rows']:,} rows vs {pa:.0f} MB at "
+                  f"{a['rows']:,} rows: x{pb / pa:.3f} for x{b['rows'] / a['rows']:.1f} rows")
         print(f"\ndriver peak RSS {b['driver_peak_rss_mb']:.0f} MB at {b['rows']:,} rows vs "
               f"{a['driver_peak_rss_mb']:.0f} MB at {a['rows']:,} rows: x{b['driver_peak_rss_mb'] / a['driver_peak_rss_mb']:.3f}"
               f" for x{b['rows'] / a['rows']:.1f} rows")

@@ -108,6 +108,42 @@ def test_spill_columns_round_trip(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     assert isinstance(small.column("v", list(parts)), np.ndarray) and small.folder is None
 
 
+def test_spill_hand_over_gives_a_shard_its_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Ray actor's stage spills every batch and hands each shard its files: the shard's columns stay on disk,
+    the stage starts afresh, and closing the shard's Spill removes only that shard's files."""
+    import numpy as np
+
+    from pairaudit.stages.spill import Blobs, Mapped, Spill
+
+    monkeypatch.setenv("PAIRAUDIT_SPILL_DIR", str(tmp_path))
+    rng = np.random.default_rng(1)
+    stage = Spill(limit=0)
+    shards = []
+    for s in range(2):
+        cols: dict[str, list] = {"v": [], "t": []}
+        want_v, want_t = [], []
+        for k in (4, 2):
+            v = rng.standard_normal((k, 3)).astype(np.float16)
+            t = np.array([bytes([65 + s]) * i for i in range(k)], dtype=object)
+            cols["v"].append(v)
+            cols["t"].append(t)
+            want_v.append(v)
+            want_t += list(t)
+            stage.maybe(cols)
+            assert cols == {"v": [], "t": []}  # limit 0: every batch goes to disk
+        shard = stage.hand_over(cols)
+        assert shard is not None and not stage.spilled and stage.folder is None
+        (v,), (t,) = cols["v"], cols["t"]
+        assert isinstance(v, Mapped) and isinstance(t, Blobs)
+        assert np.array_equal(v[:], np.concatenate(want_v)) and [t[i] for i in range(len(t))] == want_t
+        shards.append((shard, shard.folder, v))
+    assert shards[0][1] != shards[1][1]
+    shards[0][0].close()
+    assert not shards[0][1].exists() and shards[1][1].exists()
+    assert np.asarray(shards[1][2][[5, 0]]).shape == (2, 3)  # the other shard still reads its rows
+    assert Spill(limit=0).hand_over({"v": []}) is None  # nothing spilled: nothing handed over
+
+
 @pytest.mark.parametrize("batch_size", [37, 1000])
 def test_worker_pool_changes_no_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, batch_size: int) -> None:
     """--workers 2 (batches checked and observed in two worker processes, merged in row order) writes what one
