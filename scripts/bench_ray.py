@@ -23,6 +23,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -189,6 +190,7 @@ def main() -> None:
     finally:
         ray.shutdown()
         cluster.shutdown()
+        shutil.rmtree(work, ignore_errors=True)
     if len(results) >= 2:
         a, b = results[0], results[-1]
         pa, pb = max(a["actor_peak_rss_mb"] or [0]), max(b["actor_peak_rss_mb"] or [0])
