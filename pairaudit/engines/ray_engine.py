@@ -60,28 +60,6 @@ def actor_plan(nodes: list[dict[str, Any]], workers: int | None, models: bool) -
     return min(workers or fit, fit), {**opts, "num_gpus": share}
 
 
-SHARD_BYTES = 8 << 20  # a plain JSONL source's default shard: its size bounds an actor's per-shard working set
-
-
-def default_shards(source: Source, workers: int) -> int:
-    """Two shards per actor, more for a large plain JSONL file: shards of about ``SHARD_BYTES``, so what an
-    actor holds in memory while it works on one shard does not grow with the file (its columns are spilled).
-
-    Args:
-        source: the scan's source.
-        workers: the number of actors.
-
-    Returns:
-        the number of shards.
-    """
-    from pairaudit.io.readers import JsonlSource
-
-    n = max(workers * 2, 1)
-    if isinstance(source, JsonlSource) and not source.gz and os.path.isfile(source.path):
-        n = max(n, -(-os.path.getsize(source.path) // SHARD_BYTES))
-    return n
-
-
 def _detect_format(scanner: Scanner, source: Source) -> None:
     """Fix the format on the driver from the first batch, as the local engine would."""
     for records in source.batches(scanner.cfg.batch_size):
@@ -148,7 +126,7 @@ class _RayScan:
         self.ray, self.scanner, self.source = ray, scanner, source
         self.resources = ray.cluster_resources()
         self.workers, self.opts = actor_plan(ray.nodes(), cfg.ray_workers, any(s.uses_models for s in scanner.stages))
-        self.shards = plan_shards(source, cfg.ray_shards or default_shards(source, self.workers))
+        self.shards = plan_shards(source, cfg.ray_shards or max(self.workers * 2, 1))
         starts = [first_row(spec) for spec in self.shards]
         self.by_cls = by_cls = {type(s).__name__: s for s in scanner.stages}
         specs = [(p, sorted(by_cls[p.rsplit(":", 1)[1]].enabled)) for p in stage_paths()
