@@ -34,6 +34,24 @@ def _rows(n: int, seed: int) -> dict[str, np.ndarray]:
             "ln": np.full((n, 3), 6, np.int32), "hresp": hresp, "phash": hresp[:, 0].copy(), "n": n}
 
 
+def _cell_setup(d: dict[str, np.ndarray], dup: dict, nprobe: int, groups: int, shards: int, mode: str) -> tuple:
+    """The phases before the search, as the Ray engine runs them: the plan, the shards' cuts, the index (meta,
+    quantizer) and every shard's rows assigned to the cell groups."""
+    n = int(d["n"])
+    cells = plan_cells(n, 200, nprobe)
+    plan = {**cells, "groups": groups, "dim": 24, "mode": mode, "dup": dup, "con": dup, "want_dups": True,
+            "want_con": True}
+    cuts = np.linspace(0, n, shards + 1).astype(int)
+    parts = [{k: (v[a:b] if isinstance(v, np.ndarray) else b - a) for k, v in d.items()} | {"offset": int(a)}
+             for a, b in zip(cuts[:-1], cuts[1:])]
+    train = training_sample(n, cells["n_train"])
+    S = [{"S": sum_vectors(p["P"], p["C"], p["R"])[train[(train >= p["offset"]) & (train < p["offset"] + p["n"])]
+                                                   - p["offset"]]} for p in parts]
+    meta, quantizer, _ = CellIndex(plan, S, [{"phash": p["phash"]} for p in parts],
+                                   [{"keys": compared_keys(p["hresp"])} for p in parts]).build()
+    return plan, cuts, meta, quantizer, [shard_assign(p, plan, quantizer) for p in parts]
+
+
 @pytest.mark.parametrize(("nprobe", "groups", "shards", "budget"),
                          [(1, 2, 2, None), (2, 3, 3, None), (3, 2, 1, None), (2, 2, 2, 5000)])
 def test_cell_groups_find_the_local_pairs(nprobe: int, groups: int, shards: int, budget: int | None,
@@ -48,18 +66,7 @@ def test_cell_groups_find_the_local_pairs(nprobe: int, groups: int, shards: int,
     local = find_groups(d["rows"], d["P"], d["C"], d["R"], d["sk"], d["ln"], dup, dup, candidates_only=True,
                         compared=(d["hresp"], keys))
 
-    cells = plan_cells(n, 200, nprobe)
-    plan = {**cells, "groups": groups, "dim": 24, "mode": "hybrid", "dup": dup, "con": dup, "want_dups": True,
-            "want_con": True}
-    cuts = np.linspace(0, n, shards + 1).astype(int)
-    parts = [{k: (v[a:b] if isinstance(v, np.ndarray) else b - a) for k, v in d.items()} | {"offset": int(a)}
-             for a, b in zip(cuts[:-1], cuts[1:])]
-    train = training_sample(n, cells["n_train"])
-    S = [{"S": sum_vectors(p["P"], p["C"], p["R"])[train[(train >= p["offset"]) & (train < p["offset"] + p["n"])]
-                                                   - p["offset"]]} for p in parts]
-    meta, quantizer, _ = CellIndex(plan, S, [{"phash": p["phash"]} for p in parts],
-                                   [{"keys": compared_keys(p["hresp"])} for p in parts]).build()
-    assigned = [shard_assign(p, plan, quantizer) for p in parts]
+    plan, cuts, meta, quantizer, assigned = _cell_setup(d, dup, nprobe, groups, shards, "hybrid")
     found, best = set(), np.full(n, -np.inf, np.float32)
     for g in range(groups):
         group = CellGroup(g, plan, quantizer["cell_group"], [dict(a[g]) for a in assigned])
@@ -142,18 +149,7 @@ def test_cell_groups_give_each_row_the_local_nearest_pair_and_outcome(
     local = find_groups(d["rows"], d["P"], d["C"], d["R"], d["sk"], d["ln"], dup, dup, candidates_only=hybrid,
                         compared=(d["hresp"], keys), reasons=True)["near"]
     local["prow"] = np.where(local["partner"] >= 0, d["rows"][local["partner"]], -1)
-    cells = plan_cells(n, 200, nprobe)
-    plan = {**cells, "groups": groups, "dim": 24, "mode": "hybrid" if hybrid else "static", "dup": dup, "con": dup,
-            "want_dups": True, "want_con": True}
-    cuts = np.linspace(0, n, shards + 1).astype(int)
-    parts = [{k: (v[a:b] if isinstance(v, np.ndarray) else b - a) for k, v in d.items()} | {"offset": int(a)}
-             for a, b in zip(cuts[:-1], cuts[1:])]
-    train = training_sample(n, cells["n_train"])
-    S = [{"S": sum_vectors(p["P"], p["C"], p["R"])[train[(train >= p["offset"]) & (train < p["offset"] + p["n"])]
-                                                   - p["offset"]]} for p in parts]
-    _, quantizer, _ = CellIndex(plan, S, [{"phash": p["phash"]} for p in parts],
-                                [{"keys": compared_keys(p["hresp"])} for p in parts]).build()
-    assigned = [shard_assign(p, plan, quantizer) for p in parts]
+    plan, cuts, _, quantizer, assigned = _cell_setup(d, dup, nprobe, groups, shards, "hybrid" if hybrid else "static")
     per_shard: list[list[dict]] = [[] for _ in range(shards)]
     for g in range(groups):
         group = CellGroup(g, plan, quantizer["cell_group"], [dict(a[g]) for a in assigned])
