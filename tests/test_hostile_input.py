@@ -430,6 +430,30 @@ def test_null_or_text_counts_in_a_run_s_files_are_no_value_not_a_traceback(tmp_p
     assert code == 2 and "has no value" in output, output
 
 
+@pytest.mark.parametrize(("key", "value"), [("max_steps", [7]), ("train_batch_size", 0), ("logging_steps", True)])
+def test_a_bad_count_in_trainer_state_names_the_file_and_its_set_fix_works(tmp_path: Path, key: str,
+                                                                           value: object) -> None:
+    """helper-41 (issue 38): "train_batch_size ... must be >= 1" or "max_steps = [7] (list)" named no file and gave
+    no fix. The error names trainer_state.json, the key and the value; its --set fix, run, works (the file's
+    value of a key --set gives is not read). A count written as text is read as its number, with a note."""
+    run, data = _trace_run(tmp_path)
+    (run / "trainer_state.json").write_text(json.dumps({**TRACE_STATE, key: value, "train_batch_size": "2"}
+                                                      if key != "train_batch_size" else {**TRACE_STATE, key: value}))
+    code, output = _cli("trace", str(run), "--data", str(data), "--out", str(tmp_path / "t"))
+    flat = " ".join(output.split())
+    assert code == 2 and "trainer_state.json" in flat and key in flat and "fix:" in flat, output
+    fix = flat.split("or give the run's value with ")[1].split()[:2]
+    assert fix == ["--set", f"{key}=N"], fix
+    good = {"max_steps": 10, "train_batch_size": 2, "logging_steps": 1}[key]
+    code, output = _cli("trace", str(run), "--data", str(data), "--out", str(tmp_path / "t2"), "--set",
+                        f"{key}={good}")
+    assert code in (0, 6), output
+    doc = json.loads((tmp_path / "t2" / "trace.json").read_text())
+    assert doc["settings"]["sources"][key] == "--set"
+    if key != "train_batch_size":
+        assert any("train_batch_size is the text '2'" in n for n in doc["settings"]["notes"]), doc["settings"]
+
+
 def test_every_damaged_state_is_named_at_once_and_one_command_moves_them_all(tmp_path: Path) -> None:
     """M1 (issue 38's checker): no readable state anywhere: the error names each damaged file (not one per run)
     and its fix moves all of them aside in one command that works."""

@@ -139,3 +139,27 @@ def test_a_lone_foreign_dict_is_named_and_passed_over_without_a_trust_pickle_hin
     notes = " ".join(s.notes)
     assert "without any TrainingArguments field" in notes and "--trust-pickle" not in notes, notes
     assert "seed" in s.assumed
+
+
+@pytest.mark.parametrize("content", ["list", "random", "empty", "plain pickle", "legacy torch.save"])
+def test_the_trust_pickle_hint_only_where_the_flag_can_read_arguments(tmp_path: Path, content: str) -> None:
+    """helper-41 (issue 38): a list, random bytes, an empty file or a plain pickle.dump were "not read; pass
+    --trust-pickle", which then failed (exit 2): the safe reader saw all they hold, or they are no torch.save
+    file. Only a legacy (non-zip) torch.save file, which --trust-pickle does read, keeps the hint."""
+    import io
+    import pickle
+
+    path = tmp_path / "training_args.bin"
+    if content == "list":
+        torch.save([1, 2, 3], str(path))
+    elif content == "legacy torch.save":
+        buf = io.BytesIO()
+        torch.save({"seed": 9}, buf, _use_new_zipfile_serialization=False)
+        path.write_bytes(buf.getvalue())
+    else:
+        path.write_bytes({"random": bytes(range(256)) * 2, "empty": b"",
+                          "plain pickle": pickle.dumps({"seed": 9})}[content])
+    notes = " ".join(_resolve(tmp_path).notes)
+    assert "was not read" in notes and ("--trust-pickle" in notes) == (content == "legacy torch.save"), notes
+    if content == "legacy torch.save":
+        assert _resolve(tmp_path, trust_pickle=True).seed == 9

@@ -35,7 +35,13 @@ _PLAIN = {("builtins", "set"): set, ("builtins", "frozenset"): frozenset,
 
 
 class Refused(pickle.UnpicklingError):
-    """The pickle holds something other than argument classes, enums and plain values."""
+    """The pickle holds something other than argument classes, enums and plain values. ``trust_helps``: whether
+    ``--trust-pickle`` could read arguments from it (False: the safe reader saw all it holds, or it is no
+    torch.save file at all)."""
+
+    def __init__(self, message: str, trust_helps: bool = True) -> None:
+        super().__init__(message)
+        self.trust_helps = trust_helps
 
 
 class NotArguments(Refused):
@@ -114,6 +120,10 @@ def _plain(obj: Any) -> Any:
     return obj
 
 
+# how a legacy (non-zip) torch.save file starts: the pickled magic number 0x1950a86a20f9469cfc6c
+_LEGACY_MAGIC = b"\x80\x02\x8a\x0al\xfc\x9cF\xf9 j\xa8P\x19"
+
+
 def _pickle_bytes(path: Path) -> bytes:
     try:
         with zipfile.ZipFile(path) as zf:
@@ -122,8 +132,10 @@ def _pickle_bytes(path: Path) -> bytes:
                 raise Refused(f"{path} is a zip archive without one data.pkl (found {len(names)})")
             return zf.read(names[0])
     except zipfile.BadZipFile as exc:
-        raise Refused(f"{path} is not a torch.save zip archive (the legacy format is not read without "
-                      "--trust-pickle)") from exc
+        legacy = path.read_bytes()[:len(_LEGACY_MAGIC)] == _LEGACY_MAGIC
+        raise Refused(f"{path} is not a torch.save zip archive" + (
+            " (the legacy format is not read without --trust-pickle)" if legacy else
+            " nor a legacy torch.save file"), trust_helps=legacy) from exc
 
 
 def read_args(path: str | Path) -> dict[str, Any]:
@@ -148,7 +160,7 @@ def read_args(path: str | Path) -> dict[str, Any]:
             raise NotArguments(f"{path} holds a dict without any TrainingArguments field (keys: "
                                f"{sorted(str(k) for k in obj)[:8]})")
     if not isinstance(obj, _Holder):
-        raise Refused(f"{path} holds a {type(obj).__name__}, not TrainingArguments")
+        raise Refused(f"{path} holds a {type(obj).__name__}, not TrainingArguments", trust_helps=isinstance(obj, dict))
     from transformers import TrainingArguments
 
     cls = getattr(importlib.import_module(obj._module), obj._name)

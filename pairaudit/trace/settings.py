@@ -53,6 +53,7 @@ _ARGS_KEYS = {"gradient_accumulation_steps", "seed", "data_seed", "dataloader_dr
               "max_length", "truncation_mode", "beta"}
 _COUNTS = {"train_batch_size", "gradient_accumulation_steps", "world_size", "seed", "num_train_epochs", "max_steps",
            "logging_steps"}  # settings whose null is no value (the order cannot be rebuilt from None)
+_AT_LEAST_ONE = {"train_batch_size", "gradient_accumulation_steps", "world_size"}
 _ACCEL_KEYS = ("split_batches", "even_batches", "dispatch_batches", "use_seedable_sampler")
 
 
@@ -63,6 +64,7 @@ class TraceSettings:
     notes: list[str] = field(default_factory=list)
     run_args: dict[str, Any] = field(default_factory=dict)  # the run's arguments as read (for the diagnosis)
     run_args_source: str | None = None
+    given: set[str] = field(default_factory=set)  # keys --set gives (resolve)
 
     def __getattr__(self, name: str) -> Any:
         if name in SPEC and "values" in self.__dict__:
@@ -73,7 +75,20 @@ class TraceSettings:
         if key not in SPEC:
             raise ConfigError(f"unknown trace setting {key!r} (from {source}){did_you_mean(key, SPEC)}",
                               expected=", ".join(sorted(SPEC)))
-        v = _coerce(key, value)
+        if source != "--set" and key in self.given:
+            return  # --set gives it (applied last): the file's value is not read, good or bad
+        fix = (f"pass a whole number, e.g. --set {key}={SPEC[key][0]!r}" if source == "--set" else
+               f"correct {key} in {source}, or give the run's value with --set {key}=N")
+        try:
+            v = _coerce(key, value)
+        except ConfigError as exc:
+            where = "" if source == "--set" else f" (from {source})"
+            raise ConfigError(exc.what + where, expected=exc.expected, fix=fix) from exc
+        if key in _AT_LEAST_ONE and isinstance(v, int) and v < 1:
+            raise ConfigError(f"trace setting {key}={value!r} (from {source}) is not a count", expected=">= 1",
+                              fix=fix)
+        if isinstance(value, str) and source != "--set" and isinstance(v, (int, float)) and not isinstance(v, bool):
+            self.notes.append(f"{key} is the text {value!r} in {source}: read as {v!r}")
         if v is None and key in _COUNTS:  # a count the order needs: null is no value
             if source == "--set":
                 raise ConfigError(f"trace setting {key}={value!r} has no value",
@@ -256,8 +271,8 @@ def _from_bins(paths: list[Path], s: TraceSettings, trust_pickle: bool) -> None:
             continue
         except Refused as exc:
             if not trust_pickle:
-                skipped.append(f"{path} was not read: {exc}; pass --trust-pickle if you trust this run folder, "
-                               "or give the settings with --set")
+                hint = "pass --trust-pickle if you trust this run folder, or " if exc.trust_helps else ""
+                skipped.append(f"{path} was not read: {exc}; {hint}give the settings with --set")
                 continue
             try:
                 args, source = _trusted(path), f"{path} (--trust-pickle)"
@@ -295,6 +310,7 @@ def _trusted(path: Path) -> dict[str, Any]:
 def resolve(run_dir: Path, *, meta: dict[str, Any] | None, state: dict[str, Any] | None, state_path: Path | None,
             settings_file: Path | None, assignments: dict[str, Any], trust_pickle: bool) -> TraceSettings:
     s = TraceSettings()
+    s.given = set(assignments)  # what --set gives wins: a bad value of the same key in a file is not read
     candidates = [run_dir, *sorted(run_dir.glob("checkpoint-*"), key=checkpoint_step, reverse=True)]
     _from_bins([d / "training_args.bin" for d in candidates if (d / "training_args.bin").exists()], s, trust_pickle)
     json_path = next((d / n for d in candidates for n in ("training_args.json", "args.json")
