@@ -20,6 +20,7 @@ from pairaudit.stages.near_duplicates.match import (
     COMPARED,
     COSINE_APART,
     LONE_APART,
+    LOOSE,
     MATCHED,
     OTHER_NUMBERS,
     OTHER_WAY,
@@ -175,6 +176,8 @@ def text(code: int, field: int, value: float, limit: float, row: int) -> str:
         >>> text(7, 1, 0.62, 0.7, 12)
         'not a copy of row 12: same prompt, chosen worded apart (wording 0.62 < 0.70)'
     """
+    if code >= LOOSE:  # turned down by the loose candidate rule: the static model's figures
+        return text(code - LOOSE, field, value, limit, row) + " (the static model's candidate rule)"
     name = _NAMES[field]
     if code == MATCHED:
         return f"a copy of row {row} (weakest response {value:.3f} >= the copy threshold {limit:.3f})"
@@ -185,7 +188,8 @@ def text(code: int, field: int, value: float, limit: float, row: int) -> str:
     words: dict[int, str] = {
         APART: f"{name} apart (similarity {value:.3f} < {limit:.3f})",
         OTHER_NUMBERS: f"{name} gives other numbers",
-        COMPARED: f"{name}: a row compares the two {name} responses with each other (different answers)",
+        COMPARED: f"{name}: these two responses are the chosen and the rejected of one row of the data (different "
+                  "answers by construction)",
         UNDER_LOCAL: f"{name} {value:.3f} < this pair's flag threshold {limit:.3f} (its rows' own "
                      "chosen~rejected similarity + local_margin)",
         WORDED_APART: f"same prompt, {name} worded apart (wording {value:.2f} < {limit:.2f})",

@@ -12,9 +12,12 @@ from pairaudit.datatypes import Finding
 from pairaudit.stages.near_duplicates.groups import contradiction_findings, duplicate_findings
 from pairaudit.stages.near_duplicates.infos import NEAR_DUPLICATE_INFO
 from pairaudit.stages.near_duplicates.match import (
+    LOOSE,
     MATCH_CHUNK,
+    MATCHED,
     OTHER_WAY,
     OUTCOME_FIELDS,
+    UNSURE,
     match_pairs,
     new_outcome,
     record,
@@ -100,10 +103,15 @@ def pair_outcomes(P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, l
                   candidates_only: bool = False, compared: tuple[np.ndarray, np.ndarray] | None = None,
                   ts: Any = None, two_rows: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """The outcome of the pairs ``(a[i], b[i])`` (``match.OUTCOME_FIELDS``): ``match_edges`` with the same
-    arguments as the decision's."""
+    arguments as the decision's. Under the loose candidate rule (``candidates_only``) a pair it turns down has
+    ``match.LOOSE`` added to its code (its figures are the static model's and the candidate rule's)."""
     outcome: dict[str, np.ndarray] = {}
     match_edges(P, C, R, sk, ln, a, b, dup, con, want_dups, want_contradictions, candidates_only, compared, ts,
                 two_rows, outcome)
+    if candidates_only and len(a):
+        down = outcome["code"] >= 0
+        down &= ~np.isin(outcome["code"], (MATCHED, UNSURE, OTHER_WAY))
+        outcome["code"][down] += LOOSE
     return outcome
 
 
