@@ -177,9 +177,8 @@ def shard_result(stage: NearDuplicateStage, d: dict[str, Any], best: list[dict[s
     """This shard's ``near_identical_pair`` findings and score columns (nearest neighbour: the best over the
     groups that searched its rows; the reason column from the nearest pair over those groups, ``updates``:
     the deciding rule's outcomes in hybrid mode)."""
-    from pairaudit.stages.near_duplicates.infos import NEAR_DUPLICATE_INFO
     from pairaudit.stages.near_duplicates.near_identical import near_identical_findings
-    from pairaudit.stages.near_duplicates.reasons import REASON_KEY, merge, reason_texts, updated
+    from pairaudit.stages.near_duplicates.reasons import merge, updated
 
     n, off = d["n"], d["offset"]
     nearest = np.full(n, -np.inf, np.float32)
@@ -189,12 +188,8 @@ def shard_result(stage: NearDuplicateStage, d: dict[str, Any], best: list[dict[s
     nearest = np.where(np.isfinite(nearest), nearest, np.nan).astype(np.float64)
     findings = near_identical_findings(stage.ctx, d["rows"], d["pair_raw"], mode,
                                        lambda idx: stage._transformer_vectors(d["texts"], idx, timings)) if n else []
-    scores = {"pair_cosine": d["pair_raw"].astype(np.float64), "near_duplicate_pair_score": nearest}
-    if "near_duplicate_pair" in stage.enabled:
-        near = updated(merge(best, n, off), updates, off)
-        scores[REASON_KEY] = reason_texts(near, nearest, float(stage.params(NEAR_DUPLICATE_INFO)["min_response_flag"]),
-                                          near["prow"])
-    return findings, scores
+    near = updated(merge(best, n, off), updates, off) if "near_duplicate_pair" in stage.enabled else None
+    return findings, stage.score_columns(d["pair_raw"], nearest, near)
 
 
 # -- driver ------------------------------------------------------------------------------------------------------

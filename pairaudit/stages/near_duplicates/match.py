@@ -159,13 +159,10 @@ def match_pairs(P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln:
     the local baseline). Rows with the same prompt text: each differing response needs wording (here the
     larger of token_sort_ratio and the character ratio) >= ``floor_response_flag`` (the embedding alone is
     what different answers to one prompt reach), and in the unsure band its cosine as well; ``two_rows`` (per
-    row: its prompt text has exactly two rows) lowers that wording floor to ``floor_wording_two_rows`` for two
-    such rows sharing no response (a paraphrased copy of a one-pair prompt: nothing in the data says the
-    prompt was asked twice by design), flagged, never dropped. A differing field of two short texts that both
-    hold numbers matches only when they hold the same numbers (``other_numbers``: "$2.50" vs "$47.50", two
-    Sudoku grids are different answers however alike they embed). Returns (ok mask: passes the band's floor, sure mask: every response >= its threshold,
-    similarities (m, 3), cosines (m, 3), wording similarities (m, 3; NaN where not computed), why (m, 3),
-    the copy threshold of each pair).
+    row: its prompt text has exactly two rows): the lone-pair rule of ``_one_prompt_rule``. A differing field of
+    two short texts that both hold numbers matches only when they hold the same numbers (``other_numbers``).
+    Returns (ok mask: passes the band's floor, sure mask: every response >= its threshold, similarities (m, 3),
+    cosines (m, 3), wording similarities (m, 3; NaN where not computed), why (m, 3), each pair's copy threshold).
     Pairs are dropped field by field as soon as one field fails, so most wording similarities are never
     computed. ``outcome``: a dict filled with ``OUTCOME_FIELDS`` arrays, per pair the rule that decided it
     (``code``: ``MATCHED`` ... ``COSINE_APART``), the field it read (0 prompt, 1 chosen, 2 rejected), the value
@@ -196,28 +193,14 @@ def match_pairs(P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln:
         s = np.where(equal, 1.0, c).astype(np.float32)
         w = np.where(equal, SAME, COSINE).astype(np.int8)
         # a pair whose length ratio keeps its wording under the field's floor fails or passes on its cosine alone
-        below = float(floor.min()) - 1e-4
-        if ts is None:
-            lx = lexical_many(sk[ia, fa], ln[ia, fa], sk[ib, fb], ln[ib, fb], below=below)
-        else:  # token_sort_ratio = the character ratio of the word-sorted sketches
-            lx = lexical_many(ts[ia, fa], ln[ia, fa], ts[ib, fb], ln[ib, fb], scorer="ratio", below=below)
+        lx = _wording(sk, ln, ts, (ia, fa), (ib, fb), float(floor.min()) - 1e-4)
         lex[idx[differ], f] = lx
         better = lx > s[differ].astype(np.float64)
         s[differ[better]] = lx[better]
         w[differ[better]] = WORDING
         value = s.copy()
-        code = np.full(len(idx), APART, dtype=np.int8)
-        if "floor_response_flag" in rule:  # the deciding rule: other numbers, another answer (read only where
-            near = np.flatnonzero(s[differ] >= floor[differ] - 1e-6)  # the field would pass: few pairs)
-            x, y = ia[near], ib[near]
-            moved = differ[near[other_numbers(sk[x, fa], ln[x, fa], sk[y, fb], ln[y, fb])]]
-            s[moved], code[moved] = 0.0, OTHER_NUMBERS
-        if f and compared is not None and len(compared[1]):
-            h, keys = compared
-            k = pair_key(h[a[idx], fa - 1], h[b[idx], fb - 1])
-            pos = np.minimum(np.searchsorted(keys, k), len(keys) - 1)
-            moved = (keys[pos] == k) & ~equal
-            s[moved], code[moved] = 0.0, COMPARED
+        code = _other_answers(s, floor, (differ, equal), (ia, fa), (ib, fb), (a[idx], b[idx]), sk, ln, rule,
+                              compared if f else None)
         sim[idx, f] = s
         why[idx, f] = w
         ok[idx] = s >= floor - 1e-6
@@ -227,20 +210,68 @@ def match_pairs(P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln:
         if f == 0 and lone is not None:  # the lone-pair rule is for two rows of one prompt text
             lone &= why[:, 0] == SAME
     thr, thr_f = _copy_thresholds(ok, why, C, R, a, b, rule, (t_glob, tf_glob, fl, flf))
+    ok, sure = _thresholds_and_prompt_rule(ok, (sim, cos, lex, why), (thr, thr_f), (a, b), sk, ln, rule, straight,
+                                           lone, out)
+    if out is not None:
+        outcome.update(out)  # type: ignore[union-attr]
+    return ok, sure, sim, cos, lex, why, thr
+
+
+def _wording(sk: np.ndarray, ln: np.ndarray, ts: Any, xa: tuple[np.ndarray, int], xb: tuple[np.ndarray, int],
+             below: float) -> np.ndarray:
+    """The wording similarity of rows ``xa[0]`` field ``xa[1]`` and ``xb[0]`` field ``xb[1]`` (a pair whose length
+    ratio keeps it under ``below`` gets that cap: it fails or passes on its cosine alone)."""
+    (ia, fa), (ib, fb) = xa, xb
+    if ts is None:
+        return lexical_many(sk[ia, fa], ln[ia, fa], sk[ib, fb], ln[ib, fb], below=below)
+    # token_sort_ratio = the character ratio of the word-sorted sketches
+    return lexical_many(ts[ia, fa], ln[ia, fa], ts[ib, fb], ln[ib, fb], scorer="ratio", below=below)
+
+
+def _other_answers(s: np.ndarray, floor: np.ndarray, masks: tuple[np.ndarray, np.ndarray], xa: tuple[np.ndarray, int],
+                   xb: tuple[np.ndarray, int], rows: tuple[np.ndarray, np.ndarray], sk: np.ndarray, ln: np.ndarray,
+                   rule: dict[str, Any], compared: tuple[np.ndarray, np.ndarray] | None) -> np.ndarray:
+    """Set ``s`` to 0 where one field of the pairs gives another answer: short texts with other numbers (the
+    deciding rule, read only where the field would pass: few pairs), two responses some row compares with each
+    other (``compared``, response fields only). Returns each pair's code (``APART`` where neither applies)."""
+    differ, equal = masks
+    (ia, fa), (ib, fb) = xa, xb
+    code = np.full(len(s), APART, dtype=np.int8)
+    if "floor_response_flag" in rule:
+        near = np.flatnonzero(s[differ] >= floor[differ] - 1e-6)
+        x, y = ia[near], ib[near]
+        moved = differ[near[other_numbers(sk[x, fa], ln[x, fa], sk[y, fb], ln[y, fb])]]
+        s[moved], code[moved] = 0.0, OTHER_NUMBERS
+    if compared is not None and len(compared[1]):
+        h, keys = compared
+        k = pair_key(h[rows[0], fa - 1], h[rows[1], fb - 1])
+        pos = np.minimum(np.searchsorted(keys, k), len(keys) - 1)
+        moved = (keys[pos] == k) & ~equal
+        s[moved], code[moved] = 0.0, COMPARED
+    return code
+
+
+def _thresholds_and_prompt_rule(ok: np.ndarray, fields: tuple[np.ndarray, ...], thresholds: tuple[np.ndarray, ...],
+                                ab: tuple[np.ndarray, np.ndarray], sk: np.ndarray, ln: np.ndarray, rule: dict[str, Any],
+                                straight: bool, lone: np.ndarray | None, out: dict[str, np.ndarray] | None
+                                ) -> tuple[np.ndarray, np.ndarray]:
+    """After the field floors: each pair's flag threshold (lone pairs aside), the copy threshold (sure), the
+    deciding rule's rows-of-one-prompt rule; the outcomes recorded in ``out``. Returns (ok, sure)."""
+    sim, cos, lex, why = fields
+    thr, thr_f = thresholds
     weakest = sim[:, 1:].min(axis=1)
     held = ok & (weakest < thr_f - 1e-6) & (True if lone is None else ~lone)
     if out is not None:
         under = np.flatnonzero(held)
         record(out, under, UNDER_LOCAL, 1 + sim[under, 1:].argmin(axis=1), weakest[under], thr_f[under])
-    ok &= ~held
+    ok = ok & ~held
     sure = ok & (weakest >= thr - 1e-6)
     if "floor_response_flag" in rule:  # the deciding (calibrated) rule, not the candidate generator's
-        ok, sure = _one_prompt_rule(ok, sure, (a, b), sk, ln, (lex, cos, why), rule, straight, lone, out)
+        ok, sure = _one_prompt_rule(ok, sure, ab, sk, ln, (lex, cos, why), rule, straight, lone, out)
     if out is not None:
         won = np.flatnonzero(ok)
         record(out, won, np.where(sure[won], MATCHED, UNSURE), 1 + sim[won, 1:].argmin(axis=1), weakest[won], thr[won])
-        outcome.update(out)  # type: ignore[union-attr]
-    return ok, sure, sim, cos, lex, why, thr
+    return ok, sure
 
 
 def _lone_candidates(a: np.ndarray, b: np.ndarray, rule: dict[str, Any],

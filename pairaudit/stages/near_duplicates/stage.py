@@ -246,10 +246,7 @@ class NearDuplicateStage(Stage):
         compared = compared_keys(hresp)
         blobs = blobs if has_texts else None
         n = len(rows)
-        timings: dict[str, float] = {"near_duplicates:embed_s": self._t_embed}
-        if self.mode == "transformer":
-            timings["near_duplicates:transformer_texts_encoded"] = float(self.embedder.n_encoded)
-            timings["near_duplicates:transformer_texts_cached"] = float(self.embedder.n_cached)
+        timings = self._embed_timings()
         mode = self.deciding_mode(n)
         dup, con = self.rules(mode)
         if mode != self.mode:
@@ -296,16 +293,15 @@ class NearDuplicateStage(Stage):
             pos[idx] = np.arange(len(idx))
             dup, con, stats["calibration"] = calibrated_rule(dup, con, Ct, Rt, sk, ln, phash, idx, pos,
                                                              "transformer (candidates + sample)")
+            kw = {"compared": (hresp[idx], compared), "ts": ts[idx], "two_rows": two[idx]}  # the deciding pass's
             out2 = find_groups(rows[idx], Pt, Ct, Rt, sk[idx], ln[idx], dup, con, want_dups=want_dups,
                                want_contradictions=want_con, candidates=(pos[out["a"]], pos[out["b"]]),
-                               timings=timings, compared=(hresp[idx], compared), prompt_keys=phash[idx], ts=ts[idx],
-                               two_rows=two[idx])
+                               timings=timings, prompt_keys=phash[idx], **kw)
             out["findings"] = out2["findings"]
             out["stats"].update(out2["stats"])
             if want_dups:  # the nearest pairs that passed the loose rule, as the deciding rule saw them
-                reverify(out["near"], lambda x, y: pair_outcomes(
-                    Pt, Ct, Rt, sk[idx], ln[idx], pos[x], pos[y], dup, con, want_dups, want_con,
-                    compared=(hresp[idx], compared), ts=ts[idx], two_rows=two[idx]))
+                reverify(out["near"], lambda x, y: pair_outcomes(Pt, Ct, Rt, sk[idx], ln[idx], pos[x], pos[y], dup,
+                                                                 con, want_dups, want_con, **kw))
         res.findings = out["findings"]
         stats["mode"] = mode
         res.findings += near_identical_findings(self.ctx, rows, pair_raw, mode,
@@ -314,17 +310,33 @@ class NearDuplicateStage(Stage):
         self._transformer_report(stats, store, timings)
         res.findings.sort(key=lambda f: (f.row, f.check))
         res.rows = rows.tolist()
-        res.scores = {"pair_cosine": pair_raw.astype(np.float64),
-                      NEAR_DUPLICATE_INFO.score_key: out[NEAR_DUPLICATE_INFO.score_key]}
-        if want_dups:
-            res.scores[REASON_KEY] = reason_texts(out["near"], out[NEAR_DUPLICATE_INFO.score_key],
-                                                  float(self.params(NEAR_DUPLICATE_INFO)["min_response_flag"]),
-                                                  np.where(out["near"]["partner"] >= 0, rows[out["near"]["partner"]], -1))
+        res.scores = self.score_columns(pair_raw, out[NEAR_DUPLICATE_INFO.score_key],
+                                        out["near"] if want_dups else None, rows)
         self._record_models(mode)
         stats.update(out["stats"])
         stats.update(_shape_stats(phash, P, sk, blobs, n))
         res.timings = timings
         return res
+
+    def _embed_timings(self) -> dict[str, float]:
+        """Run-specific embedding counters (timings.json)."""
+        timings: dict[str, float] = {"near_duplicates:embed_s": self._t_embed}
+        if self.mode == "transformer":
+            timings["near_duplicates:transformer_texts_encoded"] = float(self.embedder.n_encoded)
+            timings["near_duplicates:transformer_texts_cached"] = float(self.embedder.n_cached)
+        return timings
+
+    def score_columns(self, pair_raw: np.ndarray, nearest: np.ndarray, near: dict[str, np.ndarray] | None,
+                      rows: np.ndarray | None = None) -> dict[str, np.ndarray]:
+        """The stage's scores.parquet columns for its rows (both engines): ``pair_cosine``, the nearest
+        neighbour's search cosine and, with ``near`` (each row's nearest pair and its outcome), the reason column.
+        ``rows``: the row numbers of positions (the local engine; the Ray engine's ``near`` carries ``prow``)."""
+        scores = {"pair_cosine": pair_raw.astype(np.float64), NEAR_DUPLICATE_INFO.score_key: nearest}
+        if near is not None:
+            prow = near["prow"] if rows is None else np.where(near["partner"] >= 0, rows[near["partner"]], -1)
+            scores[REASON_KEY] = reason_texts(near, nearest, float(self.params(NEAR_DUPLICATE_INFO)["min_response_flag"]),
+                                              prow)
+        return scores
 
     def _transformer_report(self, stats: dict[str, Any], store: FieldVectors | None, timings: dict[str, float]
                             ) -> None:
