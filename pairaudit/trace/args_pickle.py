@@ -132,10 +132,18 @@ def _pickle_bytes(path: Path) -> bytes:
                 raise Refused(f"{path} is a zip archive without one data.pkl (found {len(names)})")
             return zf.read(names[0])
     except zipfile.BadZipFile as exc:
-        legacy = path.read_bytes()[:len(_LEGACY_MAGIC)] == _LEGACY_MAGIC
+        with path.open("rb") as f:
+            legacy = f.read(len(_LEGACY_MAGIC)) == _LEGACY_MAGIC
         raise Refused(f"{path} is not a torch.save zip archive" + (
             " (the legacy format is not read without --trust-pickle)" if legacy else
             " nor a legacy torch.save file"), trust_helps=legacy) from exc
+
+
+def names_arguments(d: dict[Any, Any]) -> bool:
+    """Whether a dict has any ``TrainingArguments`` field among its keys (a dict of run arguments)."""
+    from transformers import TrainingArguments
+
+    return bool({f.name for f in dataclasses.fields(TrainingArguments)} & {str(k) for k in d})
 
 
 def read_args(path: str | Path) -> dict[str, Any]:
@@ -151,14 +159,9 @@ def read_args(path: str | Path) -> dict[str, Any]:
         raise
     except Exception as exc:
         raise Refused(f"{path} is not a readable pickle: {type(exc).__name__}: {exc}") from exc
-    if isinstance(obj, dict):  # plain data, read in full
-        import dataclasses
-
-        from transformers import TrainingArguments
-
-        if not {f.name for f in dataclasses.fields(TrainingArguments)} & {str(k) for k in obj}:
-            raise NotArguments(f"{path} holds a dict without any TrainingArguments field (keys: "
-                               f"{sorted(str(k) for k in obj)[:8]})")
+    if isinstance(obj, dict) and not names_arguments(obj):  # plain data, read in full
+        raise NotArguments(f"{path} holds a dict without any TrainingArguments field (keys: "
+                           f"{sorted(str(k) for k in obj)[:8]})")
     if not isinstance(obj, _Holder):
         raise Refused(f"{path} holds a {type(obj).__name__}, not TrainingArguments", trust_helps=isinstance(obj, dict))
     from transformers import TrainingArguments

@@ -292,14 +292,12 @@ def _from_bins(paths: list[Path], s: TraceSettings, trust_pickle: bool) -> None:
 
 def _trusted(path: Path) -> dict[str, Any]:
     """``read_training_args_bin``, refusing a dict that names no TrainingArguments field (``{'x': 1}``)."""
-    import dataclasses
     import shlex
 
-    from transformers import TrainingArguments
+    from pairaudit.trace.args_pickle import names_arguments
 
     args = read_training_args_bin(path)
-    known = {f.name for f in dataclasses.fields(TrainingArguments)}
-    if not known & set(args):
+    if not names_arguments(args):
         raise ConfigError(f"{path} holds a dict without any TrainingArguments field (keys: {sorted(args)[:8]})",
                           expected="a training_args.bin written by transformers (torch.save of TrainingArguments)",
                           fix=f"move it aside (mv {shlex.quote(str(path))} {shlex.quote(str(path) + '.unreadable')}) "

@@ -228,17 +228,15 @@ class CellGroup:
         rows_c = np.unique(np.concatenate([a, b]))  # local indices of the candidate rows
         at = np.searchsorted(tpos[order], d["pos"][rows_c])
         ia, ib = np.searchsorted(rows_c, a), np.searchsorted(rows_c, b)
-        es, ex = match_edges(vec["P"][at], vec["C"][at], vec["R"][at], d["sk"][rows_c], d["ln"][rows_c], ia, ib,
-                             rule[0], rule[1], self.plan["want_dups"], self.plan["want_con"],
-                             compared=(d["hresp"][rows_c], keys),
-                             two_rows=np.isin(d["phash"][rows_c], two) if two is not None else None)
+        cols = (vec["P"][at], vec["C"][at], vec["R"][at], d["sk"][rows_c], d["ln"][rows_c])  # the candidate rows'
+        kw = {"compared": (d["hresp"][rows_c], keys),
+              "two_rows": np.isin(d["phash"][rows_c], two) if two is not None else None}
+        es, ex = match_edges(*cols, ia, ib, rule[0], rule[1], self.plan["want_dups"], self.plan["want_con"], **kw)
         for e in (es, ex):
             e["a"], e["b"] = rows_c[e["a"]], rows_c[e["b"]]
         updates = self._reverify(starts, lambda x, y: pair_outcomes(
-            vec["P"][at], vec["C"][at], vec["R"][at], d["sk"][rows_c], d["ln"][rows_c], np.searchsorted(rows_c, x),
-            np.searchsorted(rows_c, y), rule[0], rule[1], self.plan["want_dups"], self.plan["want_con"],
-            compared=(d["hresp"][rows_c], keys),
-            two_rows=np.isin(d["phash"][rows_c], two) if two is not None else None))
+            *cols, np.searchsorted(rows_c, x), np.searchsorted(rows_c, y), rule[0], rule[1], self.plan["want_dups"],
+            self.plan["want_con"], **kw))
         timings["near_duplicates:verify_s"] = timings.get("near_duplicates:verify_s", 0.0) + time.perf_counter() - t0
         return [*updates, {"edges": self._global(es, ex)}]
 

@@ -55,10 +55,16 @@ def nearest_pairs(n: int, a: np.ndarray, b: np.ndarray, sim: np.ndarray) -> np.n
     other = np.concatenate([b, a]).astype(np.int64)
     near = np.round(np.concatenate([sim, sim]).astype(np.float64), 4)
     idx = np.concatenate([np.arange(len(a))] * 2)
-    order = np.lexsort((other, -near, ends))
-    first = order[np.r_[True, ends[order][1:] != ends[order][:-1]]]
+    first = _first_of_each(ends, np.lexsort((other, -near, ends)))
     out[ends[first]] = idx[first]
     return out
+
+
+def _first_of_each(key: np.ndarray, order: np.ndarray) -> np.ndarray:
+    """The first position of ``order`` (a sort by ``key`` first) for each value of ``key``."""
+    if not len(order):
+        return order
+    return order[np.r_[True, key[order][1:] != key[order][:-1]]]
 
 
 def row_outcomes(n: int, a: np.ndarray, b: np.ndarray, sim: np.ndarray,
@@ -80,19 +86,11 @@ def empty_outcomes(n: int) -> dict[str, np.ndarray]:
             "limit": np.zeros(n, np.float32)}
 
 
-def reverify(per_row: dict[str, np.ndarray], verify: Callable[[np.ndarray, np.ndarray], dict[str, np.ndarray]],
-             rows: np.ndarray | None = None) -> None:
+def reverify(per_row: dict[str, np.ndarray], verify: Callable[[np.ndarray, np.ndarray], dict[str, np.ndarray]]
+             ) -> None:
     """Hybrid mode: the rows whose nearest pair passed the loose candidate rule get the deciding rule's outcome
-    of that pair (``verify(a, b)``, on the transformer vectors); ``rows``: only these rows (positions)."""
-    idx = np.flatnonzero(np.isin(per_row["code"], PASSED) & (per_row["partner"] >= 0))
-    if rows is not None:
-        idx = idx[np.isin(idx, rows)]
-    if not len(idx):
-        return
-    lo, hi = np.minimum(idx, per_row["partner"][idx]), np.maximum(idx, per_row["partner"][idx])
-    o = verify(lo, hi)
-    for k in OUTCOME_FIELDS:
-        per_row[k][idx] = o[k]
+    of that pair (``verify(a, b)``, on the transformer vectors)."""
+    verify_nearest(per_row, verify, only=np.isin(per_row["code"], PASSED))
 
 
 def merge(parts: list[dict[str, np.ndarray]], n: int, offset: int) -> dict[str, np.ndarray]:
@@ -106,7 +104,7 @@ def merge(parts: list[dict[str, np.ndarray]], n: int, offset: int) -> dict[str, 
     has = cat["partner"] >= 0
     cat = {k: v[has] for k, v in cat.items()}
     order = np.lexsort((cat["partner"], -cat["near"], cat["pos"]))
-    first = order[np.r_[True, cat["pos"][order][1:] != cat["pos"][order][:-1]]] if len(order) else order
+    first = _first_of_each(cat["pos"], order)
     at = cat["pos"][first] - offset
     for k in NEAR_FIELDS:
         out[k][at] = cat[k][first]
@@ -127,14 +125,15 @@ def keep_nearer(cur: dict[str, np.ndarray], a: np.ndarray, b: np.ndarray, sim: n
     cur["partner"][has[better]], cur["near"][has[better]] = partner[better], near[better]
 
 
-def verify_nearest(cur: dict[str, np.ndarray], verify: Callable[[np.ndarray, np.ndarray], dict[str, np.ndarray]]
-                   ) -> None:
-    """Each row's nearest pair (``keep_nearer``) verified once: its outcome into ``cur``."""
-    has = np.flatnonzero(cur["partner"] >= 0)
+def verify_nearest(cur: dict[str, np.ndarray], verify: Callable[[np.ndarray, np.ndarray], dict[str, np.ndarray]],
+                   only: np.ndarray | None = None) -> None:
+    """Each row's nearest pair (``keep_nearer``) verified once (two rows nearest to each other share it): its
+    outcome into ``cur``; ``only``: a mask of the rows to verify (the others keep theirs)."""
+    has = np.flatnonzero((cur["partner"] >= 0) & (True if only is None else only))
     if not len(has):
         return
     lo, hi = np.minimum(has, cur["partner"][has]), np.maximum(has, cur["partner"][has])
-    keys, first, inv = np.unique(np.stack([lo, hi], axis=1), axis=0, return_index=True, return_inverse=True)
+    keys, inv = np.unique(np.stack([lo, hi], axis=1), axis=0, return_inverse=True)
     o = verify(keys[:, 0], keys[:, 1])
     for k in OUTCOME_FIELDS:
         cur[k][has] = o[k][inv.reshape(-1)]
