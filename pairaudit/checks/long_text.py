@@ -175,15 +175,34 @@ def _pieces(text: str, sep: str) -> Iterator[str]:
         pos = end
 
 
+_LIST_MARKER = re.compile(r"^(?:\d{1,3}[.)]|[-*\u2022+])\s+")
+
+
+def line_key(line: str) -> str:
+    """A line as ``dup_lines`` compares it: stripped, without a leading list marker ("3. ", "4) ", "- ", "* ",
+    "\u2022 "), so a numbered list that repeats its items ("1. The Godfather", "2. The Godfather") repeats lines.
+
+    Args:
+        line: one line of a response.
+
+    Returns:
+        The line's comparison key.
+
+    Example:
+        >>> line_key("  12. The Godfather ")
+        'The Godfather'
+    """
+    return _LIST_MARKER.sub("", line.strip(), count=1)
+
+
 def dup_line_fraction(text: str) -> float:
     """``repetition.dup_line_fraction``: pieces cut after a newline split into the same lines."""
     total, distinct = 0, set()
     for piece in _pieces(text, "\n"):
         for ln in piece.splitlines():
-            s = ln.strip()
-            if s:
+            if ln.strip():
                 total += 1
-                distinct.add(s)
+                distinct.add(line_key(ln))
     return 0.0 if total < 4 else (total - len(distinct)) / total
 
 

@@ -12,7 +12,8 @@ fraction) and in the spirit of Data-Juicer's ``word_repetition_filter`` / ``char
   count) over the characters of the response; Gopher's limits 0.20 / 0.18 / 0.16;
 * ``dup_ngram``: characters inside word 5- to 10-grams that already occurred (scanning left to right,
   skipping a repeated n-gram whole) over the characters; Gopher's limits 0.15 down to 0.10;
-* ``dup_lines``: repeated non-empty lines over lines (Gopher 0.30), for responses of >= 4 lines;
+* ``dup_lines``: repeated non-empty lines over lines (Gopher 0.30), for responses of >= 4 lines; a line's
+  leading list marker ("3. ", "- ") is not part of it, so a numbered list that repeats its items loops;
 * ``compression``: UTF-8 bytes / zlib-compressed bytes. A loop compresses far better than prose;
 * ``char_run``: the longest stretch without whitespace that repeats one unit of 1-8 characters at least
   4 times ("aaaaaaaa", "hahahaha", "!!!!!!!!", "abcabcabcabc"), in characters: the character-level
@@ -49,6 +50,7 @@ from typing import Any
 
 from pairaudit.checks import long_text
 from pairaudit.checks.base import CheckInfo, PairCheck
+from pairaudit.checks.long_text import line_key
 from pairaudit.datatypes import Finding, Pair
 from pairaudit.trainer.long_text import LONG_CHARS
 from pairaudit.trainer.memo import TextMemo
@@ -105,7 +107,7 @@ def dup_ngram_fraction(ws: list[str], n: int, n_chars: int) -> float:
 
 
 def dup_line_fraction(text: str) -> float:
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    lines = [line_key(ln) for ln in text.splitlines() if ln.strip()]
     if len(lines) < 4:
         return 0.0
     return (len(lines) - len(set(lines))) / len(lines)

@@ -171,3 +171,19 @@ def test_the_memo_stays_bounded() -> None:
     memo: TextMemo[int] = TextMemo(max_texts=3)
     assert [memo.get(t, len) for t in ("a", "bb", "a", "ccc", "dddd", "a")] == [1, 2, 1, 3, 4, 1]
     assert memo.hits == 1 and len(memo._seen) <= 3
+
+
+def test_a_numbered_list_that_repeats_its_items_loops() -> None:
+    """PandaLM row 127 (data/precision/multipair.jsonl): the chosen list names two books over and over; each line
+    differs only in its number, which is not part of what dup_lines compares."""
+    books = ['"The Silence of the Lambs" by Thomas Harris', '"The Godfather" by Mario Puzo']
+    listed = "\n".join(f"{i}. {books[i % 3 == 1]}" for i in range(1, 11))
+    rec = {"prompt": "Choose the best books from the given genre.\n\nCrime & Mystery",
+           "chosen": "The best books from the genre of Crime & Mystery are: \n" + listed, "rejected": ANSWER}
+    [(field, detail)] = found(DegenerateRepetition, rec)
+    assert field == "chosen" and detail.startswith("chosen repeats itself: dup_lines")
+    distinct = "\n".join(f"{i}. {t}" for i, t in enumerate(["Rebecca", "Gone Girl", "In Cold Blood", "Dracula",
+                                                            "The Big Sleep"], 1))
+    assert found(DegenerateRepetition, {**rec, "chosen": distinct}) == []
+    bullets = "\n".join(f"- {t}" for t in ["Rebecca by Daphne du Maurier"] * 4 + ["Gone Girl by Gillian Flynn"])
+    assert [f for f, _ in found(DegenerateRepetition, {**rec, "chosen": bullets})] == ["chosen"]
