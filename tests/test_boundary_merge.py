@@ -87,3 +87,13 @@ def test_a_mid_word_implicit_cut_is_named_once_by_split_word(smol: dict[str, Any
     named = split.filter(split["detail"].str.contains("TRL warns"))["row"].to_list()
     assert split.height and not set(merged) & set(named)
     assert sorted(merged + named) == warned
+
+
+def test_the_completions_start_is_shown_in_whole_characters(tmp_path: Path) -> None:
+    """A character the byte-level tokenizer splits over several tokens (Hangul here) is shown whole in the
+    detail's preview of what the completions start with, not cut into U+FFFD."""
+    rows = [{"prompt": "Greet me, and end with hel", "chosen": "lo 안녕하세요 friend.", "rejected": "lo 안녕 there."}]
+    audit = pairaudit.scan(write_jsonl(tmp_path / "d.jsonl", rows), out=tmp_path / "out", only=["boundary_merge"],
+                           log=lambda m: None)
+    [detail] = audit.findings["detail"].to_list()
+    assert "the trainer's completions start ' hello 안' / ' hello 안'" in detail and "\ufffd" not in detail

@@ -14,6 +14,8 @@ labelled the second finding on HH's 21 such rows not worth reading).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 from pairaudit.checks.base import CheckInfo, PairCheck
 from pairaudit.datatypes import Finding, Pair
 from pairaudit.trainer.split import implicit_split
@@ -23,6 +25,16 @@ from pairaudit.trainer.tokenizer import EncodedPair
 def _clip(text: str, n: int = 30) -> str:
     text = text.replace("\n", "\\n")
     return repr(text if len(text) <= n else "…" + text[-n:])
+
+
+def _head(decode: Callable[[list[int]], str], ids: Sequence[int], n: int = 3, most: int = 8) -> str:
+    """The text of the first ``n`` tokens of ``ids``, taking up to ``most`` tokens so that a character split
+    over several byte-level tokens (a Hangul or CJK character, an emoji) is not shown cut in half."""
+    text = decode(list(ids[:n]))
+    while text.endswith("\ufffd") and n < min(most, len(ids)):
+        n += 1
+        text = decode(list(ids[:n]))
+    return text
 
 
 class BoundaryMerge(PairCheck):
@@ -65,8 +77,10 @@ class BoundaryMerge(PairCheck):
         merged = rendered[1].startswith(rendered[0]) and rendered[2].startswith(rendered[0])
         why = ("tokens merge across the prompt/completion boundary" if merged
                else "the chat template renders the prompt alone differently from prompt + completion")
-        head_c = tok.tok.decode(list(enc.chosen_ids[:3]), skip_special_tokens=False)
-        head_r = tok.tok.decode(list(enc.rejected_ids[:3]), skip_special_tokens=False)
+        def decode(ids: list[int]) -> str:
+            return tok.tok.decode(ids, skip_special_tokens=False)
+
+        head_c, head_r = _head(decode, enc.chosen_ids), _head(decode, enc.rejected_ids)
         s = "" if n == 1 else "s"
         return (f"{why}: the prompt's last {n} token{s} ({_clip(left)}) are not in the training sequence; the "
                 f"trainer's completions start {_clip(head_c)} / {_clip(head_r)} (TRL warns 'The tokenized prompt "
