@@ -1,8 +1,9 @@
-"""Repeated texts: tokenizing and ``degenerate_repetition`` with the per-text memo off and on, in one process.
+"""Repeated texts: tokenizing, ``degenerate_repetition`` and the static vectors with their memos off and on, in one process.
 
     python scripts/bench_memo.py SCALE_SET.jsonl --rows 8000
 
-Interleaves the two settings (twice each) with raw ``tokenizers`` ``encode_batch`` of the same prompt /
+Interleaves the two settings (twice each; the static vectors: the memo of one batch, as before, against the
+memo across batches, ``models/batch_vectors.py``) with raw ``tokenizers`` ``encode_batch`` of the same prompt /
 chosen / rejected, so every figure is taken at the same machine load; prints seconds per round. A scale
 set from ``../shared/tools/make_scale_set.py`` repeats its prompts and responses (docs/performance.md).
 """
@@ -13,6 +14,7 @@ import argparse
 import json
 import time
 from collections.abc import Callable
+from typing import Any
 
 from pairaudit.checks.repetition import DegenerateRepetition
 from pairaudit.datatypes import Pair
@@ -44,6 +46,28 @@ def repetition(pairs: list[Pair], memo: bool) -> float:
     return time.perf_counter() - t
 
 
+def static_vectors(static: Any, pairs: list[Pair], cross: bool) -> float:
+    from pairaudit.models import batch_vectors
+
+    batch_vectors.CROSS_BATCH = cross
+    bv = batch_vectors.BatchVectors()
+    t = time.perf_counter()
+    for k in range(0, len(pairs), BATCH):
+        batch = pairs[k:k + BATCH]
+        bv.encode(static, batch, [x or "" for p in batch for x in (p.prompt, p.chosen, p.rejected)])
+    return time.perf_counter() - t
+
+
+def load_static() -> Any:
+    from pairaudit.config import default_cache_dir
+    from pairaudit.models.embedder import Embedder
+    from pairaudit.models.static_embedder import StaticEmbedder
+
+    static = StaticEmbedder.for_embedder(Embedder(), default_cache_dir(), purpose="bench", fix="-")
+    static.encode(["warm up"])
+    return static
+
+
 def raw(tok: tuple, pairs: list[Pair]) -> float:
     texts = [x for p in pairs for x in (p.prompt, p.chosen, p.rejected)]
     backend = tok[0].backend_tokenizer
@@ -63,10 +87,12 @@ def main() -> None:
     fmt = detect_format(rows[0], {})
     pairs = [normalise(i, r, fmt, {}) for i, r in enumerate(rows)]
     tok = load_tokenizer(None)
+    static = load_static()
     runs: dict[str, Callable[[], float]] = {
         "raw": lambda: raw(tok, pairs),
         "tok_off": lambda: tokenize(tok, pairs, False), "tok_on": lambda: tokenize(tok, pairs, True),
         "rep_off": lambda: repetition(pairs, False), "rep_on": lambda: repetition(pairs, True),
+        "emb_batch": lambda: static_vectors(static, pairs, False), "emb_cross": lambda: static_vectors(static, pairs, True),
     }
     res: dict[str, list[float]] = {k: [] for k in runs}
     for _ in range(2):

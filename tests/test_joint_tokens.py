@@ -74,6 +74,27 @@ def test_texts_repeated_across_batches_keep_their_ids(tok: tuple) -> None:
         assert dtok.splitter.memo.hits > len(rows)
 
 
+def test_text_ids_from_the_memo_equal_tokenizing_again(tok: tuple) -> None:
+    """``DPOTokenizer.text_ids`` (the prompts ``prefix_pair`` and ``split_word`` tokenize again, remembered):
+    with and without special tokens, on HH prompts as the text and as TRL's ``extract_prompt`` cut them,
+    UltraFeedback prompts and the edge cases, the remembered ids equal a fresh ``encode_texts``, also after a
+    tiny memo emptied itself."""
+    hh = _pairs([json.loads(line) for line in EXAMPLE.read_text(encoding="utf-8").splitlines()[:150]])
+    uf = Path(__file__).resolve().parents[2] / "shared" / "data" / "ultrafeedback-1k" / "train_clean.jsonl"
+    texts = [p.prompt for p in hh] + [p[0] for p in EDGES] + ["", "x" * 70_000]
+    dtok = DPOTokenizer(*tok, trainer="trl-1.14.2")
+    texts += [dtok.render(p)[0] for p in hh]
+    if uf.exists():
+        texts += [json.loads(line)["prompt"] for line in uf.read_text(encoding="utf-8").splitlines()[:100]]
+    for memo_size in (4_096, 7):
+        dtok = DPOTokenizer(*tok, trainer="trl-1.14.2")
+        for special in (False, True):
+            dtok._text_memo[special].max_texts = memo_size
+            for t in texts + texts[::-1]:
+                assert dtok.text_ids(t, special) == dtok.encode_texts([t], special)[0], (special, t[:80])
+            assert dtok._text_memo[special].hits > 0
+
+
 def test_split_point_is_conservative(tok: tuple) -> None:
     sp = JointSplitter.for_backend(DPOTokenizer(*tok).tok.backend_tokenizer)
     assert sp is not None

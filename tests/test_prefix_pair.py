@@ -16,11 +16,11 @@ import pytest
 from conftest import HH, write_jsonl
 
 import pairaudit
-from pairaudit.io.formats import normalise, split_hh
+from pairaudit.io.formats import common_prefix_chars, normalise, split_hh
 from pairaudit.models.tokenizer import load_tokenizer
 from pairaudit.report.trainer_view import trainer_view
 from pairaudit.trainer import profiles as trainers
-from pairaudit.trainer.split import common_prefix_chars, implicit_split, trl_extract_prompt_text
+from pairaudit.trainer.split import implicit_split, trl_extract_prompt_text
 from pairaudit.trainer.tokenizer import DPOTokenizer
 
 CHECKS = ["prefix_pair", "split_word", "length_outlier", "identical_pair"]

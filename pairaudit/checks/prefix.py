@@ -61,7 +61,7 @@ class _TrainerSplitCheck(PairCheck):
         if not (tok.profile.joint and tok.profile.common_prefix) or pair.conversational:
             return tok.encode_pairs([dataclasses.replace(pair, format=EXPLICIT[pair.format])])[0]
         full_c, full_r = enc.prompt_ids + enc.chosen_ids, enc.prompt_ids + enc.rejected_ids
-        text_prompt = tok.encode_texts([pair.prompt or ""], add_special_tokens=True)[0]
+        text_prompt = tok.text_ids(pair.prompt or "", True)  # a prompt shared by several pairs: tokenized once
         cut = min(common_prefix_length(text_prompt, full_c), common_prefix_length(text_prompt, full_r))
         return EncodedPair(full_c[:cut], full_c[cut:], full_r[cut:], (0, 0), (0, 0), enc.eos_added)
 
@@ -139,7 +139,7 @@ class SplitWord(_TrainerSplitCheck):
         if not sp.mid_word:
             return {self.info.score_key: 0.0}
         rendered = self.tok.render(pair)
-        n_prompt = len(self.tok.encode_texts([rendered[0]], add_special_tokens=rendered.special)[0])
+        n_prompt = len(self.tok.text_ids(rendered[0], bool(rendered.special)))
         moved = n_prompt - len(enc.prompt_ids)
         left = (f"; {_tokens(moved)} of the prompt's own tokenization merge into the completion (TRL warns "
                 "'tokens merge across the boundary')" if moved > 0 else "")

@@ -9,7 +9,6 @@ gives the same pair back.
 from __future__ import annotations
 
 import difflib
-import os
 from typing import Any
 
 from pairaudit.datatypes import Messages, Pair
@@ -177,6 +176,20 @@ def messages_text(msgs: Messages) -> str:
     return "\n\n".join(m["content"] for m in msgs)
 
 
+def common_prefix_chars(a: str, b: str) -> int:
+    """Length of the longest common prefix of two strings (binary search on C-level slice compares)."""
+    lo, hi = 0, min(len(a), len(b))
+    if a[:hi] == b[:hi]:
+        return hi
+    while lo < hi:  # invariant: a[:lo] == b[:lo], a[:hi] != b[:hi]
+        mid = (lo + hi + 1) // 2
+        if a[:mid] == b[:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
 def split_hh(chosen: str, rejected: str) -> tuple[str, str, str, str | None]:
     """Split HH dialogue strings into (prompt, chosen response, rejected response, mismatch note).
 
@@ -185,7 +198,7 @@ def split_hh(chosen: str, rejected: str) -> tuple[str, str, str, str | None]:
     pairs), identical pairs stay identical and the cut never falls inside a word. A response that
     still holds a ``"\\n\\nHuman:"`` turn means the two dialogues differ before the last turn.
     """
-    k = len(os.path.commonprefix([chosen, rejected]))
+    k = common_prefix_chars(chosen, rejected)
     idx = chosen.rfind(HH_ASSISTANT, 0, k)
     prompt = chosen[: idx + len(HH_ASSISTANT)] if idx >= 0 else ""
     c, r = chosen[len(prompt):], rejected[len(prompt):]

@@ -19,23 +19,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from pairaudit.io.formats import IMPLICIT_FORMATS
+from pairaudit.io.formats import IMPLICIT_FORMATS, common_prefix_chars
 
 _WORDCHAR = re.compile(r"\w")
-
-
-def common_prefix_chars(a: str, b: str) -> int:
-    """Length of the longest common prefix of two strings (binary search on C-level slice compares)."""
-    lo, hi = 0, min(len(a), len(b))
-    if a[:hi] == b[:hi]:
-        return hi
-    while lo < hi:  # invariant: a[:lo] == b[:lo], a[:hi] != b[:hi]
-        mid = (lo + hi + 1) // 2
-        if a[:mid] == b[:mid]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
 
 
 def trl_extract_prompt_text(chosen: str, rejected: str) -> tuple[str, str, str]:

@@ -18,10 +18,15 @@ from typing import Any
 from pairaudit.datatypes import Pair
 from pairaudit.errors import ModelError
 from pairaudit.io.formats import IMPLICIT_FORMATS
-from pairaudit.trainer import joint_tokens, long_text, profiles
+from pairaudit.trainer import joint_tokens, long_text, profiles, split
+from pairaudit.trainer.memo import TextMemo
 from pairaudit.trainer.profiles import TrainerSettings
 from pairaudit.trainer.truncation import kept_sequence, truncate
 
+TEXT_MEMO = 4_096
+"""Texts whose ids :meth:`DPOTokenizer.text_ids` remembers per ``add_special_tokens`` value: prompts the
+per-pair checks tokenize again (``prefix_pair``, ``split_word``), ~1.2 KB of ids each at HH's ~300 tokens
+(4 bytes an id) plus the text, so ~10 MB a worker at most."""
 
 @dataclass(slots=True)
 class EncodedPair:
@@ -109,6 +114,9 @@ class DPOTokenizer:
         backend = getattr(tokenizer, "backend_tokenizer", None) or getattr(tokenizer, "_tokenizer", None)
         self._backend = backend
         self._splitter: Any = False  # joint_tokens.JointSplitter, None when not covered (built on first use)
+        # one text's ids (a prompt the per-pair checks read again), per add_special_tokens value
+        self._text_memo: dict[bool, TextMemo[long_text.TokenIds]] = {False: TextMemo(TEXT_MEMO),
+                                                                   True: TextMemo(TEXT_MEMO)}
         self.has_chat_template = bool(getattr(tokenizer, "chat_template", None))
 
     # -- text ---------------------------------------------------------------------------------
@@ -126,8 +134,8 @@ class DPOTokenizer:
                 return profiles.trl_extract_prompt(pm + cm, pm + rm)
             return pm, cm, rm
         p, c, r = pair.prompt or "", pair.chosen or "", pair.rejected or ""
-        if implicit and not self.profile.pairaudit_legacy:
-            return profiles.trl_extract_prompt(p + c, p + r)
+        if implicit and not self.profile.pairaudit_legacy:  # the transcribed loop's result, on C-level compares
+            return split.trl_extract_prompt_text(p + c, p + r)
         return p, c, r
 
     def render(self, pair: Pair) -> Rendered:
@@ -183,6 +191,21 @@ class DPOTokenizer:
         if self._backend is not None:
             return long_text.encode(self._backend, texts, add_special_tokens, self.splitter)
         return self.tok(texts, add_special_tokens=add_special_tokens)["input_ids"]
+
+    def text_ids(self, text: str, add_special_tokens: bool) -> long_text.TokenIds:
+        """``encode_texts([text], add_special_tokens)[0]`` as :class:`~pairaudit.trainer.long_text.TokenIds`,
+        computed once per distinct text while remembered (a prompt shared by several pairs).
+
+        Args:
+            text: the text to tokenize.
+            add_special_tokens: as in :meth:`encode_texts`.
+
+        Returns:
+            Its ids (4 bytes each; equal to the list ``encode_texts`` gives). Not to be changed in place."""
+        if len(text) >= long_text.LONG_CHARS:  # large: not remembered
+            return long_text.TokenIds(self.encode_texts([text], add_special_tokens)[0])
+        return self._text_memo[add_special_tokens].get(
+            text, lambda t: long_text.TokenIds(self.encode_texts([t], add_special_tokens)[0]))
 
     def kept(self, prompt_len: int, completion_len: int) -> tuple[int, int]:
         return truncate(prompt_len, completion_len, max_length=self.max_length,
