@@ -12,7 +12,10 @@ Every argument and result is a :mod:`.wire` blob (no pickle); only small results
 
 from __future__ import annotations
 
+import contextlib
+import resource
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -25,11 +28,49 @@ def _cat(parts: list[np.ndarray]) -> np.ndarray | None:
     return np.concatenate(parts) if parts else None
 
 
+def hwm_mb() -> float:
+    """This process's peak resident memory since the last :func:`reset_hwm` (``VmHWM``, MB); ``ru_maxrss``
+    where /proc is not there."""
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def reset_hwm() -> bool:
+    """Start this process's peak resident memory afresh from its resident memory now (Linux: ``clear_refs`` 5,
+    which resets ``ru_maxrss`` too); False where that is not allowed (the peaks then run on from the last)."""
+    try:
+        with open("/proc/self/clear_refs", "w", encoding="ascii") as fh:
+            fh.write("5")
+        return True
+    except OSError:
+        return False
+
+
 class StageOps:
     """Mixed into ``ShardActor``: ``self.stages``, ``self.shards``, ``self.ctx``, ``self.plan``."""
 
     groups: dict[int, Any]
     index: Any
+
+    @contextlib.contextmanager
+    def op_peak(self, name: str) -> Iterator[None]:
+        """Record the peak RSS (MB) of one reduce operation (``name``, e.g. ``reduce.cells.search``) in
+        ``self.peaks`` (timings.json: ``ray_actor:<k>:peak_rss_mb:<name>``): the peak so far is folded into
+        ``self.top`` (what ``mark`` reports) and reset before it, so the figure is this operation's own (its
+        arguments, already in memory when it starts, included); the maximum over the calls of that name."""
+        self.top = max(getattr(self, "top", 0.0), hwm_mb())
+        reset_hwm()
+        try:
+            yield
+        finally:
+            peak = hwm_mb()
+            self.top = max(self.top, peak)
+            peaks = self.peaks  # type: ignore[attr-defined]
+            peaks[name] = round(max(peaks.get(name, 0.0), peak), 1)
 
     def _stage_at(self, k: int) -> Any:
         return self.stages[k]  # type: ignore[attr-defined]
@@ -51,7 +92,8 @@ class StageOps:
                "result": self._nd_result}
         if op not in ops:
             raise ValueError(f"unknown cells op {op!r}")
-        out: list[Any] = ops[op](stage, key, a, [loads(b) for b in blobs], timings)
+        with self.op_peak(f"reduce.cells.{op}"):
+            out: list[Any] = ops[op](stage, key, a, [loads(b) for b in blobs], timings)
         seconds = time.perf_counter() - t0
         self.seconds += seconds  # type: ignore[attr-defined]
         if op in ("search", "verify", "result"):
@@ -151,6 +193,11 @@ class StageOps:
 
     # -- the flip model -----------------------------------------------------------------------------------------
     def sample(self, op: str, k: int, key: int, args: bytes, *blobs: bytes) -> Any:
+        """One phase of the flip model on this actor (``take``, ``fit``, ``apply``); its peak RSS recorded."""
+        with self.op_peak(f"reduce.sample.{op}"):
+            return self._sample(op, k, key, args, *blobs)
+
+    def _sample(self, op: str, k: int, key: int, args: bytes, *blobs: bytes) -> Any:
         from pairaudit.pipeline import stage_findings
 
         t0 = time.perf_counter()
@@ -193,6 +240,10 @@ class StageOps:
     # -- hash partitions after earlier findings -----------------------------------------------------------------
     def keys_of(self, k: int, s: int, rows: bytes) -> bytes:
         """The partition key of some of this shard's rows (``partition_aliases``)."""
+        with self.op_peak("reduce.keys_of"):
+            return self._keys_of(k, s, rows)
+
+    def _keys_of(self, k: int, s: int, rows: bytes) -> bytes:
         stage = self._stage_at(k)
         state = self._kept(s, type(stage).__name__)
         want = np.asarray(loads(rows), np.int64)
@@ -205,6 +256,11 @@ class StageOps:
         return dumps({"rows": all_rows[hit], "keys": keys[hit].astype(np.int64)})
 
     def split(self, k: int, s: int, n_parts: int, aliases: bytes) -> Any:
+        """One shard's kept state of a late hash stage cut into ``n_parts`` partitions; its peak RSS recorded."""
+        with self.op_peak("reduce.split"):
+            return self._split(k, s, n_parts, aliases)
+
+    def _split(self, k: int, s: int, n_parts: int, aliases: bytes) -> Any:
         stage = self._stage_at(k)
         state = self.shards[s]["states"].pop(type(stage).__name__)  # type: ignore[attr-defined]
         al = loads(aliases)
