@@ -92,13 +92,13 @@ class StageOps:
                "result": self._nd_result}
         if op not in ops:
             raise ValueError(f"unknown cells op {op!r}")
-        with self.op_peak(f"reduce.cells.{op}"):
-            out: list[Any] = ops[op](stage, key, a, [loads(b) for b in blobs], timings)
+        with self.op_peak(f"reduce.cells.{op}"):  # a list of object refs is loaded by the op (``search``)
+            out: list[Any] = ops[op](stage, key, a, [b if isinstance(b, list) else loads(b) for b in blobs], timings)
         seconds = time.perf_counter() - t0
         self.seconds += seconds  # type: ignore[attr-defined]
         if op in ("search", "verify", "result"):
             out[-1] = {**out[-1], "_timings": timings, "_seconds": seconds}
-        return self._send([dumps(x) for x in out])
+        return self._send([x if isinstance(x, bytes) else dumps(x) for x in out])  # ``assign``: its parts encoded
 
     def _nd_prepare(self, stage: Any, key: int, a: dict, parts: list[Any], timings: dict) -> list[Any]:
         from pairaudit.stages.near_duplicates import cells as nd
@@ -117,12 +117,18 @@ class StageOps:
     def _nd_assign(self, stage: Any, key: int, a: dict, parts: list[Any], timings: dict) -> list[Any]:
         from pairaudit.stages.near_duplicates import cells as nd
 
-        return nd.shard_assign(self._kept(key, type(stage).__name__), a["plan"], parts[0])
+        return nd.shard_assign(self._kept(key, type(stage).__name__), a["plan"], parts[0], encode=dumps)
 
     def _nd_search(self, stage: Any, key: int, a: dict, parts: list[Any], timings: dict) -> list[Any]:
-        from pairaudit.stages.near_duplicates.cell_groups import CellGroup
+        """``parts[2]``: the object refs of the shards' rows of this group, fetched one at a time, their large
+        columns spilled as they come (``CellGroup``): the group's memory does not grow with its rows."""
+        import ray
 
-        group = self.groups[key] = CellGroup(key, a["plan"], parts[0]["cell_group"], parts[2:])
+        from pairaudit.stages.near_duplicates.cell_groups import CellGroup
+        from pairaudit.stages.spill import Spill
+
+        shards = (loads(ray.get(ref)) for ref in parts[2])
+        group = self.groups[key] = CellGroup(key, a["plan"], parts[0]["cell_group"], shards, Spill(limit=0))
         rule = (a["rule"]["dup"], a["rule"]["con"]) if a["rule"] else None
         out = group.search(parts[1]["keys"], rule, a["offsets"], timings, parts[1].get("two"))
         if rule is not None:

@@ -113,9 +113,9 @@ def run_cells(run: RayRun, stage: Any) -> Outcome:
     if not hybrid:
         dup, con, stats["calibration"], _ = _calibrate(run, k, offsets, None, "deciding", mode)
         rule = {"dup": dup, "con": con}
-    srch = [run.actor(g).cells.options(num_returns=n_shards + 1).remote(
-        "search", k, g, run.put({"plan": plan, "rule": rule, "offsets": offsets}), quantizer, keys,
-        *[asg[s][g] for s in range(n_shards)]) for g in range(groups)]
+    srch = [run.actor(g).cells.options(num_returns=n_shards + 1).remote(  # the shards' parts: refs in a list, fetched
+        "search", k, g, run.put({"plan": plan, "rule": rule, "offsets": offsets}), quantizer, keys,  # one at a time
+        [asg[s][g] for s in range(n_shards)]) for g in range(groups)]
     assigned = run.get([a[-1] for a in asg])
     del asg
     found = run.get([x[-1] for x in srch])

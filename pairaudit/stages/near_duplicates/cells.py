@@ -25,6 +25,7 @@ count a pair once per group that found it).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -119,9 +120,11 @@ def shard_prepare(stage: NearDuplicateStage, d: dict[str, Any], plan: dict[str, 
     return {"S": S}, {"phash": phash}, {"keys": keys}
 
 
-def shard_assign(d: dict[str, Any], plan: dict[str, Any], quantizer: dict[str, Any]) -> list[dict[str, Any]]:
+def shard_assign(d: dict[str, Any], plan: dict[str, Any], quantizer: dict[str, Any],
+                 encode: Callable[[dict[str, Any]], Any] = lambda part: part) -> list[Any]:
     """Every row to its nprobe nearest cells; per cell group, the rows that group needs (its cells' members and
-    the rows probing them), then the shard's cell sizes."""
+    the rows probing them), then the shard's cell sizes. ``encode``: each group's part as it is cut (the Ray
+    actor's wire blob: one group's columns in memory at a time, not every group's)."""
     n, nlist, groups = d["n"], plan["nlist"], plan["groups"]
     if nlist > 1 and n:
         S = _on_disk(d, "sums", d["P"].shape, np.float32, lambda out: sum_vectors(*(d[k] for k in VECTORS), out=out))
@@ -130,14 +133,17 @@ def shard_assign(d: dict[str, Any], plan: dict[str, Any], quantizer: dict[str, A
         assign = np.zeros((n, 1), np.int64)
     cell_group = np.asarray(quantizer["cell_group"], np.int64)
     pos = d["offset"] + np.arange(n)
-    out = []
+    out, copies = [], 0
     for g in range(groups):
         sel = (cell_group[assign] == g).any(axis=1) if n else np.zeros(0, bool)
         cols = {"pos": pos, "rows": d["rows"], "assign": assign, "P": d["P"], "C": d["C"], "R": d["R"],
                 "sk": d["sk"], "ln": d["ln"], "hresp": d["hresp"], "phash": d["phash"]}
-        out.append({k: v[sel] for k, v in cols.items()} if n else {})
+        part = {k: v[sel] for k, v in cols.items()} if n else {}
+        copies += int(sel.sum()) if n else 0
+        out.append(encode(part))
+        del part
     sizes = np.bincount(assign[:, 0], minlength=nlist) if n else np.zeros(nlist, np.int64)
-    return [*out, {"cell_sizes": sizes, "copies": int(sum(len(b.get("pos", ())) for b in out))}]
+    return [*out, {"cell_sizes": sizes, "copies": copies}]
 
 
 def shard_embed(stage: NearDuplicateStage, d: dict[str, Any], wanted: list[np.ndarray], sample: np.ndarray,
