@@ -98,7 +98,7 @@ class StageOps:
         self.seconds += seconds  # type: ignore[attr-defined]
         if op in ("search", "verify", "result"):
             out[-1] = {**out[-1], "_timings": timings, "_seconds": seconds}
-        return self._send([x if isinstance(x, bytes) else dumps(x) for x in out])  # ``assign``: its parts encoded
+        return self._send([x if isinstance(x, list) else dumps(x) for x in out])  # ``assign``: lists of refs
 
     def _nd_prepare(self, stage: Any, key: int, a: dict, parts: list[Any], timings: dict) -> list[Any]:
         from pairaudit.stages.near_duplicates import cells as nd
@@ -117,7 +117,19 @@ class StageOps:
     def _nd_assign(self, stage: Any, key: int, a: dict, parts: list[Any], timings: dict) -> list[Any]:
         from pairaudit.stages.near_duplicates import cells as nd
 
-        return nd.shard_assign(self._kept(key, type(stage).__name__), a["plan"], parts[0], encode=dumps)
+        return nd.shard_assign(self._kept(key, type(stage).__name__), a["plan"], parts[0], encode=self._put_pieces)
+
+    def _put_pieces(self, pieces: Any) -> list[Any]:
+        """Each piece encoded and put in the object store as it is cut; the group's ``search`` gets the list of
+        their refs (and fetches them one at a time): a shard's part of a group is never whole in memory here."""
+        import ray
+
+        refs = []
+        for piece in pieces:
+            blob = dumps(piece)
+            self.sent = getattr(self, "sent", 0) + len(blob)
+            refs.append(ray.put(blob))
+        return refs
 
     def _nd_search(self, stage: Any, key: int, a: dict, parts: list[Any], timings: dict) -> list[Any]:
         """``parts[2]``: the object refs of the shards' rows of this group, fetched one at a time, their large
@@ -127,7 +139,7 @@ class StageOps:
         from pairaudit.stages.near_duplicates.cell_groups import CellGroup
         from pairaudit.stages.spill import Spill
 
-        shards = (loads(ray.get(ref)) for ref in parts[2])
+        shards = (loads(ray.get(piece)) for ref in parts[2] for piece in ray.get(ref))  # in shard and row order
         group = self.groups[key] = CellGroup(key, a["plan"], parts[0]["cell_group"], shards, Spill(limit=0))
         rule = (a["rule"]["dup"], a["rule"]["con"]) if a["rule"] else None
         out = group.search(parts[1]["keys"], rule, a["offsets"], timings, parts[1].get("two"))
@@ -173,9 +185,9 @@ class StageOps:
     def _nd_result(self, stage: Any, key: int, a: dict, parts: list[Any], timings: dict) -> list[Any]:
         return self._cells_result(stage, key, a, parts, timings)
 
-    def _send(self, blobs: list[bytes]) -> Any:
-        """Results that go on to other workers (counted: ``busy``)."""
-        self.sent = getattr(self, "sent", 0) + sum(len(b) for b in blobs)
+    def _send(self, blobs: list[Any]) -> Any:
+        """Results that go on to other workers (counted: ``busy``; the refs of pieces were counted as put)."""
+        self.sent = getattr(self, "sent", 0) + sum(len(b) for b in blobs if isinstance(b, bytes))
         return blobs if len(blobs) > 1 else blobs[0]
 
     def _cells_result(self, stage: Any, s: int, a: dict[str, Any], parts: list[dict[str, Any]],
