@@ -225,9 +225,11 @@ class StageOps:
             state = self._kept(key, name)
             out = [stage.take_rows(state, np.asarray(a["take"], np.int64))]
         elif op == "fit":
+            import ray
+
             model: dict[str, Any] = {}
-            for b in blobs:
-                stage.absorb_state(loads(b))
+            for ref in blobs[0]:  # the shards' sample rows, fetched one at a time (not all held as arguments)
+                stage.absorb_state(loads(ray.get(ref)))
             try:
                 res = stage.fit(model, a.get("totals"))
             finally:

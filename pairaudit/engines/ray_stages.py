@@ -246,7 +246,7 @@ def run_sample(run: RayRun, stage: Any) -> Outcome:
     totals = stage.sample_totals(summ) if n > limit else None  # every row's figures, not only the sample's
     fitter = run.actors[-1]
     fit = fitter.sample.options(num_returns=n_shards + 2).remote(
-        "fit", k, 0, run.put({"n": n, "totals": totals, "starts": run.starts}), *takes)
+        "fit", k, 0, run.put({"n": n, "totals": totals, "starts": run.starts}), takes)  # refs: fetched in turn
     parts = [[fit[s]] for s in range(n_shards)]
     if n > limit:
         for s in range(n_shards):
