@@ -100,7 +100,7 @@ class CellGroup:
     ``parts``: the shards' rows of the group, in shard order (an iterable: a Ray actor loads them one at a time);
     ``spill``: where the large columns (``SPILLED``: vectors and sketches) go as each part arrives, read back a
     search chunk at a time (:class:`~pairaudit.stages.spill.Mapped`), so the group's memory is its small
-    columns (~110 B a row) and one chunk's working set, whatever its rows; None: all in memory."""
+    columns (~150 B a row) and one chunk's working set, whatever its rows; None: all in memory."""
 
     def __init__(self, g: int, plan: dict[str, Any], cell_group: np.ndarray, parts: Iterable[dict[str, Any]],
                  spill: Any = None) -> None:
