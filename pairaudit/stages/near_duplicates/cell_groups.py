@@ -211,18 +211,25 @@ class CellGroup:
         n_pairs = len(self.cand[0]) if hybrid and self.cand is not None else len(ca)
         meta = {"edges": edges, "n_candidates": int(n_cand), "n_candidate_pairs": int(n_pairs),
                 "pairs_across_groups": across}
-        if hybrid and self.cand is not None:  # only the candidate rows are needed again (``verify``)
+        self._searched(wanted if hybrid and self.cand is not None else None, near)
+        return [*out, meta]
+
+    def _searched(self, wanted: np.ndarray | None, near: dict[str, np.ndarray] | None) -> None:
+        """After ``search``: hybrid mode keeps only the candidate rows ``wanted`` (``verify`` reads them again),
+        else nothing reads the large columns again; the group's spill files go."""
+        d = self.d
+        assert d is not None
+        if wanted is not None and self.cand is not None:
             self.d = {k: v[wanted] for k, v in d.items() if k not in VECTORS}
             self.cand = (np.searchsorted(wanted, self.cand[0]), np.searchsorted(wanted, self.cand[1]))
             if near is not None:  # the rows whose nearest pair passed the loose rule (both rows are wanted)
                 x = np.flatnonzero(np.isin(near["code"], PASSED) & (near["partner"] >= 0))
                 self.near = (np.searchsorted(wanted, x), np.searchsorted(wanted, near["partner"][x]))
-        elif self.spill is not None:  # nothing reads the large columns again
+        elif self.spill is not None:
             self.d = {k: v for k, v in d.items() if k not in SPILLED}
         if self.spill is not None:
             self.spill.close()
             self.spill = None
-        return [*out, meta]
 
     def _token_sorted(self, sk: Any) -> Any:
         """``match.token_sorted`` of the group's sketches: on disk when the group spills (``search``)."""
