@@ -178,6 +178,11 @@ def main() -> None:
                 print(f"  actor {k} peak RSS at the end of each phase (MB, ru_maxrss): "
                       + ", ".join(f"{ph} {t[f'ray_actor:{k}:peak_rss_mb:{ph}']:.0f}" for ph in ("map", "reduce", "write")
                                   if f"ray_actor:{k}:peak_rss_mb:{ph}" in t))
+                ops = sorted(key.split(":peak_rss_mb:")[1] for key in t
+                             if key.startswith(f"ray_actor:{k}:peak_rss_mb:reduce."))
+                if ops:  # each reduce operation's own peak (VmHWM reset at its start: its inputs included)
+                    print(f"  actor {k} peak RSS of each reduce operation (MB): "
+                          + ", ".join(f"{op[len('reduce.'):]} {t[f'ray_actor:{k}:peak_rss_mb:{op}']:.0f}" for op in ops))
             for node in nodes:
                 print(f"  {node.replace('ray_', '').replace(':', ' ')}: {t[node + ':rows']:,.0f} rows, "
                       f"{t[node + ':shards']:.0f} shards, {t[node + ':seconds']:.1f} s busy (scan, stage work, write)")

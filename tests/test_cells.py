@@ -15,6 +15,7 @@ from pairaudit.stages.near_duplicates.infos import NEAR_DUPLICATE_INFO
 from pairaudit.stages.near_duplicates.match import SKETCH_BYTES, compared_keys
 from pairaudit.stages.near_duplicates.search import plan_cells, sum_vectors, training_sample
 from pairaudit.stages.near_duplicates.verify import find_groups
+from pairaudit.stages.spill import Mapped, Spill
 
 
 def _unit(x: np.ndarray) -> np.ndarray:
@@ -34,7 +35,8 @@ def _rows(n: int, seed: int) -> dict[str, np.ndarray]:
             "ln": np.full((n, 3), 6, np.int32), "hresp": hresp, "phash": hresp[:, 0].copy(), "n": n}
 
 
-def _cell_setup(d: dict[str, np.ndarray], dup: dict, nprobe: int, groups: int, shards: int, mode: str) -> tuple:
+def _cell_setup(d: dict[str, np.ndarray], dup: dict, nprobe: int, groups: int, shards: int, mode: str,
+                piece_rows: int | None = None) -> tuple:
     """The phases before the search, as the Ray engine runs them: the plan, the shards' cuts, the index (meta,
     quantizer) and every shard's rows assigned to the cell groups."""
     n = int(d["n"])
@@ -49,14 +51,30 @@ def _cell_setup(d: dict[str, np.ndarray], dup: dict, nprobe: int, groups: int, s
                                                    - p["offset"]]} for p in parts]
     meta, quantizer, _ = CellIndex(plan, S, [{"phash": p["phash"]} for p in parts],
                                    [{"keys": compared_keys(p["hresp"])} for p in parts]).build()
-    return plan, cuts, meta, quantizer, [shard_assign(p, plan, quantizer) for p in parts]
+    if piece_rows is None:
+        return plan, cuts, meta, quantizer, [shard_assign(p, plan, quantizer) for p in parts]
+    # as the Ray actor cuts them: each group's rows of a shard in pieces of ``piece_rows`` rows
+    return plan, cuts, meta, quantizer, [shard_assign(p, plan, quantizer, encode=list, piece_rows=piece_rows)
+                                         for p in parts]
 
 
+def _group(g: int, plan: dict, quantizer: dict, assigned: list, spilled: bool) -> CellGroup:
+    """Group ``g`` of the shards' parts; ``spilled``: its vectors and sketches on disk as the Ray actor keeps them
+    (read back a chunk at a time)."""
+    pieces = (x for a in assigned for x in (a[g] if isinstance(a[g], list) else [a[g]]))
+    group = CellGroup(g, plan, quantizer["cell_group"], (dict(x) for x in pieces), Spill(limit=0) if spilled else None)
+    if spilled and group.d is not None:
+        assert all(isinstance(group.d[k], Mapped) for k in cell_groups.SPILLED)
+    return group
+
+
+@pytest.mark.parametrize("spilled", [False, True])
 @pytest.mark.parametrize(("nprobe", "groups", "shards", "budget"),
                          [(1, 2, 2, None), (2, 3, 3, None), (3, 2, 1, None), (2, 2, 2, 5000)])
 def test_cell_groups_find_the_local_pairs(nprobe: int, groups: int, shards: int, budget: int | None,
-                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    """``budget``: a group searches and verifies its cells a few at a time (bounded memory): the same pairs."""
+                                          spilled: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``budget``: a group searches and verifies its cells a few at a time (bounded memory): the same pairs;
+    ``spilled``: its large columns on disk, the same pairs."""
     if budget is not None:
         monkeypatch.setattr(cell_groups, "PAIR_BUDGET", budget)
     n = 2400
@@ -69,7 +87,7 @@ def test_cell_groups_find_the_local_pairs(nprobe: int, groups: int, shards: int,
     plan, cuts, meta, quantizer, assigned = _cell_setup(d, dup, nprobe, groups, shards, "hybrid")
     found, best = set(), np.full(n, -np.inf, np.float32)
     for g in range(groups):
-        group = CellGroup(g, plan, quantizer["cell_group"], [dict(a[g]) for a in assigned])
+        group = _group(g, plan, quantizer, assigned, spilled)
         out = group.search(keys, None, [int(a) for a in cuts[:-1]], {})
         for part in out[:-1]:
             np.maximum.at(best, part["pos"], part["best"])
@@ -130,14 +148,16 @@ def test_verifying_candidates_a_chunk_at_a_time_changes_nothing(candidates_only:
     assert whole["stats"] == chunked["stats"]
 
 
+@pytest.mark.parametrize("spilled", [False, True])
 @pytest.mark.parametrize(("hybrid", "nprobe", "groups", "shards", "budget"),
                          [(False, 2, 3, 3, 5000), (True, 2, 2, 2, None), (False, 1, 2, 1, None)])
 def test_cell_groups_give_each_row_the_local_nearest_pair_and_outcome(
-        hybrid: bool, nprobe: int, groups: int, shards: int, budget: int | None,
+        hybrid: bool, nprobe: int, groups: int, shards: int, budget: int | None, spilled: bool,
         monkeypatch: pytest.MonkeyPatch) -> None:
     """``near_duplicate_pair_reason`` comes from each row's nearest searched pair and that pair's outcome: over
     cell groups (searched a chunk at a time), merged per shard, they are the local engine's, under the deciding
-    rule and under hybrid mode's loose candidate rule."""
+    rule and under hybrid mode's loose candidate rule. ``spilled``: as a Ray actor holds a group (its shards'
+    rows arriving in pieces of 97 rows, its vectors and sketches on disk), the same."""
     from pairaudit.stages.near_duplicates.reasons import NEAR_FIELDS, merge
 
     if budget is not None:
@@ -149,10 +169,12 @@ def test_cell_groups_give_each_row_the_local_nearest_pair_and_outcome(
     local = find_groups(d["rows"], d["P"], d["C"], d["R"], d["sk"], d["ln"], dup, dup, candidates_only=hybrid,
                         compared=(d["hresp"], keys), reasons=True)["near"]
     local["prow"] = np.where(local["partner"] >= 0, d["rows"][local["partner"]], -1)
-    plan, cuts, _, quantizer, assigned = _cell_setup(d, dup, nprobe, groups, shards, "hybrid" if hybrid else "static")
+    plan, cuts, _, quantizer, assigned = _cell_setup(d, dup, nprobe, groups, shards, "hybrid" if hybrid else "static",
+                                                     97 if spilled else None)  # spilled: in pieces, as on Ray
+    assert not spilled or max(len(x) for a in assigned for x in a[:-1]) > 2  # several pieces a group
     per_shard: list[list[dict]] = [[] for _ in range(shards)]
     for g in range(groups):
-        group = CellGroup(g, plan, quantizer["cell_group"], [dict(a[g]) for a in assigned])
+        group = _group(g, plan, quantizer, assigned, spilled)
         out = group.search(keys, None if hybrid else (dup, dup), [int(a) for a in cuts[:-1]], {})
         for s, part in enumerate(out[:-1]):
             per_shard[s].append(part)

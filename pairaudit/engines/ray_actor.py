@@ -85,10 +85,13 @@ class ShardActor(StageOps):
 
     def mark(self, phase: str) -> None:
         """The end of ``phase`` on the driver (actor calls run in order: every task of the phase is done): this
-        process's peak RSS so far (``ru_maxrss``, MB)."""
+        process's peak RSS so far (``ru_maxrss``, MB; with the peaks of the reduce operations, which reset it)."""
         import resource
 
-        self.peaks[phase] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+        from pairaudit.engines.ray_ops import hwm_mb
+
+        self.top = max(getattr(self, "top", 0.0), hwm_mb(), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+        self.peaks[phase] = round(self.top, 1)
 
     def drop_spills(self) -> None:
         """Remove this actor's spill files and those of killed actors on this machine (the scan is lost: the
@@ -172,6 +175,11 @@ class ShardActor(StageOps):
 
     # -- reduce -------------------------------------------------------------------------------
     def reduce(self, k: int, starts: list[int], near: bytes, *buckets: bytes) -> Any:
+        """One hash partition of stage ``k`` finalized (see the module's docstring); its peak RSS recorded."""
+        with self.op_peak(f"reduce.hash.{type(self.stages[k]).__name__}"):
+            return self._reduce(k, starts, near, *buckets)
+
+    def _reduce(self, k: int, starts: list[int], near: bytes, *buckets: bytes) -> Any:
         from pairaudit.pipeline import stage_findings
 
         t0 = time.perf_counter()

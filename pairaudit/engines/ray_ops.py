@@ -12,7 +12,10 @@ Every argument and result is a :mod:`.wire` blob (no pickle); only small results
 
 from __future__ import annotations
 
+import contextlib
+import resource
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -25,11 +28,49 @@ def _cat(parts: list[np.ndarray]) -> np.ndarray | None:
     return np.concatenate(parts) if parts else None
 
 
+def hwm_mb() -> float:
+    """This process's peak resident memory since the last :func:`reset_hwm` (``VmHWM``, MB); ``ru_maxrss``
+    where /proc is not there."""
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def reset_hwm() -> bool:
+    """Start this process's peak resident memory afresh from its resident memory now (Linux: ``clear_refs`` 5,
+    which resets ``ru_maxrss`` too); False where that is not allowed (the peaks then run on from the last)."""
+    try:
+        with open("/proc/self/clear_refs", "w", encoding="ascii") as fh:
+            fh.write("5")
+        return True
+    except OSError:
+        return False
+
+
 class StageOps:
     """Mixed into ``ShardActor``: ``self.stages``, ``self.shards``, ``self.ctx``, ``self.plan``."""
 
     groups: dict[int, Any]
     index: Any
+
+    @contextlib.contextmanager
+    def op_peak(self, name: str) -> Iterator[None]:
+        """Record the peak RSS (MB) of one reduce operation (``name``, e.g. ``reduce.cells.search``) in
+        ``self.peaks`` (timings.json: ``ray_actor:<k>:peak_rss_mb:<name>``): the peak so far is folded into
+        ``self.top`` (what ``mark`` reports) and reset before it, so the figure is this operation's own (its
+        arguments, already in memory when it starts, included); the maximum over the calls of that name."""
+        self.top = max(getattr(self, "top", 0.0), hwm_mb())
+        reset_hwm()
+        try:
+            yield
+        finally:
+            peak = hwm_mb()
+            self.top = max(self.top, peak)
+            peaks = self.peaks  # type: ignore[attr-defined]
+            peaks[name] = round(max(peaks.get(name, 0.0), peak), 1)
 
     def _stage_at(self, k: int) -> Any:
         return self.stages[k]  # type: ignore[attr-defined]
@@ -51,12 +92,13 @@ class StageOps:
                "result": self._nd_result}
         if op not in ops:
             raise ValueError(f"unknown cells op {op!r}")
-        out: list[Any] = ops[op](stage, key, a, [loads(b) for b in blobs], timings)
+        with self.op_peak(f"reduce.cells.{op}"):  # a list of object refs is loaded by the op (``search``)
+            out: list[Any] = ops[op](stage, key, a, [b if isinstance(b, list) else loads(b) for b in blobs], timings)
         seconds = time.perf_counter() - t0
         self.seconds += seconds  # type: ignore[attr-defined]
         if op in ("search", "verify", "result"):
             out[-1] = {**out[-1], "_timings": timings, "_seconds": seconds}
-        return self._send([dumps(x) for x in out])
+        return self._send([x if isinstance(x, list) else dumps(x) for x in out])  # ``assign``: lists of refs
 
     def _nd_prepare(self, stage: Any, key: int, a: dict, parts: list[Any], timings: dict) -> list[Any]:
         from pairaudit.stages.near_duplicates import cells as nd
@@ -75,12 +117,30 @@ class StageOps:
     def _nd_assign(self, stage: Any, key: int, a: dict, parts: list[Any], timings: dict) -> list[Any]:
         from pairaudit.stages.near_duplicates import cells as nd
 
-        return nd.shard_assign(self._kept(key, type(stage).__name__), a["plan"], parts[0])
+        return nd.shard_assign(self._kept(key, type(stage).__name__), a["plan"], parts[0], encode=self._put_pieces)
+
+    def _put_pieces(self, pieces: Any) -> list[Any]:
+        """Each piece encoded and put in the object store as it is cut; the group's ``search`` gets the list of
+        their refs (and fetches them one at a time): a shard's part of a group is never whole in memory here."""
+        import ray
+
+        refs = []
+        for piece in pieces:
+            blob = dumps(piece)
+            self.sent = getattr(self, "sent", 0) + len(blob)
+            refs.append(ray.put(blob))
+        return refs
 
     def _nd_search(self, stage: Any, key: int, a: dict, parts: list[Any], timings: dict) -> list[Any]:
-        from pairaudit.stages.near_duplicates.cell_groups import CellGroup
+        """``parts[2]``: the object refs of the shards' rows of this group, fetched one at a time, their large
+        columns spilled as they come (``CellGroup``): the group's memory does not grow with its rows."""
+        import ray
 
-        group = self.groups[key] = CellGroup(key, a["plan"], parts[0]["cell_group"], parts[2:])
+        from pairaudit.stages.near_duplicates.cell_groups import CellGroup
+        from pairaudit.stages.spill import Spill
+
+        shards = (loads(ray.get(piece)) for ref in parts[2] for piece in ray.get(ref))  # in shard and row order
+        group = self.groups[key] = CellGroup(key, a["plan"], parts[0]["cell_group"], shards, Spill(limit=0))
         rule = (a["rule"]["dup"], a["rule"]["con"]) if a["rule"] else None
         out = group.search(parts[1]["keys"], rule, a["offsets"], timings, parts[1].get("two"))
         if rule is not None:
@@ -125,9 +185,9 @@ class StageOps:
     def _nd_result(self, stage: Any, key: int, a: dict, parts: list[Any], timings: dict) -> list[Any]:
         return self._cells_result(stage, key, a, parts, timings)
 
-    def _send(self, blobs: list[bytes]) -> Any:
-        """Results that go on to other workers (counted: ``busy``)."""
-        self.sent = getattr(self, "sent", 0) + sum(len(b) for b in blobs)
+    def _send(self, blobs: list[Any]) -> Any:
+        """Results that go on to other workers (counted: ``busy``; the refs of pieces were counted as put)."""
+        self.sent = getattr(self, "sent", 0) + sum(len(b) for b in blobs if isinstance(b, bytes))
         return blobs if len(blobs) > 1 else blobs[0]
 
     def _cells_result(self, stage: Any, s: int, a: dict[str, Any], parts: list[dict[str, Any]],
@@ -151,6 +211,11 @@ class StageOps:
 
     # -- the flip model -----------------------------------------------------------------------------------------
     def sample(self, op: str, k: int, key: int, args: bytes, *blobs: bytes) -> Any:
+        """One phase of the flip model on this actor (``take``, ``fit``, ``apply``); its peak RSS recorded."""
+        with self.op_peak(f"reduce.sample.{op}"):
+            return self._sample(op, k, key, args, *blobs)
+
+    def _sample(self, op: str, k: int, key: int, args: bytes, *blobs: bytes) -> Any:
         from pairaudit.pipeline import stage_findings
 
         t0 = time.perf_counter()
@@ -160,9 +225,11 @@ class StageOps:
             state = self._kept(key, name)
             out = [stage.take_rows(state, np.asarray(a["take"], np.int64))]
         elif op == "fit":
+            import ray
+
             model: dict[str, Any] = {}
-            for b in blobs:
-                stage.absorb_state(loads(b))
+            for ref in blobs[0]:  # the shards' sample rows, fetched one at a time (not all held as arguments)
+                stage.absorb_state(loads(ray.get(ref)))
             try:
                 res = stage.fit(model, a.get("totals"))
             finally:
@@ -193,6 +260,10 @@ class StageOps:
     # -- hash partitions after earlier findings -----------------------------------------------------------------
     def keys_of(self, k: int, s: int, rows: bytes) -> bytes:
         """The partition key of some of this shard's rows (``partition_aliases``)."""
+        with self.op_peak("reduce.keys_of"):
+            return self._keys_of(k, s, rows)
+
+    def _keys_of(self, k: int, s: int, rows: bytes) -> bytes:
         stage = self._stage_at(k)
         state = self._kept(s, type(stage).__name__)
         want = np.asarray(loads(rows), np.int64)
@@ -205,6 +276,11 @@ class StageOps:
         return dumps({"rows": all_rows[hit], "keys": keys[hit].astype(np.int64)})
 
     def split(self, k: int, s: int, n_parts: int, aliases: bytes) -> Any:
+        """One shard's kept state of a late hash stage cut into ``n_parts`` partitions; its peak RSS recorded."""
+        with self.op_peak("reduce.split"):
+            return self._split(k, s, n_parts, aliases)
+
+    def _split(self, k: int, s: int, n_parts: int, aliases: bytes) -> Any:
         stage = self._stage_at(k)
         state = self.shards[s]["states"].pop(type(stage).__name__)  # type: ignore[attr-defined]
         al = loads(aliases)

@@ -113,9 +113,9 @@ def run_cells(run: RayRun, stage: Any) -> Outcome:
     if not hybrid:
         dup, con, stats["calibration"], _ = _calibrate(run, k, offsets, None, "deciding", mode)
         rule = {"dup": dup, "con": con}
-    srch = [run.actor(g).cells.options(num_returns=n_shards + 1).remote(
-        "search", k, g, run.put({"plan": plan, "rule": rule, "offsets": offsets}), quantizer, keys,
-        *[asg[s][g] for s in range(n_shards)]) for g in range(groups)]
+    srch = [run.actor(g).cells.options(num_returns=n_shards + 1).remote(  # the shards' parts: refs in a list, fetched
+        "search", k, g, run.put({"plan": plan, "rule": rule, "offsets": offsets}), quantizer, keys,  # one at a time
+        [asg[s][g] for s in range(n_shards)]) for g in range(groups)]
     assigned = run.get([a[-1] for a in asg])
     del asg
     found = run.get([x[-1] for x in srch])
@@ -246,7 +246,7 @@ def run_sample(run: RayRun, stage: Any) -> Outcome:
     totals = stage.sample_totals(summ) if n > limit else None  # every row's figures, not only the sample's
     fitter = run.actors[-1]
     fit = fitter.sample.options(num_returns=n_shards + 2).remote(
-        "fit", k, 0, run.put({"n": n, "totals": totals, "starts": run.starts}), *takes)
+        "fit", k, 0, run.put({"n": n, "totals": totals, "starts": run.starts}), takes)  # refs: fetched in turn
     parts = [[fit[s]] for s in range(n_shards)]
     if n > limit:
         for s in range(n_shards):

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -15,7 +16,7 @@ from pairaudit.stages.near_duplicates.calibrate import (
     negative_similarities,
     with_calibration,
 )
-from pairaudit.stages.near_duplicates.match import OUTCOME_FIELDS, token_sorted
+from pairaudit.stages.near_duplicates.match import OUTCOME_FIELDS, SKETCH_BYTES, token_sorted
 from pairaudit.stages.near_duplicates.reasons import (
     NEAR_FIELDS,
     PASSED,
@@ -35,6 +36,7 @@ from pairaudit.stages.near_duplicates.verify import match_edges, pair_outcomes, 
 VECTORS = ("P", "C", "R")
 PAIR_BUDGET = 2_000_000  # searched pairs a cell group verifies at once
 GROUP_FIELDS = ("pos", "rows", "assign", "P", "C", "R", "sk", "ln", "hresp", "phash")
+SPILLED = ("P", "C", "R", "sk")  # a group's large columns (~3.9 KB a row): on disk when the group has a Spill
 KEY_FIELDS = ("ka", "kb", "sa", "sb")  # an edge's rows' prompt digests and ``verify.same_keys`` (``Separated``)
 
 
@@ -93,14 +95,31 @@ class CellIndex:
 
 # -- cell groups ------------------------------------------------------------------------------------------------
 class CellGroup:
-    """One group of cells on a worker: the rows of its cells (members and probing rows) from every shard."""
+    """One group of cells on a worker: the rows of its cells (members and probing rows) from every shard.
 
-    def __init__(self, g: int, plan: dict[str, Any], cell_group: np.ndarray, parts: list[dict[str, Any]]) -> None:
-        parts = [p for p in parts if len(p.get("pos", ()))]
-        self.g, self.plan = g, plan
+    ``parts``: the shards' rows of the group, in shard order (an iterable: a Ray actor loads them one at a time);
+    ``spill``: where the large columns (``SPILLED``: vectors and sketches) go as each part arrives, read back a
+    search chunk at a time (:class:`~pairaudit.stages.spill.Mapped`), so the group's memory is its small
+    columns (~150 B a row) and one chunk's working set, whatever its rows; None: all in memory."""
+
+    def __init__(self, g: int, plan: dict[str, Any], cell_group: np.ndarray, parts: Iterable[dict[str, Any]],
+                 spill: Any = None) -> None:
+        self.g, self.plan, self.spill = g, plan, spill
         self.cell_group = np.asarray(cell_group, np.int64)
         self.cells = np.flatnonzero(self.cell_group == g)
-        self.d = {k: np.concatenate([p.pop(k) for p in parts]) for k in GROUP_FIELDS} if parts else None
+        cols: dict[str, list[np.ndarray]] = {k: [] for k in GROUP_FIELDS}
+        n_parts = 0
+        for p in parts:
+            if not len(p.get("pos", ())):
+                continue
+            for k in GROUP_FIELDS:
+                cols[k].append(p.pop(k))
+            if spill is not None:
+                spill.maybe({k: cols[k] for k in SPILLED})  # a Spill(limit=0): written now, the lists cleared
+            n_parts += 1
+        on_disk = spill.spilled_columns if spill is not None else set()
+        self.d = {k: spill.column(k, cols[k]) if k in on_disk else np.concatenate(cols[k]) for k in GROUP_FIELDS} \
+            if n_parts else None
         self.cand: tuple[np.ndarray, np.ndarray] | None = None
         self.near: tuple[np.ndarray, np.ndarray] | None = None  # hybrid: rows and nearest rows to verify again
 
@@ -140,7 +159,7 @@ class CellGroup:
         dup_r, con_r = (dup, plan["con"]) if hybrid else rule
         home = self.cell_group[d["assign"][:, 0]]
         parts_s, parts_x, n_cand, across = [], [], 0, 0
-        ts = token_sorted(d["sk"])  # each row's words sorted once (match_pairs)
+        ts = self._token_sorted(d["sk"])  # each row's words sorted once (match_pairs)
         two_rows = np.isin(d["phash"], two) if two is not None else None
         near = empty_outcomes(len(d["pos"])) if plan["want_dups"] else None  # each row's nearest pair here
         for chunk in self._chunks(members, probes, k):
@@ -192,13 +211,32 @@ class CellGroup:
         n_pairs = len(self.cand[0]) if hybrid and self.cand is not None else len(ca)
         meta = {"edges": edges, "n_candidates": int(n_cand), "n_candidate_pairs": int(n_pairs),
                 "pairs_across_groups": across}
-        if hybrid and self.cand is not None:  # only the candidate rows are needed again (``verify``)
+        self._searched(wanted if hybrid and self.cand is not None else None, near)
+        return [*out, meta]
+
+    def _searched(self, wanted: np.ndarray | None, near: dict[str, np.ndarray] | None) -> None:
+        """After ``search``: hybrid mode keeps only the candidate rows ``wanted`` (``verify`` reads them again),
+        else nothing reads the large columns again; the group's spill files go."""
+        d = self.d
+        assert d is not None
+        if wanted is not None and self.cand is not None:
             self.d = {k: v[wanted] for k, v in d.items() if k not in VECTORS}
             self.cand = (np.searchsorted(wanted, self.cand[0]), np.searchsorted(wanted, self.cand[1]))
             if near is not None:  # the rows whose nearest pair passed the loose rule (both rows are wanted)
                 x = np.flatnonzero(np.isin(near["code"], PASSED) & (near["partner"] >= 0))
                 self.near = (np.searchsorted(wanted, x), np.searchsorted(wanted, near["partner"][x]))
-        return [*out, meta]
+        elif self.spill is not None:
+            self.d = {k: v for k, v in d.items() if k not in SPILLED}
+        if self.spill is not None:
+            self.spill.close()
+            self.spill = None
+
+    def _token_sorted(self, sk: Any) -> Any:
+        """``match.token_sorted`` of the group's sketches: on disk when the group spills (``search``)."""
+        if self.spill is None or not self.spill.spilled:
+            return token_sorted(sk)
+        shape, dtype = (len(sk), *sk.shape[1:]), np.dtype(f"S{SKETCH_BYTES + 1}")
+        return self.spill.reopen(token_sorted(sk, out=self.spill.scratch("ts", shape, dtype)))
 
     def _near_part(self, near: dict[str, np.ndarray], mine: np.ndarray) -> dict[str, np.ndarray]:
         """One shard's rows' nearest pairs here (``reasons.NEAR_FIELDS``; the other row by position and number)."""

@@ -25,6 +25,7 @@ count a pair once per group that found it).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -119,9 +120,13 @@ def shard_prepare(stage: NearDuplicateStage, d: dict[str, Any], plan: dict[str, 
     return {"S": S}, {"phash": phash}, {"keys": keys}
 
 
-def shard_assign(d: dict[str, Any], plan: dict[str, Any], quantizer: dict[str, Any]) -> list[dict[str, Any]]:
+def shard_assign(d: dict[str, Any], plan: dict[str, Any], quantizer: dict[str, Any],
+                 encode: Callable[[Iterator[dict[str, Any]]], Any] | None = None, piece_rows: int = 16_384
+                 ) -> list[Any]:
     """Every row to its nprobe nearest cells; per cell group, the rows that group needs (its cells' members and
-    the rows probing them), then the shard's cell sizes."""
+    the rows probing them), then the shard's cell sizes. ``encode``: given each group's rows as pieces of at most
+    ``piece_rows`` rows, cut as they are read (the Ray actor puts each in the object store: one piece's columns
+    in memory at a time, whatever the shard's size); None: each group's rows as one dict."""
     n, nlist, groups = d["n"], plan["nlist"], plan["groups"]
     if nlist > 1 and n:
         S = _on_disk(d, "sums", d["P"].shape, np.float32, lambda out: sum_vectors(*(d[k] for k in VECTORS), out=out))
@@ -130,14 +135,25 @@ def shard_assign(d: dict[str, Any], plan: dict[str, Any], quantizer: dict[str, A
         assign = np.zeros((n, 1), np.int64)
     cell_group = np.asarray(quantizer["cell_group"], np.int64)
     pos = d["offset"] + np.arange(n)
-    out = []
+    out, copies = [], 0
     for g in range(groups):
         sel = (cell_group[assign] == g).any(axis=1) if n else np.zeros(0, bool)
         cols = {"pos": pos, "rows": d["rows"], "assign": assign, "P": d["P"], "C": d["C"], "R": d["R"],
                 "sk": d["sk"], "ln": d["ln"], "hresp": d["hresp"], "phash": d["phash"]}
-        out.append({k: v[sel] for k, v in cols.items()} if n else {})
+        copies += int(sel.sum()) if n else 0
+        if encode is None:
+            out.append({k: v[sel] for k, v in cols.items()} if n else {})
+        else:
+            out.append(encode(_pieces(cols, np.flatnonzero(sel), piece_rows)))
     sizes = np.bincount(assign[:, 0], minlength=nlist) if n else np.zeros(nlist, np.int64)
-    return [*out, {"cell_sizes": sizes, "copies": int(sum(len(b.get("pos", ())) for b in out))}]
+    return [*out, {"cell_sizes": sizes, "copies": copies}]
+
+
+def _pieces(cols: dict[str, Any], idx: np.ndarray, rows: int) -> Iterator[dict[str, Any]]:
+    """The rows ``idx`` of ``cols``, ``rows`` at a time (a spilled column is read a piece at a time)."""
+    for lo in range(0, len(idx), rows):
+        at = idx[lo:lo + rows]
+        yield {k: v[at] for k, v in cols.items()}
 
 
 def shard_embed(stage: NearDuplicateStage, d: dict[str, Any], wanted: list[np.ndarray], sample: np.ndarray,
