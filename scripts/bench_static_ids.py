@@ -273,6 +273,7 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=20000, help="rows of --fresh-set for the speed figures")
     ap.add_argument("--plant-frac", type=float, default=0.1)
     ap.add_argument("--modes", type=lambda s: s.split(","), default=["static", "hybrid"])
+    ap.add_argument("--held-modes", type=lambda s: s.split(","), default=["auto", "static"])
     ap.add_argument("--skip", type=lambda s: s.split(","), default=[], help="planted,heldout,speed,flips")
     args = ap.parse_args()
     from pairaudit.config import default_cache_dir
@@ -295,7 +296,8 @@ def main() -> None:
         if "speed" not in args.skip and args.fresh_set:
             speed_figures(kinds, args.fresh_set, args.rows)
         if "heldout" not in args.skip:
-            heldout_figures(kinds, Path(tmp), "auto")
+            for mode in args.held_modes:
+                heldout_figures(kinds, Path(tmp), mode)
         if "planted" not in args.skip:
             planted_figures(kinds, Path(tmp), args.plant_frac, args.modes)
         if "flips" not in args.skip:
