@@ -49,6 +49,9 @@ def set_rows(name: str) -> list[tuple[str, str, str]]:
     return [(r.get("prompt") or "", r["chosen"], r["rejected"]) for r in rows]
 
 
+DUP: dict[str, float] = {}  # near_duplicate_pair parameters replacing the declared ones (--set)
+
+
 def capture_run(rows: list[tuple[str, str, str]], cache: Path) -> tuple[list[dict[str, Any]], Any]:
     """Run the stage in hybrid mode and keep the arguments and results of its two ``find_groups`` calls
     (the static candidate pass, the transformer's deciding pass)."""
@@ -66,7 +69,7 @@ def capture_run(rows: list[tuple[str, str, str]], cache: Path) -> tuple[list[dic
 
     st.find_groups = spy
     try:
-        res, stage = run_stage(to_pairs(rows), cache, mode="hybrid", batch=1000)
+        res, stage = run_stage(to_pairs(rows), cache, mode="hybrid", batch=1000, dup=DUP)
     finally:
         st.find_groups = real
     return calls, res
@@ -189,8 +192,11 @@ def main() -> None:
     ap.add_argument("--sets", type=lambda s: s.split(","), default=list(SETS))
     ap.add_argument("--pairs", default=None, help="write every candidate pair's figures here (JSONL)")
     ap.add_argument("--findings", default=None, help="write every set's findings here (JSONL), to compare runs")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                    help="a near_duplicate_pair parameter for this run (e.g. candidate_min_response=0.7)")
     ap.add_argument("--cache", default=None, help="cache folder (kept; default: a temporary one)")
     args = ap.parse_args()
+    DUP.update({k: float(v) for k, v in (x.split("=", 1) for x in args.set)})
     everything: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.sets:
