@@ -193,7 +193,8 @@ def main() -> None:
                   f"write {t.get('ray_write', 0):.1f} s")
             actors = sorted({int(k.split(":")[1]) for k in t if k.startswith("ray_actor:")})
             for k in actors:  # each actor's own ru_maxrss at the end of each phase (absent before issue 37)
-                print(f"  actor {k} peak RSS at the end of each phase (MB, ru_maxrss): "
+                print(f"  actor {k}: {t.get(f'ray_actor:{k}:shards', float('nan')):.0f} shards, "
+                      f"{t.get(f'ray_actor:{k}:seconds', float('nan')):.1f} s busy; peak RSS at the end of each phase (MB, ru_maxrss): "
                       + ", ".join(f"{ph} {t[f'ray_actor:{k}:peak_rss_mb:{ph}']:.0f}" for ph in ("map", "reduce", "write")
                                   if f"ray_actor:{k}:peak_rss_mb:{ph}" in t))
             for node in nodes:

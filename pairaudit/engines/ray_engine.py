@@ -369,6 +369,8 @@ class _RayScan:
             self.shuffled += sent
             for phase, mb in peaks.items():  # peak RSS (MB) of each actor at the end of each phase
                 scanner.timings[f"ray_actor:{k}:peak_rss_mb:{phase}"] = mb
+            scanner.timings[f"ray_actor:{k}:shards"] = run.owners.count(k)  # the shards it read (map: who was free)
+            scanner.timings[f"ray_actor:{k}:seconds"] = seconds
         scanner.timings["ray_bytes_to_driver"] = run.to_driver  # run-specific figures: timings.json
         scanner.timings["ray_bytes_shuffled"] = self.shuffled  # worker to worker (hash partitions, routed results)
         scanner.timings["ray_bytes_from_driver"] = run.from_driver
