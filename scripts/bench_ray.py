@@ -123,8 +123,10 @@ def _print_spread(t: dict[str, float], nodes: list[str]) -> None:
     busy = [t[node + ":seconds"] for node in nodes]
     if len(busy) < 2:
         return
+    scan = [t.get(node + ":map_seconds", float("nan")) for node in nodes]
     print(f"  per-node spread: busy max {max(busy):.1f} s / min {min(busy):.1f} s = x{max(busy) / max(min(busy), 1e-9):.3f}"
-          f" ({max(busy) - min(busy):.1f} s apart); shards per node "
+          f" ({max(busy) - min(busy):.1f} s apart); map (shard scans alone) "
+          + "/".join(f"{x:.1f}" for x in scan) + " s; shards per node "
           + "/".join(f"{t[node + ':shards']:.0f}" for node in nodes)
           + "; rows per node " + "/".join(f"{t[node + ':rows']:,.0f}" for node in nodes))
 

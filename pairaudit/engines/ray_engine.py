@@ -141,7 +141,8 @@ class _RayScan:
                   for _ in range(self.workers)]
         self.tmp = str(scanner.out.tmp)
         self.early = [st for st in self.order if st.distribute == "hash" and not st.reads_findings]
-        self.per_node: dict[str, dict[str, float]] = defaultdict(lambda: {"rows": 0.0, "seconds": 0.0, "shards": 0.0})
+        self.per_node: dict[str, dict[str, float]] = defaultdict(
+            lambda: {"rows": 0.0, "seconds": 0.0, "shards": 0.0, "map_seconds": 0.0})
         self.run = RayRun(ray, scanner, actors, starts, self.order, defaultdict(list))
         self.shuffled = 0
         self.phase = "start"
@@ -440,6 +441,7 @@ def _absorb_meta(scanner: Scanner, m: dict[str, Any], by_cls: dict[str, Any], su
     for key, value in m["models"].items():
         scanner.ctx.models.setdefault(key, value)
     node["rows"] += m["rows"]
+    node["map_seconds"] += m["seconds"]  # the shard's scan alone (what the map's assignment balances)
 
 
 def _route_driver(findings: list[Any], scores: list[Any], starts: list[int]) -> list[dict[str, Any]]:
