@@ -126,3 +126,30 @@ def test_a_worker_lost_after_an_uneven_map_is_named_with_the_shards_it_read(
     assert held and held != round_robin, f"the assignment was a round robin: {held}"
     assert f"lost worker {victim} of {n}" in res.output, res.output
     assert f"during reduce; it held shard(s) {', '.join(map(str, held))} of {SHARDS}" in res.output, res.output
+
+
+@pytest.mark.timeout(600)
+def test_one_parquet_file_cut_by_row_groups_gives_the_local_engines_outputs(
+        local_ray: None, slowed: None, planted: tuple[Path, int], tmp_path: Path) -> None:
+    """One Parquet file of 16 row groups is read as several shards by whichever actor is free (one slowed)."""
+    import pyarrow.parquet as pq
+
+    src, _ = planted
+    parquet = tmp_path / "pairs.parquet"
+    lines = [x for x in src.read_text(encoding="utf-8").splitlines() if x.startswith("{\"")]  # not the malformed one
+    pq.write_table(pl.DataFrame([json.loads(x) for x in lines]).to_arrow(), parquet, row_group_size=20)
+    assert pq.ParquetFile(parquet).metadata.num_row_groups >= 15
+    local = pairaudit.scan(parquet, out=tmp_path / "local", only=CHEAP, log=lambda m: None)
+    audit = pairaudit.scan(parquet, out=tmp_path / "ray", only=CHEAP, engine="ray", ray_workers=2, ray_shards=SHARDS,
+                           log=lambda m: None)
+    assert audit.report["stats"]["engine"]["shards"] == SHARDS  # one file, 8 runs of row groups
+    assert min(_shards_per_actor(tmp_path / "ray")) < SHARDS // 2
+    for name in ("findings", "scores", "clean", "dropped"):
+        got, want = (pl.read_parquet(tmp_path / d / f"{name}.parquet") for d in ("ray", "local"))
+        if name == "findings":
+            same_findings(got, want)
+        elif name == "scores":
+            same_scores(got, want)
+        else:
+            assert got.equals(want), name
+    assert audit.totals == local.totals

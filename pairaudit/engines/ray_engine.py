@@ -2,7 +2,8 @@
 
 The source is split into shards (``io.shards``: line-aligned byte ranges for JSONL, files for Parquet,
 index ranges otherwise), so row numbers are the local engine's. Actors (:mod:`.ray_actor`, one per CPU
-slot, spread over the nodes) read, check and observe their shards and keep what they read. The
+slot, spread over the nodes) read, check and observe shards and keep what they read; each shard goes to
+whichever actor is free (``_RayScan.map``), and its owner (``RayRun.owners``) gets the shard's later work. The
 whole-dataset work then runs where the data is, with the stages' own code (``Stage.distribute``):
 
 * ``duplicate_pair`` / ``contradictory_pair`` / ``split_leakage``: each shard's hashes are cut into
