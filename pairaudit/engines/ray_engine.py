@@ -45,8 +45,8 @@ if TYPE_CHECKING:
     from pairaudit.pipeline import Scanner
 
 
-SHARDS_PER_ACTOR = 4  # default shards: small enough that an actor that finishes early evens out the others
-MAP_IN_FLIGHT = 2  # map tasks queued on each actor: one running, one waiting (no idle gap between shards)
+SHARDS_PER_ACTOR = 2  # default shards: more cost map time (measured: docs/scale.md "Shards handed to ...")
+MAP_IN_FLIGHT = 1  # map tasks on each actor at once: the next shard goes to whichever actor finishes first
 
 
 def actor_plan(nodes: list[dict[str, Any]], workers: int | None, models: bool) -> tuple[int, dict[str, Any]]:
