@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from pairaudit.pipeline import Scanner
 
 
-SHARDS_PER_ACTOR = 2  # default shards: more cost map time (measured: docs/scale.md "Shards handed to ...")
+SHARDS_PER_ACTOR = 2  # default shards (the layout before issue 37; more: --ray-shards; docs/scale.md measured)
 MAP_IN_FLIGHT = 1  # map tasks on each actor at once: the next shard goes to whichever actor finishes first
 
 
