@@ -7,7 +7,9 @@ nodes with ``--cpus`` CPUs and their own object store each) and scans real-lengt
 size, so the driver's peak RSS (``ru_maxrss``) is that size's alone. Prints per size: rows, seconds, the
 driver's peak RSS, the peak RSS of each worker actor (sampled, and each actor's own ``ru_maxrss`` at the end of
 the map / reduce / write phases), bytes that reached the driver, bytes shuffled worker to
-worker, rows / seconds per node and the near-duplicate cell figures; then the RSS ratio between the sizes.
+worker, rows / shards / busy seconds per node and their spread (busiest over least busy node: the map hands
+shards to whichever actor is free, docs/scale.md), the near-duplicate cell figures; then the RSS ratio between
+the sizes. ``--shards N`` sets ``--ray-shards`` (default: the engine's).
 
     flock /tmp/pairaudit-heavy.lock env PYTHONPATH=$PWD HF_HUB_OFFLINE=1 \\
         .venv/bin/python scripts/bench_ray.py --sizes 100000,1000000 --data /work/data
@@ -40,8 +42,9 @@ CHEAP = ["empty_prompt", "empty_response", "all_padding", "out_of_vocab", "encod
          "contradictory_pair", "length_outlier"]
 
 
-def drive(address: str, source: str, out: str, only: list[str] | None, report: bool) -> None:
-    """One scan as a Ray driver (``report``: with report.html, as ``pairaudit.scan``); prints a JSON line."""
+def drive(address: str, source: str, out: str, only: list[str] | None, report: bool, shards: int | None) -> None:
+    """One scan as a Ray driver (``report``: with report.html, as ``pairaudit.scan``; ``shards``: --ray-shards);
+    prints a JSON line."""
     import psutil
 
     import pairaudit
@@ -67,14 +70,14 @@ def drive(address: str, source: str, out: str, only: list[str] | None, report: b
     threading.Thread(target=sample, daemon=True).start()
     t = time.perf_counter()
     if report:
-        audit = pairaudit.scan(source, out=out, only=only, engine="ray", ray_address=address, log=lambda m: None,
-                               progress=progress)
+        audit = pairaudit.scan(source, out=out, only=only, engine="ray", ray_address=address, ray_shards=shards,
+                               log=lambda m: None, progress=progress)
     else:  # the scan without report.html
         from pairaudit.config import ScanConfig
         from pairaudit.engines import get_engine
         from pairaudit.pipeline import Scanner
 
-        cfg = ScanConfig(only=only, engine="ray", ray_address=address)
+        cfg = ScanConfig(only=only, engine="ray", ray_address=address, ray_shards=shards)
         audit = Scanner(cfg, lambda m: None, progress).run(source, Path(out), engine=get_engine("ray"))
     seconds = time.perf_counter() - t
     stop.set()
@@ -115,6 +118,19 @@ def _watch_actors(peaks: dict[int, float], stop: threading.Event) -> None:
         stop.wait(0.5)
 
 
+def _print_spread(t: dict[str, float], nodes: list[str]) -> None:
+    """How evenly the work went: the busiest node's busy seconds over the least busy one's, and shards per node."""
+    busy = [t[node + ":seconds"] for node in nodes]
+    if len(busy) < 2:
+        return
+    scan = [t.get(node + ":map_seconds", float("nan")) for node in nodes]
+    print(f"  per-node spread: busy max {max(busy):.1f} s / min {min(busy):.1f} s = x{max(busy) / max(min(busy), 1e-9):.3f}"
+          f" ({max(busy) - min(busy):.1f} s apart); map (shard scans alone) "
+          + "/".join(f"{x:.1f}" for x in scan) + " s; shards per node "
+          + "/".join(f"{t[node + ':shards']:.0f}" for node in nodes)
+          + "; rows per node " + "/".join(f"{t[node + ':rows']:,.0f}" for node in nodes))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", default="20000,200000")
@@ -124,11 +140,14 @@ def main() -> None:
     ap.add_argument("--data", default="/work/data", help="folder of hh-<size>.jsonl scale sets (built when absent)")
     ap.add_argument("--no-report", action="store_true", help="scan without report.html")
     ap.add_argument("--store-mb", type=int, default=1024, help="object store per worker node")
-    ap.add_argument("--drive", nargs=5, metavar=("ADDRESS", "SOURCE", "OUT", "ONLY", "REPORT"), help=argparse.SUPPRESS)
+    ap.add_argument("--shards", type=int, default=0,
+                    help="--ray-shards of the scans (default: the engine's, SHARDS_PER_ACTOR per actor)")
+    ap.add_argument("--drive", nargs=6, metavar=("ADDRESS", "SOURCE", "OUT", "ONLY", "REPORT", "SHARDS"),
+                    help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.drive:
-        address, source, out, only, report = args.drive
-        drive(address, source, out, only.split(",") if only != "default" else None, report == "1")
+        address, source, out, only, report, shards = args.drive
+        drive(address, source, out, only.split(",") if only != "default" else None, report == "1", int(shards) or None)
         return
     import ray
     from ray.cluster_utils import Cluster
@@ -152,7 +171,8 @@ def main() -> None:
             watcher = threading.Thread(target=_watch_actors, args=(peaks, stop), daemon=True)
             watcher.start()
             proc = subprocess.run([sys.executable, __file__, "--drive", cluster.address, str(src),
-                                   str(work / f"out-{n}"), ",".join(only or ["default"]), "0" if args.no_report else "1"],
+                                   str(work / f"out-{n}"), ",".join(only or ["default"]), "0" if args.no_report else "1",
+                                   str(args.shards)],
                                   capture_output=True, text=True)
             stop.set()
             watcher.join()
@@ -175,7 +195,8 @@ def main() -> None:
                   f"write {t.get('ray_write', 0):.1f} s")
             actors = sorted({int(k.split(":")[1]) for k in t if k.startswith("ray_actor:")})
             for k in actors:  # each actor's own ru_maxrss at the end of each phase (absent before issue 37)
-                print(f"  actor {k} peak RSS at the end of each phase (MB, ru_maxrss): "
+                print(f"  actor {k}: {t.get(f'ray_actor:{k}:shards', float('nan')):.0f} shards, "
+                      f"{t.get(f'ray_actor:{k}:seconds', float('nan')):.1f} s busy; peak RSS at the end of each phase (MB, ru_maxrss): "
                       + ", ".join(f"{ph} {t[f'ray_actor:{k}:peak_rss_mb:{ph}']:.0f}" for ph in ("map", "reduce", "write")
                                   if f"ray_actor:{k}:peak_rss_mb:{ph}" in t))
                 ops = sorted(key.split(":peak_rss_mb:")[1] for key in t
@@ -186,6 +207,7 @@ def main() -> None:
             for node in nodes:
                 print(f"  {node.replace('ray_', '').replace(':', ' ')}: {t[node + ':rows']:,.0f} rows, "
                       f"{t[node + ':shards']:.0f} shards, {t[node + ':seconds']:.1f} s busy (scan, stage work, write)")
+            _print_spread(t, nodes)
             print(f"  near duplicates: {json.dumps(res['near'])}; cell groups {t.get('ray_near:cell_groups', 0):.0f}, "
                   f"rows sent to groups {t.get('ray_near:rows_sent_to_groups', 0):,.0f} "
                   f"({t.get('ray_near:rows_sent_to_groups', 0) / res['rows']:.2f} a row), "

@@ -2,7 +2,8 @@
 
 The source is split into shards (``io.shards``: line-aligned byte ranges for JSONL, files for Parquet,
 index ranges otherwise), so row numbers are the local engine's. Actors (:mod:`.ray_actor`, one per CPU
-slot, spread over the nodes) read, check and observe their shards and keep what they read. The
+slot, spread over the nodes) read, check and observe shards and keep what they read; each shard goes to
+whichever actor is free (``_RayScan.map``), and its owner (``RayRun.owners``) gets the shard's later work. The
 whole-dataset work then runs where the data is, with the stages' own code (``Stage.distribute``):
 
 * ``duplicate_pair`` / ``contradictory_pair`` / ``split_leakage``: each shard's hashes are cut into
@@ -42,6 +43,10 @@ from pairaudit.errors import ConfigError, WorkerLost, require
 if TYPE_CHECKING:
     from pairaudit.io.readers import Source
     from pairaudit.pipeline import Scanner
+
+
+SHARDS_PER_ACTOR = 2  # default shards (the layout before issue 37; more: --ray-shards; docs/scale.md measured)
+MAP_IN_FLIGHT = 1  # map tasks on each actor at once: the next shard goes to whichever actor finishes first
 
 
 def actor_plan(nodes: list[dict[str, Any]], workers: int | None, models: bool) -> tuple[int, dict[str, Any]]:
@@ -126,7 +131,7 @@ class _RayScan:
         self.ray, self.scanner, self.source = ray, scanner, source
         self.resources = ray.cluster_resources()
         self.workers, self.opts = actor_plan(ray.nodes(), cfg.ray_workers, any(s.uses_models for s in scanner.stages))
-        self.shards = plan_shards(source, cfg.ray_shards or max(self.workers * 2, 1))
+        self.shards = plan_shards(source, cfg.ray_shards or max(self.workers * SHARDS_PER_ACTOR, 1))
         starts = [first_row(spec) for spec in self.shards]
         self.by_cls = by_cls = {type(s).__name__: s for s in scanner.stages}
         specs = [(p, sorted(by_cls[p.rsplit(":", 1)[1]].enabled)) for p in stage_paths()
@@ -137,7 +142,8 @@ class _RayScan:
                   for _ in range(self.workers)]
         self.tmp = str(scanner.out.tmp)
         self.early = [st for st in self.order if st.distribute == "hash" and not st.reads_findings]
-        self.per_node: dict[str, dict[str, float]] = defaultdict(lambda: {"rows": 0.0, "seconds": 0.0, "shards": 0.0})
+        self.per_node: dict[str, dict[str, float]] = defaultdict(
+            lambda: {"rows": 0.0, "seconds": 0.0, "shards": 0.0, "map_seconds": 0.0})
         self.run = RayRun(ray, scanner, actors, starts, self.order, defaultdict(list))
         self.shuffled = 0
         self.phase = "start"
@@ -165,7 +171,7 @@ class _RayScan:
         who = (f"worker {k} of {len(ids)} (actor {dead}"
                + (f", node {self.nodes[k][:12]}" if k is not None and k < len(self.nodes) else "") + ")"
                if k is not None else f"a worker ({type(exc).__name__})")
-        held = [s for s in range(len(self.shards)) if k is not None and s % len(ids) == k]
+        held = [s for s, owner in enumerate(self.run.owners) if k is not None and owner == k]
         self.drop_spills()
         for actor in self.run.actors:
             with contextlib.suppress(Exception):
@@ -181,27 +187,53 @@ class _RayScan:
                 "or use --engine local")
 
     def map(self) -> list[list[Any]]:
-        """Every shard read, checked and observed where it is read; returns, per shard, the object references of
-        its early hash partitions (they stay in the cluster)."""
-        scanner, run, n_parts = self.scanner, self.run, self.workers
+        """Every shard read, checked and observed by whichever actor is free (``MAP_IN_FLIGHT`` shards queued per
+        actor; an actor that finishes early takes the next shard), its owner recorded (``run.owners``); the metas
+        are absorbed in shard order, so nothing depends on who read what. Returns, per shard, the object references
+        of its early hash partitions (they stay in the cluster)."""
+        scanner, run = self.scanner, self.run
         self.phase = "map"
         t = time.perf_counter()
-        metas, buckets = [], []
-        for s, spec in enumerate(self.shards):
-            n_ret = 1 + len(self.early) * n_parts
-            refs = run.actor(s).scan.options(num_returns=n_ret).remote(s, json.dumps(spec), n_parts)
-            refs = refs if n_ret > 1 else [refs]
-            metas.append(refs[0])
-            buckets.append(refs[1:])
-        for s, ref in enumerate(metas):
-            meta = run.get([ref])[0]
-            self.rows_read.append(meta["rows"])
-            self.shuffled += meta["shuffle_bytes"]
-            _absorb_meta(scanner, meta, self.by_cls, run.summaries, self.per_node[self.nodes[s % self.workers]])
-            scanner.ctx.progress("read", scanner.n_input, self.source.total)
+        n = len(self.shards)
+        run.owners = [None] * n
+        buckets: list[list[Any]] = [[] for _ in range(n)]
+        todo = iter(range(n))
+        flying: dict[Any, int] = {}  # meta reference -> shard
+        for _ in range(MAP_IN_FLIGHT):
+            for k in range(self.workers):
+                self._submit(next(todo, None), k, flying, buckets)
+        metas: dict[int, dict[str, Any]] = {}
+        done = 0
+        while flying:
+            ready, _ = self.ray.wait(list(flying), num_returns=1)
+            s = flying.pop(ready[0])
+            metas[s] = run.get(ready)[0]
+            self._submit(next(todo, None), run.owners[s], flying, buckets)  # the actor that finished takes more
+            while done in metas:  # absorbed in shard order (summaries, results: as the local engine reads them)
+                self._absorb(done, metas.pop(done))
+                done += 1
         scanner.ctx.progress("read", scanner.n_input, scanner.n_input)
         scanner.timings["ray_pipeline"] += time.perf_counter() - t
         return buckets
+
+    def _submit(self, s: int | None, k: int | None, flying: dict[Any, int], buckets: list[list[Any]]) -> None:
+        """Shard ``s`` read by actor ``k`` (nothing when every shard is handed out)."""
+        if s is None or k is None:
+            return
+        n_parts = self.workers
+        n_ret = 1 + len(self.early) * n_parts
+        self.run.owners[s] = k
+        refs = self.run.actors[k].scan.options(num_returns=n_ret).remote(s, json.dumps(self.shards[s]), n_parts)
+        refs = refs if n_ret > 1 else [refs]
+        flying[refs[0]] = s
+        buckets[s] = refs[1:]
+
+    def _absorb(self, s: int, meta: dict[str, Any]) -> None:
+        scanner = self.scanner
+        self.rows_read.append(meta["rows"])
+        self.shuffled += meta["shuffle_bytes"]
+        _absorb_meta(scanner, meta, self.by_cls, self.run.summaries, self.per_node[self.nodes[self.run.owners[s]]])
+        scanner.ctx.progress("read", scanner.n_input, self.source.total)
 
     def reduce(self, buckets: list[list[Any]]) -> tuple[dict[str, list[list[Any]]], dict[str, dict[str, Any]]]:
         """Every stage finalized where its data is (``Stage.distribute``), in stage order; returns per stage the
@@ -217,7 +249,7 @@ class _RayScan:
         empty_near = dumps([[], []])
         for h, stage in enumerate(self.early):
             reduced[type(stage).__name__] = [
-                run.actor(p).reduce.options(num_returns=1 + n_shards).remote(
+                run.worker(p).reduce.options(num_returns=1 + n_shards).remote(
                     self.order.index(stage), run.starts, empty_near,
                     *[buckets[s][h * n_parts + p] for s in range(n_shards)])
                 for p in range(n_parts)]
@@ -282,12 +314,12 @@ class _RayScan:
                     "tmp": self.tmp, "write": "jsonl" if jsonl else "driver",
                     "explicit_prompt": scanner.cfg.explicit_prompt}
             args = [ref for st in self.order if type(st).__name__ in counts for ref in parts[type(st).__name__][s]]
-            finished.append(run.actor(s).finish.remote(s, run.put(plan), *args))
+            finished.append(run.owner(s).finish.remote(s, run.put(plan), *args))
         parts.clear()
         written = _collect(scanner, run.get(finished), self.by_cls, stage_stats)
         self._conserved(written.pop("shard_rows"))
-        for s in range(len(self.shards)):
-            self.per_node[self.nodes[s % self.workers]]["shards"] += 1
+        for k in run.owners:
+            self.per_node[self.nodes[k]]["shards"] += 1
         data_names = ["clean.jsonl", "dropped.jsonl"] if jsonl else None
         self.ray.get(run.actors[0].commit.remote(self.tmp, len(self.shards), data_names))
         if not jsonl:
@@ -339,6 +371,8 @@ class _RayScan:
             self.shuffled += sent
             for phase, mb in peaks.items():  # peak RSS (MB) of each actor at the end of each phase
                 scanner.timings[f"ray_actor:{k}:peak_rss_mb:{phase}"] = mb
+            scanner.timings[f"ray_actor:{k}:shards"] = run.owners.count(k)  # the shards it read (map: who was free)
+            scanner.timings[f"ray_actor:{k}:seconds"] = seconds
         scanner.timings["ray_bytes_to_driver"] = run.to_driver  # run-specific figures: timings.json
         scanner.timings["ray_bytes_shuffled"] = self.shuffled  # worker to worker (hash partitions, routed results)
         scanner.timings["ray_bytes_from_driver"] = run.from_driver
@@ -408,6 +442,7 @@ def _absorb_meta(scanner: Scanner, m: dict[str, Any], by_cls: dict[str, Any], su
     for key, value in m["models"].items():
         scanner.ctx.models.setdefault(key, value)
     node["rows"] += m["rows"]
+    node["map_seconds"] += m["seconds"]  # the shard's scan alone (what the map's assignment balances)
 
 
 def _route_driver(findings: list[Any], scores: list[Any], starts: list[int]) -> list[dict[str, Any]]:

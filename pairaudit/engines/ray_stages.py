@@ -38,12 +38,20 @@ class RayRun:
     to_driver: int = 0
     from_driver: int = 0
     node_seconds: list[float] = field(default_factory=list)  # per actor
+    owners: list[int | None] = field(default_factory=list)  # per shard: the actor that read it (set by the map)
 
     @property
     def workers(self) -> int:
         return len(self.actors)
 
-    def actor(self, i: int) -> Any:
+    def owner(self, s: int) -> Any:
+        """The actor that read shard ``s`` and holds its state (the map hands shards to whichever actor is free)."""
+        k = self.owners[s]
+        assert k is not None, f"shard {s} was never read"
+        return self.actors[k]
+
+    def worker(self, i: int) -> Any:
+        """The actor that runs hash partition / cell group ``i`` (round robin: they are not shards)."""
         return self.actors[i % self.workers]
 
     def get(self, refs: list[Any]) -> list[Any]:
@@ -99,21 +107,21 @@ def run_cells(run: RayRun, stage: Any) -> Outcome:
     offsets = _offsets(counts)
     train = training_sample(n, cells["n_train"]) if cells["nlist"] > 1 else np.zeros(0, np.int64)
     trains = _local(train, offsets, counts)
-    prep = [run.actor(s).cells.options(num_returns=3).remote(
+    prep = [run.owner(s).cells.options(num_returns=3).remote(
         "prepare", k, s, run.put({"plan": plan, "train": trains[s], "offset": offsets[s]})) for s in range(n_shards)]
     index = run.actors[0].cells.options(num_returns=3).remote(
         "index", k, 0, run.put({"plan": plan, "n_shards": n_shards}), *[p[i] for i in range(3) for p in prep])
     del prep
     meta = run.get([index[0]])[0]
     quantizer, keys = index[1], index[2]
-    asg = [run.actor(s).cells.options(num_returns=groups + 1).remote("assign", k, s, run.put({"plan": plan}), quantizer)
+    asg = [run.owner(s).cells.options(num_returns=groups + 1).remote("assign", k, s, run.put({"plan": plan}), quantizer)
            for s in range(n_shards)]
     hybrid = mode == "hybrid"
     rule = None
     if not hybrid:
         dup, con, stats["calibration"], _ = _calibrate(run, k, offsets, None, "deciding", mode)
         rule = {"dup": dup, "con": con}
-    srch = [run.actor(g).cells.options(num_returns=n_shards + 1).remote(  # the shards' parts: refs in a list, fetched
+    srch = [run.worker(g).cells.options(num_returns=n_shards + 1).remote(  # the shards' parts: refs in a list, fetched
         "search", k, g, run.put({"plan": plan, "rule": rule, "offsets": offsets}), quantizer, keys,  # one at a time
         [asg[s][g] for s in range(n_shards)]) for g in range(groups)]
     assigned = run.get([a[-1] for a in asg])
@@ -135,7 +143,7 @@ def run_cells(run: RayRun, stage: Any) -> Outcome:
     timings.update({f"ray_near:{key}": v for key, v in counts.items()})
     stats.update(search)
     stats.update(meta["stats"])
-    res_refs = [run.actor(s).cells.options(num_returns=2).remote(
+    res_refs = [run.owner(s).cells.options(num_returns=2).remote(
         "result", k, s, run.put({"mode": mode, "start": run.starts[s]}),
         *([v[s] for v in ver] if hybrid else [srch[g][s] for g in range(groups)])) for s in range(n_shards)]
     del srch, ver
@@ -163,7 +171,7 @@ def _verify_hybrid(run: RayRun, k: int, offsets: list[int], srch: list[Any], key
     copy threshold is calibrated on them, and each cell group verifies its candidates; returns the edges and
     the groups' per-shard results (the nearest pairs' outcomes: ``near_duplicate_pair_reason``)."""
     groups, n_shards = len(srch), len(offsets)
-    emb = [run.actor(s).cells.options(num_returns=groups + 2).remote(
+    emb = [run.owner(s).cells.options(num_returns=groups + 2).remote(
         "embed", k, s, run.put({"sample": sample}), *[srch[g][s] for g in range(groups)]) for s in range(n_shards)]
     n_cand = sum(x["candidates"] for x in run.get([e[-1] for e in emb]))
     stats["hybrid_candidate_rows"] = n_cand
@@ -172,7 +180,7 @@ def _verify_hybrid(run: RayRun, k: int, offsets: list[int], srch: list[Any], key
         return [], []
     dup, con, stats["calibration"], search["n_rows"] = _calibrate(
         run, k, offsets, [e[-2] for e in emb], "transformer", "transformer (candidates + sample)")
-    ver = [run.actor(g).cells.options(num_returns=n_shards + 1).remote(
+    ver = [run.worker(g).cells.options(num_returns=n_shards + 1).remote(
         "verify", k, g, run.put({"rule": {"dup": dup, "con": con}, "offsets": offsets}), keys,
         *[emb[s][g] for s in range(n_shards)]) for g in range(groups)]
     edges = run.get([v[-1] for v in ver])
@@ -221,7 +229,7 @@ def _calibrate(run: RayRun, k: int, offsets: list[int], idx: list[Any] | None, s
     n_shards = len(offsets)
     plan = run.actors[0].cells.options(num_returns=n_shards + 1).remote(
         "calib_plan", k, 0, run.put({"hybrid": idx is not None, "offsets": offsets}), *(idx or []))
-    rows = [run.actor(s).cells.remote("rows", k, s, run.put({"space": space}), plan[s]) for s in range(n_shards)]
+    rows = [run.owner(s).cells.remote("rows", k, s, run.put({"space": space}), plan[s]) for s in range(n_shards)]
     cal = run.actors[0].cells.remote("calibrate", k, 0, run.put({"space": label}), *rows)
     out, n_idx = run.get([cal, plan[-1]])
     return out["dup"], out["con"], out["info"], int(n_idx["n_idx"])
@@ -242,7 +250,7 @@ def run_sample(run: RayRun, stage: Any) -> Outcome:
     offsets = _offsets(counts)
     sample = np.arange(n) if n <= limit else np.sort(np.random.default_rng(0).choice(n, limit, replace=False))
     taken = _local(sample, offsets, counts)
-    takes = [run.actor(s).sample.remote("take", k, s, run.put({"take": taken[s]})) for s in range(n_shards)]
+    takes = [run.owner(s).sample.remote("take", k, s, run.put({"take": taken[s]})) for s in range(n_shards)]
     totals = stage.sample_totals(summ) if n > limit else None  # every row's figures, not only the sample's
     fitter = run.actors[-1]
     fit = fitter.sample.options(num_returns=n_shards + 2).remote(
@@ -250,7 +258,7 @@ def run_sample(run: RayRun, stage: Any) -> Outcome:
     parts = [[fit[s]] for s in range(n_shards)]
     if n > limit:
         for s in range(n_shards):
-            parts[s].append(run.actor(s).sample.remote("apply", k, s, run.put({"taken": taken[s],
+            parts[s].append(run.owner(s).sample.remote("apply", k, s, run.put({"taken": taken[s],
                                                                               "start": run.starts[s]}), fit[n_shards]))
     meta = run.get([fit[-1]])[0]
     for key, value in meta["models"].items():
@@ -276,7 +284,7 @@ def run_late_hash(run: RayRun, stage: Any, findings: list[Finding], ran: set[str
     if pairs:
         wanted = np.unique(np.asarray(pairs, np.int64).ravel())
         ends = [*run.starts[1:], np.iinfo(np.int64).max]
-        got = run.get([run.actor(s).keys_of.remote(k, s, run.put(wanted[(wanted >= run.starts[s]) & (wanted < ends[s])]))
+        got = run.get([run.owner(s).keys_of.remote(k, s, run.put(wanted[(wanted >= run.starts[s]) & (wanted < ends[s])]))
                        for s in range(n_shards)])
         key_of = {int(r): int(v) for g in got for r, v in zip(g["rows"].tolist(), g["keys"].tolist())}
         uniq = sorted(set(key_of.values()))
@@ -292,9 +300,9 @@ def run_late_hash(run: RayRun, stage: Any, findings: list[Finding], ran: set[str
         to = np.asarray([canon[uf.find(at[v])] for v in uniq], np.int64)
         aliases = {"keys": np.asarray(uniq, np.int64), "to": to}
     blob = run.put(aliases)
-    splits = [run.actor(s).split.options(num_returns=n_parts).remote(k, s, n_parts, blob) for s in range(n_shards)]
+    splits = [run.owner(s).split.options(num_returns=n_parts).remote(k, s, n_parts, blob) for s in range(n_shards)]
     splits = [x if n_parts > 1 else [x] for x in splits]
     near = [[f.row, f.check, f.field, f.score, f.group, f.detail, f.action] for f in findings]
     near_blob = run.put([near, sorted(ran)])
-    return [run.actor(p).reduce.options(num_returns=1 + n_shards).remote(
+    return [run.worker(p).reduce.options(num_returns=1 + n_shards).remote(
         k, run.starts, near_blob, *[splits[s][p] for s in range(n_shards)]) for p in range(n_parts)], None

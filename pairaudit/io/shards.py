@@ -1,7 +1,9 @@
 """Split a source into independent shards that a worker can reopen and read on its own.
 
 Row numbers stay those of the output contract (docs/contract.md): a JSONL shard starts at a line boundary and knows
-the physical line number it starts at; other sources shard by index ranges. Specs are plain dicts
+the physical line number it starts at (line-aligned byte ranges of about equal size); a Parquet shard is a run of
+whole row groups of one file (about equal uncompressed bytes; a file of one row group is one shard); other sources
+shard by index ranges. Specs are plain dicts
 (picklable, no open handles).
 """
 
@@ -46,14 +48,7 @@ def plan_shards(source: Source, n: int) -> list[dict[str, Any]]:
         return specs or [{"kind": source.kind, "path": source.path, "split": source.parts[0][0], "start": 0,
                           "stop": 0, "row_offset": 0}]
     if isinstance(source, ParquetSource):
-        import pyarrow.parquet as pq
-
-        specs, offset = [], 0
-        for f in source.files:
-            rows = pq.ParquetFile(f).metadata.num_rows
-            specs.append({"kind": "parquet", "file": str(f), "row_offset": offset})
-            offset += rows
-        return specs
+        return _parquet_shards(source, n)
     total = source.total or 0
     bounds = [round(i * total / n) for i in range(n + 1)]
     base: dict[str, Any] = {"kind": source.kind, "path": source.path}
@@ -92,6 +87,45 @@ def _jsonl_shards(source: JsonlSource, n: int) -> list[dict[str, Any]]:
     return specs
 
 
+def _parquet_shards(source: ParquetSource, n: int) -> list[dict[str, Any]]:
+    """Runs of whole row groups of about 1/n of the source's bytes (uncompressed, from the files' metadata), never
+    across files: a file of many row groups becomes several shards (as many as its share of the bytes, cut where
+    its running byte count is nearest each equal fraction), a file of one row group stays one (a row group is the
+    smallest piece a reader can seek to)."""
+    import numpy as np
+    import pyarrow.parquet as pq
+
+    metas = [(str(f), pq.ParquetFile(f).metadata) for f in source.files]
+    sizes = [np.array([m.row_group(i).total_byte_size for i in range(m.num_row_groups)], np.int64) for _, m in metas]
+    target = max(1.0, sum(int(s.sum()) for s in sizes) / n)
+    specs: list[dict[str, Any]] = []
+    offset = 0
+    for (f, m), size in zip(metas, sizes):
+        if m.num_row_groups == 0:
+            specs.append({"kind": "parquet", "file": f, "row_offset": offset, "row_groups": None})
+            continue
+        rows = np.cumsum([m.row_group(i).num_rows for i in range(m.num_row_groups)])
+        for a, b in _row_group_runs(size, max(1, round(int(size.sum()) / target))):
+            specs.append({"kind": "parquet", "file": f, "row_offset": offset + (int(rows[a - 1]) if a else 0),
+                          "row_groups": [a, b]})
+        offset += int(rows[-1])
+    return specs
+
+
+def _row_group_runs(size: Any, k: int) -> list[tuple[int, int]]:
+    """``k`` (at most one per row group) runs of row groups, cut where the running bytes are nearest j/k of them."""
+    import numpy as np
+
+    ends = np.cumsum(size)
+    cuts = [0]
+    for j in range(1, min(k, len(size))):
+        i = int(np.argmin(np.abs(ends - j * ends[-1] / k))) + 1  # cut after row group i - 1
+        if cuts[-1] < i < len(size):
+            cuts.append(i)
+    cuts.append(len(size))
+    return list(zip(cuts, cuts[1:]))
+
+
 def read_shard(spec: dict[str, Any], batch_size: int) -> Iterator[list[Record]]:
     kind = spec["kind"]
     if kind == "jsonl":
@@ -99,8 +133,9 @@ def read_shard(spec: dict[str, Any], batch_size: int) -> Iterator[list[Record]]:
     elif kind == "parquet":
         import pyarrow.parquet as pq
 
-        row = spec["row_offset"]
-        for rb in pq.ParquetFile(spec["file"]).iter_batches(batch_size=batch_size):
+        row, groups = spec["row_offset"], spec.get("row_groups")
+        run = range(*groups) if groups else None  # None: the whole file
+        for rb in pq.ParquetFile(spec["file"]).iter_batches(batch_size=batch_size, row_groups=run):
             yield [Record(row + i, d) for i, d in enumerate(rb.to_pylist())]
             row += rb.num_rows
     elif kind == "json":

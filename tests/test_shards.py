@@ -1,0 +1,58 @@
+"""Source shards (``io/shards.py``): a Parquet file of many row groups is cut into runs of row groups of about equal
+bytes, and the shards read back, in order, are the source's records with the source's row numbers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from support.planting import hh_rows
+
+from pairaudit.io.readers import ParquetSource
+from pairaudit.io.shards import first_row, plan_shards, read_shard
+
+
+def _write(path: Path, rows: list[tuple[str, str, str]], group_rows: int) -> None:
+    table = pa.table({"prompt": [p for p, _, _ in rows], "chosen": [c for _, c, _ in rows],
+                      "rejected": [r for _, _, r in rows]})
+    pq.write_table(table, path, row_group_size=group_rows)
+
+
+def _records(specs: list[dict], batch: int = 64) -> list[tuple[int, dict]]:
+    return [(r.row, r.data) for spec in specs for recs in read_shard(spec, batch) for r in recs]
+
+
+def test_parquet_files_of_many_row_groups_become_byte_balanced_shards(tmp_path: Path) -> None:
+    rows = hh_rows(600)
+    rows = [(p * 4, c * 4, r * 4) if i < 150 else (p, c, r) for i, (p, c, r) in enumerate(rows)]  # long rows first
+    folder = tmp_path / "pq"
+    folder.mkdir()
+    _write(folder / "a.parquet", rows[:500], group_rows=25)  # 20 row groups, the first 6 of 4x longer rows
+    _write(folder / "b.parquet", rows[500:], group_rows=100)  # one row group
+    source = ParquetSource(folder)
+    specs = plan_shards(source, 4)
+    assert [s["file"] for s in specs].count(str(folder / "b.parquet")) == 1  # a row group is never cut
+    cut = [s for s in specs if s["file"] == str(folder / "a.parquet")]
+    assert len(cut) >= 3, specs
+    meta = pq.ParquetFile(folder / "a.parquet").metadata
+    sizes = [sum(meta.row_group(i).total_byte_size for i in range(*s["row_groups"])) for s in cut]
+    rows_of = [sum(meta.row_group(i).num_rows for i in range(*s["row_groups"])) for s in cut]
+    assert max(sizes) < 2 * min(sizes), sizes  # balanced by bytes ...
+    assert rows_of[0] < rows_of[-1], rows_of  # ... not by rows: the shard of long rows holds fewer of them
+    got = _records(specs)
+    want = [(r.row, r.data) for recs in source.batches(64) for r in recs]
+    assert got == want and [row for row, _ in got] == list(range(600))
+    assert [first_row(s) for s in specs] == [next(read_shard(s, 64))[0].row for s in specs]
+
+
+def test_parquet_files_of_one_row_group_stay_one_shard_each(tmp_path: Path) -> None:
+    rows = hh_rows(90)
+    folder = tmp_path / "pq"
+    folder.mkdir()
+    for k in range(3):
+        _write(folder / f"part-{k}.parquet", rows[k * 30:(k + 1) * 30], group_rows=1000)
+    specs = plan_shards(ParquetSource(folder), 8)
+    assert [(Path(s["file"]).name, s["row_offset"]) for s in specs] == [
+        ("part-0.parquet", 0), ("part-1.parquet", 30), ("part-2.parquet", 60)]
+    assert [row for row, _ in _records(specs)] == list(range(90))
