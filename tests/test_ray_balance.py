@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import signal
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,7 @@ import polars as pl
 import pytest
 from conftest import CHEAP, write_jsonl
 from support.compare import same_findings, same_scores
-from support.planting import hh_rows, plant_copies
+from support.planting import planted_records
 from typer.testing import CliRunner
 
 ray = pytest.importorskip("ray", reason="install pairaudit[ray]")
@@ -65,10 +64,7 @@ def slowed(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture(scope="module")
 def planted(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int]:
     """320 real rows with planted exact copies and chosen/rejected swaps (found across shards), one malformed line."""
-    rows = hh_rows(300)
-    plant_copies(rows, random.Random(371), {"exact": 12, "swap": 8})
-    recs: list[object] = [{"prompt": p, "chosen": c, "rejected": r} for p, c, r in rows]
-    recs.insert(101, "{not json")
+    recs = planted_records(371, bad_at=101)
     path = write_jsonl(tmp_path_factory.mktemp("balance") / "pairs.jsonl", recs)
     return path, len(recs)
 

@@ -19,7 +19,7 @@ import polars as pl
 import pytest
 from conftest import CHEAP, write_jsonl
 from support.compare import same_findings, same_scores
-from support.planting import hh_rows, plant_copies
+from support.planting import planted_records
 from typer.testing import CliRunner
 
 ray = pytest.importorskip("ray", reason="install pairaudit[ray]")
@@ -35,10 +35,7 @@ runner = CliRunner()
 @pytest.fixture(scope="module")
 def planted(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int]:
     """300 real rows with planted exact copies and chosen/rejected swaps, and one malformed line."""
-    rows = hh_rows(300)
-    plant_copies(rows, random.Random(37), {"exact": 12, "swap": 8})
-    recs: list[object] = [{"prompt": p, "chosen": c, "rejected": r} for p, c, r in rows]
-    recs.insert(77, "{not json")
+    recs = planted_records(37, bad_at=77)
     path = write_jsonl(tmp_path_factory.mktemp("faults") / "pairs.jsonl", recs)
     return path, len(recs)
 

@@ -212,3 +212,13 @@ def uf_rows(n: int | None = None) -> list[tuple[str, str, str]]:
     with open(UF, encoding="utf-8") as fh:
         rows = [(d["prompt"], d["chosen"], d["rejected"]) for d in map(json.loads, fh)]
     return rows[:n] if n else rows
+
+
+def planted_records(seed: int, bad_at: int, n: int = 300) -> list[object]:
+    """``n`` real HH rows with 12 planted exact copies and 8 chosen/rejected swaps (``plant_copies`` seeded with
+    ``seed``) as JSON records, and one malformed JSONL line inserted at position ``bad_at``."""
+    rows = hh_rows(n)
+    plant_copies(rows, random.Random(seed), {"exact": 12, "swap": 8})
+    recs: list[object] = [{"prompt": p, "chosen": c, "rejected": r} for p, c, r in rows]
+    recs.insert(bad_at, "{not json")
+    return recs
