@@ -82,6 +82,7 @@ class BoundaryMerge(PairCheck):
 
         head_c, head_r = _head(decode, enc.chosen_ids), _head(decode, enc.rejected_ids)
         s = "" if n == 1 else "s"
-        return (f"{why}: the prompt's last {n} token{s} ({_clip(left)}) are not in the training sequence; the "
+        are = "is" if n == 1 else "are"
+        return (f"{why}: the prompt's last {n} token{s} ({_clip(left)}) {are} not in the training sequence; the "
                 f"trainer's completions start {_clip(head_c)} / {_clip(head_r)} (TRL warns 'The tokenized prompt "
                 "is not a prefix of the tokenized prompt+completion')")
