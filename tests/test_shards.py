@@ -56,3 +56,19 @@ def test_parquet_files_of_one_row_group_stay_one_shard_each(tmp_path: Path) -> N
     assert [(Path(s["file"]).name, s["row_offset"]) for s in specs] == [
         ("part-0.parquet", 0), ("part-1.parquet", 30), ("part-2.parquet", 60)]
     assert [row for row, _ in _records(specs)] == list(range(90))
+
+
+def test_a_parquet_shard_reads_an_invalid_utf8_cell_as_the_local_reader_does(tmp_path: Path) -> None:
+    """A Ray shard turns its rows into records the local reader's way (``arrow_records``, dictionary columns with
+    Parquet's own indices): a cell that is not valid UTF-8 is one malformed record naming its column, in a plain
+    and in a dictionary-encoded (int8 indices, as pandas writes a Categorical) column, not an error for the shard."""
+    chosen = pa.array([b"ok one", b"bad \xff", b"ok three"], pa.binary()).view(pa.string())
+    for name, col in (("plain", chosen), ("dictionary", pa.DictionaryArray.from_arrays(
+            chosen.dictionary_encode().indices.cast(pa.int8()), chosen.dictionary_encode().dictionary))):
+        path = tmp_path / f"{name}.parquet"
+        pq.write_table(pa.table({"prompt": ["a", "b", "c"], "chosen": col, "rejected": ["x", "y", "z"]}), path)
+        source = ParquetSource(path)
+        got = [r for spec in plan_shards(source, 2) for recs in read_shard(spec, 64) for r in recs]
+        want = [r for recs in source.batches(64) for r in recs]
+        assert [(r.row, r.data, r.error) for r in got] == [(r.row, r.data, r.error) for r in want], name
+        assert got[1].data is None and "invalid UTF-8 in column 'chosen'" in got[1].error, name

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from pairaudit.errors import ConfigError
+from pairaudit.io.base import arrow_records, plain_schema
 from pairaudit.io.hf import MultiSplitSource
 from pairaudit.io.readers import (
     HFSource,
@@ -22,7 +23,9 @@ from pairaudit.io.readers import (
     ParquetSource,
     Record,
     Source,
+    _parquet_file,
     batched,
+    conform,
     json_item_record,
 )
 
@@ -130,13 +133,13 @@ def read_shard(spec: dict[str, Any], batch_size: int) -> Iterator[list[Record]]:
     kind = spec["kind"]
     if kind == "jsonl":
         yield from JsonlSource(Path(spec["path"])).batches(batch_size, spec["start"], spec["end"], spec["line"])
-    elif kind == "parquet":
-        import pyarrow.parquet as pq
-
+    elif kind == "parquet":  # the local reader's way (``ParquetSource``): its file opening and records
         row, groups = spec["row_offset"], spec.get("row_groups")
         run = range(*groups) if groups else None  # None: the whole file
-        for rb in pq.ParquetFile(spec["file"]).iter_batches(batch_size=batch_size, row_groups=run):
-            yield [Record(row + i, d) for i, d in enumerate(rb.to_pylist())]
+        f = _parquet_file(Path(spec["file"]))
+        schema = plain_schema(f.schema_arrow)  # dictionary / view columns read as plain strings
+        for rb in f.iter_batches(batch_size=batch_size, row_groups=run):
+            yield arrow_records(list(range(row, row + rb.num_rows)), conform(rb, schema))
             row += rb.num_rows
     elif kind == "json":
         src = JsonArraySource(Path(spec["path"]))
