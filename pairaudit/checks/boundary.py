@@ -72,7 +72,7 @@ class BoundaryMerge(PairCheck):
         """Which prompt tokens TRL leaves out, and what the trainer's completions start with."""
         tok = self.tok
         rendered = tok.render(pair)
-        full = tok.encode_texts([rendered[0]], add_special_tokens=rendered.special)[0]
+        full = tok.text_ids(rendered[0], bool(rendered.special))  # split_word tokenizes the same prompt
         left = tok.tok.decode(list(full[len(full) - n:]), skip_special_tokens=False)
         merged = rendered[1].startswith(rendered[0]) and rendered[2].startswith(rendered[0])
         why = ("tokens merge across the prompt/completion boundary" if merged
