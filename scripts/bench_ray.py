@@ -118,6 +118,21 @@ def _watch_actors(peaks: dict[int, float], stop: threading.Event) -> None:
         stop.wait(0.5)
 
 
+def _print_parts(t: dict[str, float], k: int) -> None:
+    """Actor ``k``'s peaks told apart (sampled every 0.05 s in the actor, ``engines/memwatch.py``): its own memory
+    (RSS - RssShmem) and the object store's pages it had mapped (RssShmem), per phase and reduce operation."""
+    own = {key.split(":peak_own_mb:")[1]: v for key, v in t.items() if key.startswith(f"ray_actor:{k}:peak_own_mb:")}
+    if not own:
+        return
+    shared = {key.split(":peak_shared_mb:")[1]: v for key, v in t.items()
+              if key.startswith(f"ray_actor:{k}:peak_shared_mb:")}
+    phases = [p for p in ("map", "reduce", "write") if p in own]
+    print(f"  actor {k} own memory (RSS - RssShmem) / object store pages (RssShmem), sampled peaks (MB): "
+          + ", ".join(f"{p} {own[p]:.0f}/{shared.get(p, 0):.0f}" for p in phases)
+          + "; reduce ops " + ", ".join(f"{op[len('reduce.'):]} {own[op]:.0f}/{shared.get(op, 0):.0f}"
+                                        for op in sorted(own) if op.startswith("reduce.")))
+
+
 def _print_spread(t: dict[str, float], nodes: list[str]) -> None:
     """How evenly the work went: the busiest node's busy seconds over the least busy one's, and shards per node."""
     busy = [t[node + ":seconds"] for node in nodes]
@@ -204,6 +219,7 @@ def main() -> None:
                 if ops:  # each reduce operation's own peak (VmHWM reset at its start: its inputs included)
                     print(f"  actor {k} peak RSS of each reduce operation (MB): "
                           + ", ".join(f"{op[len('reduce.'):]} {t[f'ray_actor:{k}:peak_rss_mb:{op}']:.0f}" for op in ops))
+                _print_parts(t, k)
             for node in nodes:
                 print(f"  {node.replace('ray_', '').replace(':', ' ')}: {t[node + ':rows']:,.0f} rows, "
                       f"{t[node + ':shards']:.0f} shards, {t[node + ':seconds']:.1f} s busy (scan, stage work, write)")

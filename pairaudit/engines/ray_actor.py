@@ -58,6 +58,9 @@ class ShardActor(StageOps):
         self.shards: dict[int, dict[str, Any]] = {}
         self.seconds = 0.0
         self.peaks: dict[str, float] = {}  # peak RSS (MB, ru_maxrss) at the end of each phase
+        from pairaudit.engines.memwatch import MemWatch
+
+        self.watch = MemWatch()  # the RSS told apart: own memory vs the object store's pages (sampled)
 
     def node(self) -> str:
         import ray
@@ -77,11 +80,14 @@ class ShardActor(StageOps):
     def sees(self, path: str) -> bool:
         return Path(path).exists()
 
-    def busy(self) -> tuple[float, int, dict[str, float]]:
+    def busy(self) -> tuple[float, int, dict[str, float], dict[str, dict[str, float]]]:
         """Seconds this actor spent in its phases (scan, stage work, writing), the bytes of the distributed
-        stages' results it sent on (hash partitions are counted by the driver), and its peak RSS (MB) at the end
-        of each phase (``mark``)."""
-        return self.seconds, int(getattr(self, "sent", 0)), dict(self.peaks)
+        stages' results it sent on (hash partitions are counted by the driver), its peak RSS (MB) at the end
+        of each phase (``mark``) and of each reduce operation, and the same peaks told apart (sampled, MB):
+        ``{"own": ..., "shared": ...}`` (own memory, object store pages: ``memwatch``)."""
+        with self.watch.lock:
+            parts = {"own": dict(self.watch.own), "shared": dict(self.watch.shared)}
+        return self.seconds, int(getattr(self, "sent", 0)), dict(self.peaks), parts
 
     def mark(self, phase: str) -> None:
         """The end of ``phase`` on the driver (actor calls run in order: every task of the phase is done): this
@@ -92,6 +98,9 @@ class ShardActor(StageOps):
 
         self.top = max(getattr(self, "top", 0.0), hwm_mb(), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
         self.peaks[phase] = round(self.top, 1)
+        self.watch.sample()
+        with self.watch.lock:  # the sampled peaks of both parts so far, as ``top``
+            self.watch.own[phase], self.watch.shared[phase] = self.watch.top_own, self.watch.top_shared
 
     def drop_spills(self) -> None:
         """Remove this actor's spill files and those of killed actors on this machine (the scan is lost: the

@@ -365,12 +365,15 @@ class _RayScan:
         """Run-specific figures into timings.json (bytes moved, per-node rows and seconds); returns report.json's
         engine statistics."""
         scanner, run = self.scanner, self.run
-        for k, (node, (seconds, sent, peaks)) in enumerate(zip(self.nodes,
-                                                                 self.ray.get([a.busy.remote() for a in run.actors]))):
+        for k, (node, (seconds, sent, peaks, parts)) in enumerate(
+                zip(self.nodes, self.ray.get([a.busy.remote() for a in run.actors]))):
             self.per_node[node]["seconds"] += seconds  # every phase the node's actors ran
             self.shuffled += sent
             for phase, mb in peaks.items():  # peak RSS (MB) of each actor at the end of each phase
                 scanner.timings[f"ray_actor:{k}:peak_rss_mb:{phase}"] = mb
+            for part, by_name in parts.items():  # the same told apart: own memory, object store pages (sampled)
+                for name, mb in by_name.items():
+                    scanner.timings[f"ray_actor:{k}:peak_{part}_mb:{name}"] = round(mb, 1)
             scanner.timings[f"ray_actor:{k}:shards"] = run.owners.count(k)  # the shards it read (map: who was free)
             scanner.timings[f"ray_actor:{k}:seconds"] = seconds
         scanner.timings["ray_bytes_to_driver"] = run.to_driver  # run-specific figures: timings.json

@@ -65,7 +65,8 @@ class StageOps:
         self.top = max(getattr(self, "top", 0.0), hwm_mb())
         reset_hwm()
         try:
-            yield
+            with self.watch.during(name):  # type: ignore[attr-defined]
+                yield
         finally:
             peak = hwm_mb()
             self.top = max(self.top, peak)
