@@ -126,11 +126,14 @@ def _print_parts(t: dict[str, float], k: int) -> None:
         return
     shared = {key.split(":peak_shared_mb:")[1]: v for key, v in t.items()
               if key.startswith(f"ray_actor:{k}:peak_shared_mb:")}
+    after = {key.split(":own_after_mb:")[1]: v for key, v in t.items()
+             if key.startswith(f"ray_actor:{k}:own_after_mb:")}
     phases = [p for p in ("map", "reduce", "write") if p in own]
     print(f"  actor {k} own memory (RSS - RssShmem) / object store pages (RssShmem), sampled peaks (MB): "
           + ", ".join(f"{p} {own[p]:.0f}/{shared.get(p, 0):.0f}" for p in phases)
-          + "; reduce ops " + ", ".join(f"{op[len('reduce.'):]} {own[op]:.0f}/{shared.get(op, 0):.0f}"
-                                        for op in sorted(own) if op.startswith("reduce.")))
+          + "; reduce ops (own/store peaks, own after the op) "
+          + ", ".join(f"{op[len('reduce.'):]} {own[op]:.0f}/{shared.get(op, 0):.0f} {after.get(op, 0):.0f}"
+                      for op in sorted(own) if op.startswith("reduce.")))
 
 
 def _print_spread(t: dict[str, float], nodes: list[str]) -> None:

@@ -12,6 +12,8 @@ operation's figures say which of the two grew (docs/scale.md).
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import ctypes.util
 import threading
 from collections.abc import Iterator
 
@@ -38,6 +40,30 @@ def rss_parts() -> tuple[float, float]:
     return (rss - shmem) / 1024, shmem / 1024
 
 
+def trim() -> bool:
+    """Hand the C heap's free pages back to the system (glibc ``malloc_trim(0)``): after a large operation the
+    allocator keeps what it freed, so the next one starts from the last one's peak; False where there is no
+    glibc.
+
+    Returns:
+        True where ``malloc_trim`` ran.
+
+    Example:
+        >>> isinstance(trim(), bool)
+        True
+    """
+    name = ctypes.util.find_library("c")
+    if not name:
+        return False
+    try:
+        fn = ctypes.CDLL(name).malloc_trim
+    except (OSError, AttributeError):
+        return False
+    fn.argtypes, fn.restype = [ctypes.c_size_t], ctypes.c_int
+    fn(0)
+    return True
+
+
 class MemWatch:
     """Peaks of :func:`rss_parts`, sampled every ``every`` seconds on a daemon thread, per label (the operation
     running: :meth:`during`) and overall so far.
@@ -58,6 +84,7 @@ class MemWatch:
         self.every = every
         self.own: dict[str, float] = {}  # label -> peak MB of the process's own memory while it ran
         self.shared: dict[str, float] = {}  # label -> peak MB of the object store's pages it had mapped
+        self.after: dict[str, float] = {}  # label -> own MB when its last call ended (after ``trim``)
         self.top_own = self.top_shared = 0.0
         self.labels: list[str] = []
         self.lock = threading.Lock()
@@ -90,3 +117,5 @@ class MemWatch:
             self.sample()
             with self.lock:
                 self.labels.remove(label)
+            trim()
+            self.after[label] = rss_parts()[0]

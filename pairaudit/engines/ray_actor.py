@@ -84,9 +84,11 @@ class ShardActor(StageOps):
         """Seconds this actor spent in its phases (scan, stage work, writing), the bytes of the distributed
         stages' results it sent on (hash partitions are counted by the driver), its peak RSS (MB) at the end
         of each phase (``mark``) and of each reduce operation, and the same peaks told apart (sampled, MB):
-        ``{"own": ..., "shared": ...}`` (own memory, object store pages: ``memwatch``)."""
+        ``{"peak_own": ..., "peak_shared": ..., "own_after": ...}`` (own memory, object store pages, own memory
+        when the operation ended: ``memwatch``)."""
         with self.watch.lock:
-            parts = {"own": dict(self.watch.own), "shared": dict(self.watch.shared)}
+            parts = {"peak_own": dict(self.watch.own), "peak_shared": dict(self.watch.shared),
+                     "own_after": dict(self.watch.after)}
         return self.seconds, int(getattr(self, "sent", 0)), dict(self.peaks), parts
 
     def mark(self, phase: str) -> None:

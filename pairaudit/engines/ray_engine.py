@@ -373,7 +373,7 @@ class _RayScan:
                 scanner.timings[f"ray_actor:{k}:peak_rss_mb:{phase}"] = mb
             for part, by_name in parts.items():  # the same told apart: own memory, object store pages (sampled)
                 for name, mb in by_name.items():
-                    scanner.timings[f"ray_actor:{k}:peak_{part}_mb:{name}"] = round(mb, 1)
+                    scanner.timings[f"ray_actor:{k}:{part}_mb:{name}"] = round(mb, 1)
             scanner.timings[f"ray_actor:{k}:shards"] = run.owners.count(k)  # the shards it read (map: who was free)
             scanner.timings[f"ray_actor:{k}:seconds"] = seconds
         scanner.timings["ray_bytes_to_driver"] = run.to_driver  # run-specific figures: timings.json
