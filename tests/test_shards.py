@@ -72,3 +72,39 @@ def test_a_parquet_shard_reads_an_invalid_utf8_cell_as_the_local_reader_does(tmp
         want = [r for recs in source.batches(64) for r in recs]
         assert [(r.row, r.data, r.error) for r in got] == [(r.row, r.data, r.error) for r in want], name
         assert got[1].data is None and "invalid UTF-8 in column 'chosen'" in got[1].error, name
+
+
+def test_a_large_source_gets_more_default_shards_each_at_most_shard_bytes(tmp_path: Path, monkeypatch) -> None:
+    """Default shards: two per worker for a small file; a large one is cut so that no shard holds more than
+    ``SHARD_BYTES`` (an actor's per-shard working set stays bounded at any size); the shards read back are the
+    file's records, in order."""
+    import json
+
+    import pairaudit.io.shards as shards
+    from pairaudit.io.readers import JsonlSource
+
+    rows = hh_rows(400)
+    path = tmp_path / "hh.jsonl"
+    path.write_text("".join(json.dumps({"prompt": p, "chosen": c, "rejected": r}) + "\n" for p, c, r in rows),
+                    encoding="utf-8")
+    size = path.stat().st_size
+    source = JsonlSource(path)
+    assert shards.default_shard_count(source, 4) == 4  # small: the floor (SHARD_BYTES is 40 MB)
+    monkeypatch.setattr(shards, "SHARD_BYTES", size // 10)  # as if the file were ten times the limit
+    n = shards.default_shard_count(source, 4)
+    assert n == 11, n
+    specs = plan_shards(source, n)
+    assert len(specs) == n and max(s["end"] - s["start"] for s in specs) <= size // 10 + 2000  # a line at most over
+    assert [row for row, _ in _records(specs)] == list(range(400))
+    folder = tmp_path / "pq"
+    folder.mkdir()
+    _write(folder / "a.parquet", rows, group_rows=10)  # 40 row groups
+    total = sum(pq.ParquetFile(folder / "a.parquet").metadata.row_group(i).total_byte_size for i in range(40))
+    monkeypatch.setattr(shards, "SHARD_BYTES", total // 8)
+    assert shards.default_shard_count(ParquetSource(folder), 2) == 9  # uncompressed bytes, from the metadata
+    monkeypatch.setattr(shards, "SHARD_ROWS", 50)  # no bytes known (an in-memory dataset): rows instead
+    array = tmp_path / "a.json"
+    array.write_text(json.dumps([{"prompt": p, "chosen": c, "rejected": r} for p, c, r in rows]), encoding="utf-8")
+    from pairaudit.io.readers import JsonArraySource
+
+    assert shards.default_shard_count(JsonArraySource(array), 2) == 8

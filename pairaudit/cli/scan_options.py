@@ -93,7 +93,8 @@ RayAddressOpt = Annotated[str | None, typer.Option(metavar="ADDRESS", help="Ray 
 RayWorkersOpt = Annotated[int | None, typer.Option(metavar="N", help="Ray actors (default: one per cluster "
     "CPU).")]
 RayShardsOpt = Annotated[int | None, typer.Option(metavar="N", help="Ray: shards the source is cut into "
-    "(default: two per actor; an actor that finishes early reads more).")]
+    "(default: two per actor, more for a large source: at most 40 MB a shard; an actor that finishes early "
+    "reads more).")]
 TrustRemoteCodeOpt = Annotated[bool, typer.Option("--trust-remote-code", metavar="", help="Allow custom model code (off "
     "by default).")]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", metavar="", help="Silent: no progress, messages or "

@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from pairaudit.pipeline import Scanner
 
 
-SHARDS_PER_ACTOR = 2  # default shards (the layout before issue 37; more: --ray-shards; docs/scale.md measured)
+SHARDS_PER_ACTOR = 2  # default shards at least (more for a large source: io.shards.SHARD_BYTES; --ray-shards)
 MAP_IN_FLIGHT = 1  # map tasks on each actor at once: the next shard goes to whichever actor finishes first
 
 
@@ -124,14 +124,15 @@ class _RayScan:
     def __init__(self, ray: Any, scanner: Scanner, source: Source) -> None:
         from pairaudit.engines.ray_actor import ShardActor
         from pairaudit.engines.ray_stages import RayRun
-        from pairaudit.io.shards import first_row, plan_shards
+        from pairaudit.io.shards import default_shard_count, first_row, plan_shards
         from pairaudit.stages.registry import stage_paths
 
         cfg = scanner.cfg
         self.ray, self.scanner, self.source = ray, scanner, source
         self.resources = ray.cluster_resources()
         self.workers, self.opts = actor_plan(ray.nodes(), cfg.ray_workers, any(s.uses_models for s in scanner.stages))
-        self.shards = plan_shards(source, cfg.ray_shards or max(self.workers * SHARDS_PER_ACTOR, 1))
+        self.shards = plan_shards(source, cfg.ray_shards
+                                  or default_shard_count(source, max(self.workers * SHARDS_PER_ACTOR, 1)))
         starts = [first_row(spec) for spec in self.shards]
         self.by_cls = by_cls = {type(s).__name__: s for s in scanner.stages}
         specs = [(p, sorted(by_cls[p.rsplit(":", 1)[1]].enabled)) for p in stage_paths()

@@ -29,6 +29,50 @@ from pairaudit.io.readers import (
     json_item_record,
 )
 
+SHARD_BYTES = 40 * 2**20  # a default shard's source bytes at most (JSONL file bytes, Parquet uncompressed bytes)
+SHARD_ROWS = 25_000  # a default shard's rows at most where the source's bytes are not known (datasets, arrays)
+
+
+def default_shard_count(source: Source, at_least: int) -> int:
+    """How many shards a scan cuts ``source`` into by default: ``at_least`` (e.g. two per worker), more where the
+    source is large, so that no shard holds more than ``SHARD_BYTES`` of it (``SHARD_ROWS`` rows where its bytes
+    are not known). A worker's memory for one shard's operation is then bounded whatever the dataset's size
+    (docs/scale.md), and the shards handed to whichever worker is free even out the work.
+
+    Args:
+        source: an opened source (``io.readers.open_source``).
+        at_least: the smallest number of shards.
+
+    Returns:
+        The number of shards (``plan_shards`` may make fewer: a compressed JSONL file is one shard, a Parquet
+        row group is never split).
+
+    Example:
+        >>> from pairaudit.io.readers import JsonlSource
+        >>> default_shard_count(JsonlSource("examples/hh-rlhf-helpful-base-500.jsonl"), 4)
+        4
+    """
+    import math
+
+    size = _source_bytes(source)
+    if size is not None:
+        return max(at_least, math.ceil(size / SHARD_BYTES))
+    return max(at_least, math.ceil((getattr(source, "total", 0) or 0) / SHARD_ROWS))
+
+
+def _source_bytes(source: Source) -> int | None:
+    if isinstance(source, JsonlSource):
+        return None if source.gz else Path(source.path).stat().st_size
+    if isinstance(source, ParquetSource):
+        import pyarrow.parquet as pq
+
+        total = 0
+        for f in source.files:
+            meta = pq.ParquetFile(f).metadata
+            total += sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+        return total
+    return None
+
 
 def plan_shards(source: Source, n: int) -> list[dict[str, Any]]:
     if not getattr(source, "shardable", True):
