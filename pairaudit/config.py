@@ -78,7 +78,7 @@ class ScanConfig:
     workers: int | None = None
     ray_address: str | None = None  # None: start an embedded local Ray
     ray_workers: int | None = None  # actors (default: one per cluster CPU)
-    ray_shards: int | None = None  # number of source shards (default: 2 per actor, handed to whichever actor is free)
+    ray_shards: int | None = None  # source shards (default: 2 per actor, more for a large source: io.shards.SHARD_BYTES)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
