@@ -174,7 +174,10 @@ class StageOps:
         return out
 
     def _nd_calibrate(self, stage: Any, key: int, a: dict, parts: list[Any], timings: dict) -> list[Any]:
-        dup, con, info = self.index.calibrate(parts, a["space"])
+        import ray
+
+        rows = (loads(ray.get(ref)) for ref in parts[0])  # the shards' rows, one blob in memory at a time
+        dup, con, info = self.index.calibrate(rows, a["space"])
         self.index = None
         return [{"dup": dup, "con": con, "info": info}]
 

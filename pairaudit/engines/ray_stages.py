@@ -230,7 +230,7 @@ def _calibrate(run: RayRun, k: int, offsets: list[int], idx: list[Any] | None, s
     plan = run.actors[0].cells.options(num_returns=n_shards + 1).remote(
         "calib_plan", k, 0, run.put({"hybrid": idx is not None, "offsets": offsets}), *(idx or []))
     rows = [run.owner(s).cells.remote("rows", k, s, run.put({"space": space}), plan[s]) for s in range(n_shards)]
-    cal = run.actors[0].cells.remote("calibrate", k, 0, run.put({"space": label}), *rows)
+    cal = run.actors[0].cells.remote("calibrate", k, 0, run.put({"space": label}), rows)  # refs: fetched in turn
     out, n_idx = run.get([cal, plan[-1]])
     return out["dup"], out["con"], out["info"], int(n_idx["n_idx"])
 

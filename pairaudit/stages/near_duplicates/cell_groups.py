@@ -78,12 +78,16 @@ class CellIndex:
         cut = np.searchsorted(need, np.asarray([*starts[1:], np.iinfo(np.int64).max]))
         return np.split(need, cut[:-1])
 
-    def calibrate(self, parts: list[dict[str, Any]], space: str) -> tuple[dict, dict, dict]:
+    def calibrate(self, parts: Iterable[dict[str, Any]], space: str) -> tuple[dict, dict, dict]:
+        """The copy threshold from the negative pairs (``calibration_rows``); ``parts``: the shards' rows of those
+        pairs in shard order (an iterable: a Ray actor loads them one at a time), each column concatenated and
+        dropped from the parts in turn, so they are held about once."""
         assert self.pairs is not None
         parts = [p for p in parts if len(p.get("pos", ()))]
         ra, fa, rb, fb, cross = self.pairs
-        pos = np.concatenate([p["pos"] for p in parts]) if parts else np.zeros(0, np.int64)
-        cols = {k: np.concatenate([p[k] for p in parts]) if parts else None for k in ("C", "R", "sk", "ln")}
+        pos = np.concatenate([p.pop("pos") for p in parts]) if parts else np.zeros(0, np.int64)
+        cols = {k: np.concatenate([p.pop(k) for p in parts]) if parts else None for k in ("C", "R", "sk", "ln")}
+        parts.clear()
         at = np.arange(len(pos))
         remap = (np.searchsorted(pos, ra), fa, np.searchsorted(pos, rb), fb, cross)
         negs = negative_similarities(cols["C"], cols["R"], cols["sk"], cols["ln"], at, remap) if parts else \
