@@ -87,10 +87,10 @@ class CellIndex:
         ra, fa, rb, fb, cross = self.pairs
         pos = np.concatenate([p.pop("pos") for p in parts]) if parts else np.zeros(0, np.int64)
         cols = {k: np.concatenate([p.pop(k) for p in parts]) if parts else None for k in ("C", "R", "sk", "ln")}
-        parts.clear()
+        have, parts = bool(parts), []
         at = np.arange(len(pos))
         remap = (np.searchsorted(pos, ra), fa, np.searchsorted(pos, rb), fb, cross)
-        negs = negative_similarities(cols["C"], cols["R"], cols["sk"], cols["ln"], at, remap) if parts else \
+        negs = negative_similarities(cols["C"], cols["R"], cols["sk"], cols["ln"], at, remap) if have else \
             (np.zeros(0), np.zeros(0))
         dup = self.plan["dup"]
         info = calibrate(negs, dup, space)
