@@ -83,7 +83,8 @@ def _scipy_blas() -> Any:
             import scipy.optimize  # noqa: F401 - L-BFGS-B's module: its BLAS is loaded before the look
             from threadpoolctl import ThreadpoolController
 
-            homes = (Path(scipy.__file__).resolve().parent, Path(scipy.__file__).resolve().parent.parent / "scipy.libs")
+            pkg = Path(scipy.__file__).resolve().parent
+            homes = (pkg, pkg.parent / "scipy.libs")  # a wheel's bundled libraries (macOS: pkg/.dylibs)
             ctl = ThreadpoolController()
             mine = [lib.filepath for lib in ctl.lib_controllers if lib.user_api == "blas"
                     and any(Path(lib.filepath).resolve().is_relative_to(h) for h in homes)]
@@ -178,20 +179,20 @@ CHUNK_ROWS = 262_144  # held-out rows are scored in chunks of this many (bounded
 def _cross_fit(x: np.ndarray, folds: int, cs: tuple[float, ...], seed: int, max_fit_rows: int | None = None,
                groups: np.ndarray | None = None) -> Iterator[tuple[np.ndarray, Any, list[np.ndarray]]]:
     """Per fold: (held-out mask, scaler, the weights of the models fitted on the rest, or on a seeded sample of
-    ``max_fit_rows`` of them, one per inverse regularisation strength of ``cs``). The fold's rows are copied and
-    standardised once for every value of ``cs``: each model is the one ``_fit`` gives alone."""
+    ``max_fit_rows`` of them, one per inverse regularisation strength of ``cs``). A fold's rows are copied and
+    standardised once for every value of ``cs``, into one buffer all folds share: each model is the one a fresh
+    copy per value and fold gives (tests/test_flips.py)."""
     fold, k = _folds(len(x), folds, seed, groups)
-    fit_rows = []
+    fit_n = len(x) - np.bincount(fold, minlength=k)
+    if max_fit_rows is not None:
+        fit_n = np.minimum(fit_n, max_fit_rows)
+    buf = np.empty((2 * int(fit_n.max()), x.shape[1]), np.float32 if x.dtype == np.float16 else x.dtype)
     for f in range(k):
-        rows = np.flatnonzero(fold != f)
-        if max_fit_rows is not None and len(rows) > max_fit_rows:
-            rows = np.sort(np.random.default_rng(seed + 1 + f).choice(rows, max_fit_rows, replace=False))
-        fit_rows.append(rows)
-    dtype = np.float32 if x.dtype == np.float16 else x.dtype
-    buf = np.empty((2 * max(len(r) for r in fit_rows), x.shape[1]), dtype)  # every fold's rows, in turn
-    for f, rows in enumerate(fit_rows):
-        te = fold == f
+        tr, te = fold != f, fold == f
         if te.any():
+            rows = np.flatnonzero(tr)
+            if max_fit_rows is not None and len(rows) > max_fit_rows:
+                rows = np.sort(np.random.default_rng(seed + 1 + f).choice(rows, max_fit_rows, replace=False))
             scaler, xs, y = _prepare(x, rows, buf)
             yield te, scaler, [_solve(xs, y, c).coef_[0] for c in cs]
 
