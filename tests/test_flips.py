@@ -227,3 +227,84 @@ def test_the_pairs_of_one_prompt_share_a_fold() -> None:
     alone = np.isin(groups, [7, 9], invert=True)
     assert (grouped[alone] == plain[alone]).all()
     assert len(set(plain[groups == 7].tolist())) > 1  # without groups the prompt's pairs are spread
+
+
+def test_the_c_search_fits_each_model_as_sklearn_alone() -> None:
+    """The regularisation search copies and standardises a fold's rows once for every C (a buffer the folds
+    share) and runs L-BFGS-B with scipy's own BLAS at one thread; each fold model, so the out-of-fold log-odds
+    and the weights, is still the one a fresh StandardScaler + LogisticRegression per C and fold gives, bit for
+    bit, and the same C wins."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.preprocessing import StandardScaler
+
+    from pairaudit.stages.flips.model import C_GRID, _folds, oof_logodds
+    from pairaudit.stages.flips.stats import auroc_proxy
+
+    rng = np.random.default_rng(3)
+    n, dim = 600, 24
+    x = (rng.normal(size=(n, dim)) + 0.4 * rng.normal(size=dim)).astype(np.float32)
+    x *= np.where(rng.random(n) < 0.2, -1.0, 1.0).astype(np.float32)[:, None]  # a fifth flipped
+    groups = rng.integers(0, 400, n)
+    linear: list[np.ndarray] = []
+    got = oof_logodds(x, folds=5, linear=linear, groups=groups)
+    fold, k = _folds(n, 5, 0, groups)
+    best: tuple[float, np.ndarray, list[np.ndarray]] | None = None
+    for c in C_GRID:
+        d, lin = np.zeros(n), []
+        for f in range(k):
+            tr, te = fold != f, fold == f
+            both = np.concatenate([x[tr], -x[tr]])
+            sc = StandardScaler(with_mean=False).fit(both)
+            y = np.r_[np.ones(tr.sum()), np.zeros(tr.sum())]
+            w = LogisticRegression(C=c, fit_intercept=False, max_iter=2000).fit(sc.transform(both), y).coef_[0]
+            d[te] = sc.transform(x[te]) @ w
+            lin.append(w / sc.scale_)
+        auc = auroc_proxy(d)
+        if best is None or auc > best[0] + 1e-9:
+            best = (auc, d, lin)
+    assert best is not None
+    assert got.tobytes() == best[1].tobytes()
+    assert len(linear) == len(best[2]) and all(a.tobytes() == b.tobytes() for a, b in zip(linear, best[2]))
+
+
+def test_the_solver_blas_at_one_thread_gives_the_same_weights() -> None:
+    """``one_thread_solver`` limits scipy's own BLAS (L-BFGS-B's small vector and matrix work), never numpy's
+    (the products with the data, whose thread split changes the rounding of some rows): the same weights."""
+    from sklearn.linear_model import LogisticRegression
+
+    from pairaudit.stages.flips import model
+
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(3000, 64)).astype(np.float32)
+    y = (x @ rng.normal(size=64) + rng.normal(size=3000) > 0).astype(np.float64)
+    want = LogisticRegression(C=1.0, fit_intercept=False, max_iter=2000).fit(x, y).coef_
+    sel = model._scipy_blas()
+    before = {lib["filepath"]: lib["num_threads"] for lib in sel.info()} if sel is not None else {}
+    with model.one_thread_solver():
+        got = LogisticRegression(C=1.0, fit_intercept=False, max_iter=2000).fit(x, y).coef_
+        if sel is not None:
+            assert all(lib["num_threads"] == 1 for lib in sel.info())
+            assert not any("numpy" in Path(lib["filepath"]).parent.name for lib in sel.info())
+    assert got.tobytes() == want.tobytes()
+    if sel is not None:
+        assert {lib["filepath"]: lib["num_threads"] for lib in sel.info()} == before
+
+
+@pytest.mark.parametrize("rows_per_slice", [1, 7, 333, None])
+def test_flip_scale_matches_sklearn_at_any_slice_size(rows_per_slice: int | None,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """``Scale`` adds each slice to the running sums row by row in one reused buffer: sklearn's scale bit for bit
+    whatever the slice, on values spread over twelve orders of magnitude (where the order of the additions
+    shows in the last bits)."""
+    from sklearn.preprocessing import StandardScaler
+
+    from pairaudit.stages.flips.model import Scale
+
+    if rows_per_slice is not None:
+        monkeypatch.setattr(Scale, "BUFFER_BYTES", 8 * 16 * rows_per_slice)
+    rng = np.random.default_rng(11)
+    x = (rng.normal(size=(2500, 16)) * 10.0 ** rng.uniform(-6, 6, size=(2500, 16))).astype(np.float32)
+    both = np.concatenate([x, -x[::-1] * 0.5])
+    got = Scale.fit(both)
+    assert got is not None
+    np.testing.assert_array_equal(got.scale_, StandardScaler(with_mean=False).fit(both).scale_)

@@ -172,6 +172,28 @@ def test_the_near_duplicate_normalisation_of_long_texts_is_unchanged(monkeypatch
         assert match.normalise(t) == " ".join(punct.sub(" ", t.casefold()).split()), t[:80]
 
 
+def test_the_flip_length_features_equal_the_per_text_loop() -> None:
+    """``length_features`` counts every text, then takes the logs in one numpy call per measure: the values of
+    the per-text loop it replaced, bit for bit (Unicode whitespace, separators, empty texts, long texts)."""
+    import numpy as np
+
+    from pairaudit.stages.flips import features
+
+    def per_text(texts: list[str]) -> np.ndarray:
+        out = np.empty((len(texts), 4))
+        for i, t in enumerate(texts):
+            last = features._last_non_space(t)
+            out[i] = (np.log1p(len(t)), np.log1p(features._n_words(t)), np.log1p(t.count("\n")),
+                      float(last is not None and last in ".!?)]`\"'*"))
+        return out
+
+    texts = _samples() + ["end. ", "x)\n\n", "   ", "", "a\u3000b\u2029", "q?\x1c", "*", "w" * 70_000 + " end!"]
+    other = texts[::-1]
+    got = features.length_features(texts, other)
+    assert got.dtype == np.float64 and got.tobytes() == (per_text(texts) - per_text(other)).tobytes()
+    assert features.length_features([], []).shape == (0, 4)
+
+
 def test_the_flip_length_features_of_long_texts_are_unchanged(monkeypatch: pytest.MonkeyPatch) -> None:
     import numpy as np
 

@@ -20,7 +20,9 @@ given labels, so a model at chance gives p ~ 0.5 instead of confident noise.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -42,21 +44,71 @@ def _folds(n: int, folds: int, seed: int, groups: np.ndarray | None = None) -> t
     return fold, k
 
 
-def _fit(x: np.ndarray, c: float, rows: np.ndarray | None = None) -> tuple[Any, Any]:
-    """Antisymmetric logistic regression on both orientations of ``x[rows]`` (all rows when None); returns
-    (scaler, model). A float16 ``x`` (e.g. memory-mapped) is read in float32, one copy of the fitted rows."""
-    from sklearn.linear_model import LogisticRegression
+def _prepare(x: np.ndarray, rows: np.ndarray | None = None, out: np.ndarray | None = None
+             ) -> tuple[Any, np.ndarray, np.ndarray]:
+    """Both orientations of ``x[rows]`` (all rows when None), standardised: (scaler, rows, labels). A float16 ``x``
+    (e.g. memory-mapped) is read in float32, one copy of the fitted rows, written to the first rows of ``out``
+    when given (a buffer the folds share: a large fresh array pays its page faults again, ~1 s a GB here)."""
     from sklearn.preprocessing import StandardScaler
 
     m = len(x) if rows is None else len(rows)
     dtype = np.float32 if x.dtype == np.float16 else x.dtype
-    both = np.empty((2 * m, x.shape[1]), dtype)
+    both = np.empty((2 * m, x.shape[1]), dtype) if out is None else out[:2 * m]
     both[:m] = x if rows is None else x[rows]
     np.negative(both[:m], out=both[m:])
     scaler = Scale.fit(both) or StandardScaler(with_mean=False).fit(both)  # no centring: keeps x -> -x antisymmetric
-    y = np.r_[np.ones(m), np.zeros(m)]
-    model = LogisticRegression(C=c, fit_intercept=False, max_iter=2000).fit(scaler.transform(both, copy=False), y)
-    return scaler, model
+    return scaler, scaler.transform(both, copy=False), np.r_[np.ones(m), np.zeros(m)]
+
+
+def _solve(xs: np.ndarray, y: np.ndarray, c: float) -> Any:
+    """The logistic regression without intercept on standardised rows (``_prepare``), its solver's own BLAS at one
+    thread (``one_thread_solver``)."""
+    from sklearn.linear_model import LogisticRegression
+
+    with one_thread_solver():
+        return LogisticRegression(C=c, fit_intercept=False, max_iter=2000).fit(xs, y)
+
+
+_SOLVER_BLAS: list[Any] = []  # the threadpoolctl selection of scipy's own BLAS (or None), found once
+
+
+def _scipy_blas() -> Any:
+    """The BLAS libraries loaded from scipy's own folders (a wheel bundles one beside numpy's), as a threadpoolctl
+    selection; None when scipy uses no BLAS of its own (e.g. one shared with numpy: left alone) or threadpoolctl
+    cannot say."""
+    if not _SOLVER_BLAS:
+        sel = None
+        try:
+            import scipy
+            import scipy.optimize  # noqa: F401 - L-BFGS-B's module: its BLAS is loaded before the look
+            from threadpoolctl import ThreadpoolController
+
+            pkg = Path(scipy.__file__).resolve().parent
+            homes = (pkg, pkg.parent / "scipy.libs")  # a wheel's bundled libraries (macOS: pkg/.dylibs)
+            ctl = ThreadpoolController()
+            mine = [lib.filepath for lib in ctl.lib_controllers if lib.user_api == "blas"
+                    and any(Path(lib.filepath).resolve().is_relative_to(h) for h in homes)]
+            sel = ctl.select(filepath=mine) if mine else None
+        except Exception:  # noqa: BLE001 - no threadpoolctl (or an old one): the solver keeps its threads
+            sel = None
+        _SOLVER_BLAS.append(sel)
+    return _SOLVER_BLAS[0]
+
+
+@contextmanager
+def one_thread_solver() -> Iterator[None]:
+    """scipy's own BLAS at one thread while L-BFGS-B runs. L-BFGS-B's BLAS and LAPACK calls work on vectors of
+    the feature count and matrices of at most 20 x 20 (10 corrections kept): sizes the BLAS computes on one
+    thread either way, so the weights are the same bit for bit (tests/test_flips.py compares them). Allowed two
+    threads it still costs ~2-6 ms an iteration on this busy 2-core machine, ~0.1-0.2 ms at one (measured: 1.3 s
+    of the ~14 s flip model at 100k rows). numpy's BLAS (the products with the data) keeps its threads: its
+    thread split changes the rounding of some rows."""
+    sel = _scipy_blas()
+    if sel is None:
+        yield
+        return
+    with sel.limit(limits=1):
+        yield
 
 
 class Scale:
@@ -66,6 +118,7 @@ class Scale:
     rows of a fold at 1M rows). ``fit`` returns None when a value is NaN (sklearn's NaN-aware path then)."""
 
     CHUNK = 16_384
+    BUFFER_BYTES = 4 << 20  # a slice of at most this many float64 bytes (2k rows of 256): 160k x 256 in 78 ms, not 124
 
     def __init__(self, scale: np.ndarray) -> None:
         self.scale_ = scale
@@ -75,24 +128,35 @@ class Scale:
         n = len(X)
         if not n or X.dtype not in (np.float32, np.float64):
             return None
+        # one float64 buffer, reused: row 0 holds the running sum, rows 1.. a slice; numpy sums a C-ordered array
+        # along rows one row after the other, so each slice is added to the running sum row by row, as in one
+        # np.sum over every row (the order sklearn's float64 sums take)
+        chunk = max(1, min(cls.CHUNK, cls.BUFFER_BYTES // (8 * max(1, X.shape[1]))))
+        buf = np.empty((min(n, chunk) + 1, X.shape[1]))
 
-        def rowsum(acc: np.ndarray | None, part: np.ndarray) -> np.ndarray:
-            return np.sum(part if acc is None else np.vstack([acc[None], part]), axis=0)
+        def rowsum(acc: np.ndarray | None, k: int) -> np.ndarray:
+            if acc is None:
+                return np.sum(buf[1:k + 1], axis=0)
+            buf[0] = acc
+            return np.sum(buf[:k + 1], axis=0)
 
         total = None
-        for lo in range(0, n, cls.CHUNK):
-            part = np.asarray(X[lo:lo + cls.CHUNK], dtype=np.float64)
+        for lo in range(0, n, chunk):
+            part = X[lo:lo + chunk]
             if np.isnan(part).any():
                 return None
-            total = rowsum(total, part)
+            buf[1:len(part) + 1] = part
+            total = rowsum(total, len(part))
         assert total is not None
         mean = total / n
         corr = sq = None
-        for lo in range(0, n, cls.CHUNK):
-            t = X[lo:lo + cls.CHUNK] - mean
-            corr = rowsum(corr, t)
-            t **= 2
-            sq = rowsum(sq, t)
+        for lo in range(0, n, chunk):
+            part = X[lo:lo + chunk]
+            t = buf[1:len(part) + 1]
+            np.subtract(part, mean, out=t)
+            corr = rowsum(corr, len(part))
+            np.square(t, out=t)
+            sq = rowsum(sq, len(part))
         assert corr is not None and sq is not None
         var = (sq - corr ** 2 / n) / n
         eps = np.finfo(np.float64).eps
@@ -112,19 +176,25 @@ FIT_MAX_ROWS = 200_000  # a high-dimensional signal's fold model is fitted on at
 CHUNK_ROWS = 262_144  # held-out rows are scored in chunks of this many (bounded memory on large datasets)
 
 
-def _cross_fit(x: np.ndarray, folds: int, c: float, seed: int, max_fit_rows: int | None = None,
-               groups: np.ndarray | None = None) -> Iterator[tuple[np.ndarray, Any, np.ndarray]]:
-    """Per fold: (held-out mask, scaler, weights of the model fitted on the rest, or on a seeded sample of
-    ``max_fit_rows`` of them)."""
+def _cross_fit(x: np.ndarray, folds: int, cs: tuple[float, ...], seed: int, max_fit_rows: int | None = None,
+               groups: np.ndarray | None = None) -> Iterator[tuple[np.ndarray, Any, list[np.ndarray]]]:
+    """Per fold: (held-out mask, scaler, the weights of the models fitted on the rest, or on a seeded sample of
+    ``max_fit_rows`` of them, one per inverse regularisation strength of ``cs``). A fold's rows are copied and
+    standardised once for every value of ``cs``, into one buffer all folds share: each model is the one a fresh
+    copy per value and fold gives (tests/test_flips.py)."""
     fold, k = _folds(len(x), folds, seed, groups)
+    fit_n = len(x) - np.bincount(fold, minlength=k)
+    if max_fit_rows is not None:
+        fit_n = np.minimum(fit_n, max_fit_rows)
+    buf = np.empty((2 * int(fit_n.max()), x.shape[1]), np.float32 if x.dtype == np.float16 else x.dtype)
     for f in range(k):
         tr, te = fold != f, fold == f
         if te.any():
             rows = np.flatnonzero(tr)
             if max_fit_rows is not None and len(rows) > max_fit_rows:
                 rows = np.sort(np.random.default_rng(seed + 1 + f).choice(rows, max_fit_rows, replace=False))
-            scaler, model = _fit(x, c, rows)
-            yield te, scaler, model.coef_[0]
+            scaler, xs, y = _prepare(x, rows, buf)
+            yield te, scaler, [_solve(xs, y, c).coef_[0] for c in cs]
 
 
 def _held_out(x: np.ndarray, te: np.ndarray, scaler: Any) -> Iterator[tuple[np.ndarray, np.ndarray]]:
@@ -136,16 +206,18 @@ def _held_out(x: np.ndarray, te: np.ndarray, scaler: Any) -> Iterator[tuple[np.n
         yield part, scaler.transform(xs.astype(np.float32) if xs.dtype == np.float16 else xs)
 
 
-def _oof(x: np.ndarray, folds: int, c: float, seed: int, max_fit_rows: int | None = None,
-         linear: list[np.ndarray] | None = None, groups: np.ndarray | None = None) -> np.ndarray:
-    """Out-of-fold log-odds; ``linear`` gets each fold's weights on the raw (unscaled) features."""
-    d = np.zeros(len(x))
-    for te, scaler, w in _cross_fit(x, folds, c, seed, max_fit_rows, groups):
+def _oof(x: np.ndarray, folds: int, cs: tuple[float, ...], seed: int, max_fit_rows: int | None = None,
+         groups: np.ndarray | None = None) -> tuple[list[np.ndarray], list[list[np.ndarray]]]:
+    """Out-of-fold log-odds per value of ``cs``, and each fold's weights on the raw (unscaled) features per value."""
+    ds = [np.zeros(len(x)) for _ in cs]
+    linear: list[list[np.ndarray]] = [[] for _ in cs]
+    for te, scaler, ws in _cross_fit(x, folds, cs, seed, max_fit_rows, groups):
         for part, xs in _held_out(x, te, scaler):
-            d[part] = xs @ w
-        if linear is not None:
-            linear.append(w / scaler.scale_)
-    return d
+            for d, w in zip(ds, ws):
+                d[part] = xs @ w
+        for lin, w in zip(linear, ws):
+            lin.append(w / scaler.scale_)
+    return ds, linear
 
 
 def oof_logodds(x: np.ndarray, *, folds: int = 5, c: float | str = "auto", seed: int = 0,
@@ -159,32 +231,45 @@ def oof_logodds(x: np.ndarray, *, folds: int = 5, c: float | str = "auto", seed:
     seeded sample of that size and only the chosen value is fitted on every row. ``linear`` gets the fold
     models' weights on the raw features (their mean scores rows no fold saw: ``apply``). ``groups``: per row,
     rows that share a fold (``_folds``: the pairs of one prompt).
+
+    Args:
+        x: (rows, features) antisymmetric features, float16 (e.g. memory-mapped) or float32.
+        folds: the number of folds (``_folds`` caps it at one per 10 rows).
+        c: the inverse regularisation strength, or "auto".
+        seed: the folds' and samples' seed.
+        linear: receives the fold models' weights on the raw features.
+        groups: per row, rows that share a fold.
+
+    Returns:
+        The out-of-fold log-odds, one per row.
     """
     from pairaudit.stages.flips.stats import auroc_proxy
 
     require("sklearn", "flips", "the likely_flipped model")
     if x.dtype not in (np.float16, np.float32):  # float16 (e.g. memory-mapped) is read in float32 chunks
         x = np.asarray(x, dtype=np.float32)
-    if c != "auto":
-        return _oof(x, folds, float(c), seed, FIT_MAX_ROWS, linear, groups)
-    sample, sgroups = x, groups
-    if len(x) > C_SEARCH_ROWS:
-        pick = np.sort(np.random.default_rng(seed).choice(len(x), C_SEARCH_ROWS, replace=False))
-        sample, sgroups = x[pick], (groups[pick] if groups is not None else None)
-    sample = sample if isinstance(sample, np.ndarray) else sample[:]  # a spilled column: read it
-    sample = sample.astype(np.float32) if sample.dtype == np.float16 else sample
-    best_c, best_d, best_auc, best_w = C_GRID[0], None, -1.0, []
-    for cand in C_GRID:
-        weights: list[np.ndarray] = []
-        d = _oof(sample, folds, cand, seed, linear=weights, groups=sgroups)
-        auc = auroc_proxy(d)
-        if auc > best_auc + 1e-9:
-            best_c, best_d, best_auc, best_w = cand, d, auc, weights
-    if len(sample) == len(x):
-        if linear is not None:
-            linear.extend(best_w)
-        return best_d
-    return _oof(x, folds, best_c, seed, FIT_MAX_ROWS, linear, groups)
+    if c == "auto":
+        sample, sgroups = x, groups
+        if len(x) > C_SEARCH_ROWS:
+            pick = np.sort(np.random.default_rng(seed).choice(len(x), C_SEARCH_ROWS, replace=False))
+            sample, sgroups = x[pick], (groups[pick] if groups is not None else None)
+        sample = sample if isinstance(sample, np.ndarray) else sample[:]  # a spilled column: read it
+        sample = sample.astype(np.float32) if sample.dtype == np.float16 else sample
+        ds, ws = _oof(sample, folds, C_GRID, seed, groups=sgroups)  # every value of the grid, fold by fold
+        best, best_auc = 0, -1.0
+        for j, d in enumerate(ds):
+            auc = auroc_proxy(d)
+            if auc > best_auc + 1e-9:
+                best, best_auc = j, auc
+        if len(sample) == len(x):
+            if linear is not None:
+                linear.extend(ws[best])
+            return ds[best]
+        c = C_GRID[best]
+    ds, ws = _oof(x, folds, (float(c),), seed, FIT_MAX_ROWS, groups)
+    if linear is not None:
+        linear.extend(ws[0])
+    return ds[0]
 
 
 def temperature(d: np.ndarray) -> float:
@@ -195,7 +280,8 @@ def temperature(d: np.ndarray) -> float:
     if n == 0 or not np.any(d):
         return 0.0
     cal = LogisticRegression(C=1e4, fit_intercept=False, max_iter=1000)
-    cal.fit(np.r_[d, -d][:, None], np.r_[np.ones(n), np.zeros(n)])
+    with one_thread_solver():
+        cal.fit(np.r_[d, -d][:, None], np.r_[np.ones(n), np.zeros(n)])
     return max(float(cal.coef_[0, 0]), 0.0)
 
 
@@ -226,7 +312,7 @@ def fit_flip_model(features: dict[str, np.ndarray], *, folds: int = 5, c: float 
         return FlipFit(np.full(n, 0.5), np.zeros(n), np.zeros((n, 0)), [], {}, 0, 0.0)
     contrib = np.zeros_like(x)
     coefs, linear = [], []
-    for te, scaler, w in _cross_fit(x, folds, c, seed, groups=groups):
+    for te, scaler, (w,) in _cross_fit(x, folds, (c,), seed, groups=groups):
         for part, xs in _held_out(x, te, scaler):
             contrib[part] = xs * w
         coefs.append(w)
