@@ -121,13 +121,13 @@ def _watch_actors(peaks: dict[int, float], stop: threading.Event) -> None:
 def _print_parts(t: dict[str, float], k: int) -> None:
     """Actor ``k``'s peaks told apart (sampled every 0.05 s in the actor, ``engines/memwatch.py``): its own memory
     (RSS - RssShmem) and the object store's pages it had mapped (RssShmem), per phase and reduce operation."""
-    own = {key.split(":peak_own_mb:")[1]: v for key, v in t.items() if key.startswith(f"ray_actor:{k}:peak_own_mb:")}
+    def by_name(part: str) -> dict[str, float]:  # ray_actor:<k>:<part>_mb:<phase or op> -> {name: MB}
+        head = f"ray_actor:{k}:{part}_mb:"
+        return {key[len(head):]: v for key, v in t.items() if key.startswith(head)}
+
+    own, shared, after = by_name("peak_own"), by_name("peak_shared"), by_name("own_after")
     if not own:
         return
-    shared = {key.split(":peak_shared_mb:")[1]: v for key, v in t.items()
-              if key.startswith(f"ray_actor:{k}:peak_shared_mb:")}
-    after = {key.split(":own_after_mb:")[1]: v for key, v in t.items()
-             if key.startswith(f"ray_actor:{k}:own_after_mb:")}
     phases = [p for p in ("map", "reduce", "write") if p in own]
     print(f"  actor {k} own memory (RSS - RssShmem) / object store pages (RssShmem), sampled peaks (MB): "
           + ", ".join(f"{p} {own[p]:.0f}/{shared.get(p, 0):.0f}" for p in phases)

@@ -14,8 +14,11 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import ctypes.util
+import functools
 import threading
+import time
 from collections.abc import Iterator
+from typing import Any
 
 
 def rss_parts() -> tuple[float, float]:
@@ -52,16 +55,25 @@ def trim() -> bool:
         >>> isinstance(trim(), bool)
         True
     """
+    fn = _malloc_trim()
+    if fn is None:
+        return False
+    fn(0)
+    return True
+
+
+@functools.cache
+def _malloc_trim() -> Any:
+    """glibc's ``malloc_trim``, looked up once (``find_library`` runs ``ldconfig``); None where there is none."""
     name = ctypes.util.find_library("c")
     if not name:
-        return False
+        return None
     try:
         fn = ctypes.CDLL(name).malloc_trim
     except (OSError, AttributeError):
-        return False
+        return None
     fn.argtypes, fn.restype = [ctypes.c_size_t], ctypes.c_int
-    fn(0)
-    return True
+    return fn
 
 
 class MemWatch:
@@ -91,10 +103,9 @@ class MemWatch:
         threading.Thread(target=self._run, daemon=True, name="pairaudit-memwatch").start()
 
     def _run(self) -> None:
-        stop = threading.Event()
         while True:
             self.sample()
-            stop.wait(self.every)
+            time.sleep(self.every)
 
     def sample(self) -> None:
         """Take one sample now (also at the start and end of every :meth:`during`)."""

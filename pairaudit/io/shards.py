@@ -54,24 +54,24 @@ def default_shard_count(source: Source, at_least: int) -> int:
     """
     import math
 
-    size = _source_bytes(source)
-    if size is not None:
-        return max(at_least, math.ceil(size / SHARD_BYTES))
-    return max(at_least, math.ceil((getattr(source, "total", 0) or 0) / SHARD_ROWS))
-
-
-def _source_bytes(source: Source) -> int | None:
-    if isinstance(source, JsonlSource):
-        return None if source.gz else Path(source.path).stat().st_size
     if isinstance(source, ParquetSource):
-        import pyarrow.parquet as pq
+        size: int | None = sum(int(s.sum()) for _, _, s in _row_group_bytes(source))
+    else:
+        amount, unit = source.progress_total()  # JSONL: its file's bytes (None when compressed); else rows
+        if unit != "bytes":
+            return max(at_least, math.ceil((amount or 0) / SHARD_ROWS))
+        size = amount
+    return max(at_least, math.ceil(size / SHARD_BYTES)) if size is not None else at_least
 
-        total = 0
-        for f in source.files:
-            meta = pq.ParquetFile(f).metadata
-            total += sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
-        return total
-    return None
+
+def _row_group_bytes(source: ParquetSource) -> list[tuple[str, Any, Any]]:
+    """Per file of a Parquet source: (path, metadata, each row group's uncompressed bytes as an int64 array)."""
+    import numpy as np
+    import pyarrow.parquet as pq
+
+    metas = [(str(f), pq.ParquetFile(f).metadata) for f in source.files]
+    return [(f, m, np.array([m.row_group(i).total_byte_size for i in range(m.num_row_groups)], np.int64))
+            for f, m in metas]
 
 
 def plan_shards(source: Source, n: int) -> list[dict[str, Any]]:
@@ -140,14 +140,12 @@ def _parquet_shards(source: ParquetSource, n: int) -> list[dict[str, Any]]:
     its running byte count is nearest each equal fraction), a file of one row group stays one (a row group is the
     smallest piece a reader can seek to)."""
     import numpy as np
-    import pyarrow.parquet as pq
 
-    metas = [(str(f), pq.ParquetFile(f).metadata) for f in source.files]
-    sizes = [np.array([m.row_group(i).total_byte_size for i in range(m.num_row_groups)], np.int64) for _, m in metas]
-    target = max(1.0, sum(int(s.sum()) for s in sizes) / n)
+    files = _row_group_bytes(source)
+    target = max(1.0, sum(int(size.sum()) for _, _, size in files) / n)
     specs: list[dict[str, Any]] = []
     offset = 0
-    for (f, m), size in zip(metas, sizes):
+    for f, m, size in files:
         if m.num_row_groups == 0:
             specs.append({"kind": "parquet", "file": f, "row_offset": offset, "row_groups": None})
             continue
