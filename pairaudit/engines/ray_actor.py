@@ -25,7 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from pairaudit.engines.partition import findings_of, merge_routed, route, split_state
+from pairaudit.engines.parked import Parked, park_shard, unpark
+from pairaudit.engines.partition import FINDING_FIELDS, findings_of, merge_routed, route, split_state
 from pairaudit.engines.ray_ops import StageOps
 from pairaudit.engines.wire import dumps, loads, result_to_wire
 
@@ -176,7 +177,10 @@ class ShardActor(StageOps):
                 meta_states[name] = state
         if self.processor.tok is not None and self.processor.tok.spec is not None:
             self.ctx.models.setdefault("tokenizer", self.processor.tok.spec.to_json())
-        self.shards[s] = {"findings": findings, "metrics": metrics, "states": kept, "spec": spec, "spills": spills}
+        cells = {type(st).__name__ for st in self.stages if st.distribute == "cells"}  # worked on in place
+        self.shards[s] = {**park_shard(Path(self.spill_folder), s, [[getattr(f, k) for k in FINDING_FIELDS]
+                                                                    for f in findings], metrics, kept, cells),
+                          "spec": spec, "spills": spills}
         seconds = time.perf_counter() - t0
         self.seconds += seconds
         meta = dumps({"results": results, "states": meta_states, "summaries": summaries, "errors": errors,
@@ -231,7 +235,7 @@ class ShardActor(StageOps):
         for state in shard["states"].values():
             if isinstance(state, dict) and state.get("spill") is not None:
                 state.pop("spill").close()
-        findings = list(shard["findings"])
+        findings = findings_of([{"findings": unpark(shard["findings"], remove=True)}])
         stage_scores, errors, stats = [], [], {}
         it = iter(routed)
         for stage in self.stages:
@@ -246,7 +250,7 @@ class ShardActor(StageOps):
                 continue
             if name in p["failed"] or name not in shard["states"]:
                 continue
-            stage.absorb_state(shard["states"][name])
+            stage.absorb_state(unpark(shard["states"][name], remove=True))
             try:
                 res = stage.finalize(p["summaries"][name])
             except Exception as exc:  # noqa: BLE001 - reported on the driver
@@ -258,8 +262,12 @@ class ShardActor(StageOps):
             if res.rows is not None and res.scores:
                 stage_scores.append((np.asarray(res.rows, np.int64), res.scores))
             stats[name] = res.stats
-        out = write_shard(s, shard["spec"], Path(p["tmp"]), findings, shard["metrics"], stage_scores, p, self.fmt,
+        out = write_shard(s, shard["spec"], Path(p["tmp"]), findings, unpark(shard["metrics"], remove=True),
+                          stage_scores, p, self.fmt,
                           self.columns, self.cfg.flip)
+        for state in shard["states"].values():  # a parked state no operation took (its stage failed)
+            if isinstance(state, Parked):
+                state.path.unlink(missing_ok=True)
         self.seconds += time.perf_counter() - t0
         return dumps({**out, "shard": s, "errors": errors, "stats": stats})
 

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from pairaudit.engines.parked import unpark
 from pairaudit.engines.partition import route, split_state
 from pairaudit.engines.wire import dumps, loads
 
@@ -77,7 +78,7 @@ class StageOps:
         return self.stages[k]  # type: ignore[attr-defined]
 
     def _kept(self, s: int, name: str) -> Any:
-        return self.shards[s]["states"][name]  # type: ignore[attr-defined]
+        return unpark(self.shards[s]["states"][name])  # type: ignore[attr-defined]
 
     # -- near duplicates -------------------------------------------------------------------------------------
     def cells(self, op: str, k: int, key: int, args: bytes, *blobs: bytes) -> Any:
@@ -246,7 +247,7 @@ class StageOps:
             meta = {"stats": res.stats, "timings": res.timings, "models": self.ctx.models}  # type: ignore[attr-defined]
             out = [*parts, model, meta]
         elif op == "apply":
-            state = self.shards[key]["states"].pop(name)  # type: ignore[attr-defined]
+            state = unpark(self.shards[key]["states"].pop(name), remove=True)  # type: ignore[attr-defined]
             spill = self.shards[key]["spills"].pop(name, None)  # type: ignore[attr-defined]
             n = len(stage.row_numbers(state))
             rest = np.setdiff1d(np.arange(n), np.asarray(a["taken"], np.int64))
@@ -286,7 +287,7 @@ class StageOps:
 
     def _split(self, k: int, s: int, n_parts: int, aliases: bytes) -> Any:
         stage = self._stage_at(k)
-        state = self.shards[s]["states"].pop(type(stage).__name__)  # type: ignore[attr-defined]
+        state = unpark(self.shards[s]["states"].pop(type(stage).__name__), remove=True)  # type: ignore[attr-defined]
         al = loads(aliases)
         parts = split_state(state, stage.partition_key, n_parts,
                             aliases=(np.asarray(al["keys"], np.int64), np.asarray(al["to"], np.int64)))
