@@ -44,6 +44,9 @@ def _folds(n: int, folds: int, seed: int, groups: np.ndarray | None = None) -> t
     return fold, k
 
 
+PREPARE_ROWS = 16_384  # rows of ``x`` copied into the fold buffer at a time (``_prepare``)
+
+
 def _prepare(x: np.ndarray, rows: np.ndarray | None = None, out: np.ndarray | None = None
              ) -> tuple[Any, np.ndarray, np.ndarray]:
     """Both orientations of ``x[rows]`` (all rows when None), standardised: (scaler, rows, labels). A float16 ``x``
@@ -54,7 +57,9 @@ def _prepare(x: np.ndarray, rows: np.ndarray | None = None, out: np.ndarray | No
     m = len(x) if rows is None else len(rows)
     dtype = np.float32 if x.dtype == np.float16 else x.dtype
     both = np.empty((2 * m, x.shape[1]), dtype) if out is None else out[:2 * m]
-    both[:m] = x if rows is None else x[rows]
+    for lo in range(0, m, PREPARE_ROWS):  # a slice of rows at a time: no second copy of x[rows] beside ``both``
+        hi = min(m, lo + PREPARE_ROWS)
+        both[lo:hi] = x[lo:hi] if rows is None else x[rows[lo:hi]]
     np.negative(both[:m], out=both[m:])
     scaler = Scale.fit(both) or StandardScaler(with_mean=False).fit(both)  # no centring: keeps x -> -x antisymmetric
     return scaler, scaler.transform(both, copy=False), np.r_[np.ones(m), np.zeros(m)]
@@ -177,11 +182,12 @@ CHUNK_ROWS = 262_144  # held-out rows are scored in chunks of this many (bounded
 
 
 def _cross_fit(x: np.ndarray, folds: int, cs: tuple[float, ...], seed: int, max_fit_rows: int | None = None,
-               groups: np.ndarray | None = None) -> Iterator[tuple[np.ndarray, Any, list[np.ndarray]]]:
+               groups: np.ndarray | None = None) -> Iterator[tuple[np.ndarray, Any, list[np.ndarray], np.ndarray]]:
     """Per fold: (held-out mask, scaler, the weights of the models fitted on the rest, or on a seeded sample of
-    ``max_fit_rows`` of them, one per inverse regularisation strength of ``cs``). A fold's rows are copied and
-    standardised once for every value of ``cs``, into one buffer all folds share: each model is the one a fresh
-    copy per value and fold gives (tests/test_flips.py)."""
+    ``max_fit_rows`` of them, one per inverse regularisation strength of ``cs``, and the fold buffer, free for the
+    held-out rows until the next fold). A fold's rows are copied and standardised once for every value of ``cs``,
+    into one buffer all folds share: each model is the one a fresh copy per value and fold gives
+    (tests/test_flips.py)."""
     fold, k = _folds(len(x), folds, seed, groups)
     fit_n = len(x) - np.bincount(fold, minlength=k)
     if max_fit_rows is not None:
@@ -194,16 +200,24 @@ def _cross_fit(x: np.ndarray, folds: int, cs: tuple[float, ...], seed: int, max_
             if max_fit_rows is not None and len(rows) > max_fit_rows:
                 rows = np.sort(np.random.default_rng(seed + 1 + f).choice(rows, max_fit_rows, replace=False))
             scaler, xs, y = _prepare(x, rows, buf)
-            yield te, scaler, [_solve(xs, y, c).coef_[0] for c in cs]
+            yield te, scaler, [_solve(xs, y, c).coef_[0] for c in cs], buf
 
 
-def _held_out(x: np.ndarray, te: np.ndarray, scaler: Any) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-    """(row indices, standardised rows) of the held-out rows, in chunks of ``CHUNK_ROWS``."""
+def _held_out(x: np.ndarray, te: np.ndarray, scaler: Any, buf: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """(row indices, standardised rows) of the held-out rows, in chunks of ``CHUNK_ROWS``, each read into the
+    fold buffer ``buf`` (free once the fold's models are fitted; the values ``scaler.transform`` of a float32 copy
+    gives, bit for bit) where its dtype is the one ``transform`` computes in, else a fresh copy."""
     idx = np.flatnonzero(te)
     for lo in range(0, len(idx), CHUNK_ROWS):
         part = idx[lo:lo + CHUNK_ROWS]
-        xs = x[part]
-        yield part, scaler.transform(xs.astype(np.float32) if xs.dtype == np.float16 else xs)
+        if buf.dtype != (np.float32 if x.dtype == np.float16 else x.dtype) or len(part) > len(buf):
+            xs = x[part]
+            yield part, scaler.transform(xs.astype(np.float32) if xs.dtype == np.float16 else xs)
+            continue
+        out = buf[:len(part)]
+        for a in range(0, len(part), PREPARE_ROWS):
+            out[a:a + PREPARE_ROWS] = x[part[a:a + PREPARE_ROWS]]
+        yield part, scaler.transform(out, copy=False)
 
 
 def _oof(x: np.ndarray, folds: int, cs: tuple[float, ...], seed: int, max_fit_rows: int | None = None,
@@ -211,8 +225,8 @@ def _oof(x: np.ndarray, folds: int, cs: tuple[float, ...], seed: int, max_fit_ro
     """Out-of-fold log-odds per value of ``cs``, and each fold's weights on the raw (unscaled) features per value."""
     ds = [np.zeros(len(x)) for _ in cs]
     linear: list[list[np.ndarray]] = [[] for _ in cs]
-    for te, scaler, ws in _cross_fit(x, folds, cs, seed, max_fit_rows, groups):
-        for part, xs in _held_out(x, te, scaler):
+    for te, scaler, ws, buf in _cross_fit(x, folds, cs, seed, max_fit_rows, groups):
+        for part, xs in _held_out(x, te, scaler, buf):
             for d, w in zip(ds, ws):
                 d[part] = xs @ w
         for lin, w in zip(linear, ws):
@@ -266,6 +280,7 @@ def oof_logodds(x: np.ndarray, *, folds: int = 5, c: float | str = "auto", seed:
                 linear.extend(ws[best])
             return ds[best]
         c = C_GRID[best]
+        del sample, ds  # the search's copies go before the fit on every row
     ds, ws = _oof(x, folds, (float(c),), seed, FIT_MAX_ROWS, groups)
     if linear is not None:
         linear.extend(ws[0])
@@ -312,8 +327,8 @@ def fit_flip_model(features: dict[str, np.ndarray], *, folds: int = 5, c: float 
         return FlipFit(np.full(n, 0.5), np.zeros(n), np.zeros((n, 0)), [], {}, 0, 0.0)
     contrib = np.zeros_like(x)
     coefs, linear = [], []
-    for te, scaler, (w,) in _cross_fit(x, folds, (c,), seed, groups=groups):
-        for part, xs in _held_out(x, te, scaler):
+    for te, scaler, (w,), buf in _cross_fit(x, folds, (c,), seed, groups=groups):
+        for part, xs in _held_out(x, te, scaler, buf):
             contrib[part] = xs * w
         coefs.append(w)
         linear.append(w / scaler.scale_)
