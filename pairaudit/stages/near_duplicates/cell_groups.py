@@ -32,11 +32,13 @@ from pairaudit.stages.near_duplicates.search import (
     train_cells,
 )
 from pairaudit.stages.near_duplicates.verify import match_edges, pair_outcomes, same_keys
+from pairaudit.stages.spill import Spill
 
 VECTORS = ("P", "C", "R")
 PAIR_BUDGET = 2_000_000  # searched pairs a cell group verifies at once
 GROUP_FIELDS = ("pos", "rows", "assign", "P", "C", "R", "sk", "ln", "hresp", "phash")
 SPILLED = ("P", "C", "R", "sk")  # a group's large columns (~3.9 KB a row): on disk when the group has a Spill
+CALIBRATION_SPILLED = ("C", "R", "sk")  # the calibration rows' large columns, on disk while the pairs are compared
 KEY_FIELDS = ("ka", "kb", "sa", "sb")  # an edge's rows' prompt digests and ``verify.same_keys`` (``Separated``)
 
 
@@ -80,18 +82,28 @@ class CellIndex:
 
     def calibrate(self, parts: Iterable[dict[str, Any]], space: str) -> tuple[dict, dict, dict]:
         """The copy threshold from the negative pairs (``calibration_rows``); ``parts``: the shards' rows of those
-        pairs in shard order (an iterable: a Ray actor loads them one at a time), each column concatenated and
-        dropped from the parts in turn, so they are held about once."""
+        pairs in shard order (an iterable: a Ray actor loads them one at a time), their large columns written to
+        disk as each part arrives and read back a chunk of pairs at a time (``search.rowdot``): the working set
+        is one part and one chunk, not every calibration row's vectors (~460 MB for the 50k pairs at 1M rows)."""
         assert self.pairs is not None
-        parts = [p for p in parts if len(p.get("pos", ()))]
+        spill = Spill(limit=0)  # the large columns go to disk as each part arrives, read back a pair chunk at a time
+        cols: dict[str, list[np.ndarray]] = {k: [] for k in ("pos", "C", "R", "sk", "ln")}
+        for p in parts:
+            if len(p.get("pos", ())):
+                for k in cols:
+                    cols[k].append(p.pop(k))
+                spill.maybe({k: cols[k] for k in CALIBRATION_SPILLED})
         ra, fa, rb, fb, cross = self.pairs
-        pos = np.concatenate([p.pop("pos") for p in parts]) if parts else np.zeros(0, np.int64)
-        cols = {k: np.concatenate([p.pop(k) for p in parts]) if parts else None for k in ("C", "R", "sk", "ln")}
-        have, parts = bool(parts), []
-        at = np.arange(len(pos))
-        remap = (np.searchsorted(pos, ra), fa, np.searchsorted(pos, rb), fb, cross)
-        negs = negative_similarities(cols["C"], cols["R"], cols["sk"], cols["ln"], at, remap) if have else \
-            (np.zeros(0), np.zeros(0))
+        try:
+            have = bool(cols["pos"])
+            pos = np.concatenate(cols["pos"]) if have else np.zeros(0, np.int64)
+            col = {k: spill.column(k, cols[k]) if have else None for k in ("C", "R", "sk", "ln")}
+            at = np.arange(len(pos))
+            remap = (np.searchsorted(pos, ra), fa, np.searchsorted(pos, rb), fb, cross)
+            negs = negative_similarities(col["C"], col["R"], col["sk"], col["ln"], at, remap) if have else \
+                (np.zeros(0), np.zeros(0))
+        finally:
+            spill.close()
         dup = self.plan["dup"]
         info = calibrate(negs, dup, space)
         return (*with_calibration(dup, self.plan["con"], info), info)

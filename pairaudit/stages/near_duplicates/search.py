@@ -39,8 +39,9 @@ def field_mean(A: np.ndarray, chunk: int = 65536) -> np.ndarray:
     return (total / max(1, len(A))).astype(np.float32)
 
 
-def rowdot(A: np.ndarray, B: np.ndarray, a: np.ndarray, b: np.ndarray, chunk: int = 65536) -> np.ndarray:
-    """``A[a[i]] . B[b[i]]`` for every i (float32, clipped to [-1, 1])."""
+def rowdot(A: np.ndarray, B: np.ndarray, a: np.ndarray, b: np.ndarray, chunk: int = 8192) -> np.ndarray:
+    """``A[a[i]] . B[b[i]]`` for every i (float32, clipped to [-1, 1]); ``chunk`` pairs' rows read at a time (the
+    same values whatever the chunk: each row's product is computed alone)."""
     out = np.empty(len(a), dtype=np.float32)
     for lo in range(0, len(a), chunk):
         hi = lo + chunk
