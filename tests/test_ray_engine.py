@@ -107,3 +107,23 @@ def test_ray_matches_local_with_the_near_duplicate_stage(local_ray: None, fixtur
     same_findings(got[0], want[0])  # scores to float rounding: support/compare.py
     same_scores(got[1], want[1])
     assert got[2:] == want[2:]
+
+
+MULTIPAIR = Path(__file__).resolve().parent.parent / "data" / "precision" / "multipair.jsonl"
+
+
+@pytest.mark.parametrize("mode", ["auto", "static"])
+def test_ray_near_identical_embedding_view_reads_the_words_as_local(local_ray: None, tmp_path: Path,
+                                                                     mode: str) -> None:
+    """The embedding view of near_identical_pair on Ray reads the texts as the local engine does: rows whose
+    differing words hold the answer (multipair rows 175 / 177: "$6.50" vs "$47.50") are not flagged, and the
+    details say what differs in words (the Ray shards once skipped both)."""
+    only = ["near_identical_pair", "near_duplicate_pair", "identical_pair"]
+    pairaudit.scan(MULTIPAIR, out=tmp_path / "local", only=only, embed_mode=mode, log=lambda m: None)
+    pairaudit.scan(MULTIPAIR, out=tmp_path / "ray", only=only, engine="ray", ray_shards=2, embed_mode=mode,
+                   log=lambda m: None)
+    want, got = (pl.read_parquet(tmp_path / k / "findings.parquet") for k in ("local", "ray"))
+    same_findings(got, want)
+    near = got.filter(pl.col("check") == "near_identical_pair")
+    assert not {175, 177} & set(near["row"])
+    assert mode != "static" or (near.height == 4 and all("the words are the same" in d for d in near["detail"]))

@@ -203,7 +203,8 @@ def shard_result(stage: NearDuplicateStage, d: dict[str, Any], best: list[dict[s
             np.maximum.at(nearest, np.asarray(part["pos"], np.int64) - off, np.asarray(part["best"], np.float32))
     nearest = np.where(np.isfinite(nearest), nearest, np.nan).astype(np.float64)
     findings = near_identical_findings(stage.ctx, d["rows"], d["pair_raw"], mode,
-                                       lambda idx: stage._transformer_vectors(d["texts"], idx, timings)) if n else []
+                                       lambda idx: stage._transformer_vectors(d["texts"], idx, timings),
+                                       d["texts"]) if n else []
     near = updated(merge(best, n, off), updates, off) if "near_duplicate_pair" in stage.enabled else None
     return findings, stage.score_columns(d["pair_raw"], nearest, near)
 

@@ -305,8 +305,7 @@ class NearDuplicateStage(Stage):
         res.findings = out["findings"]
         stats["mode"] = mode
         res.findings += near_identical_findings(self.ctx, rows, pair_raw, mode,
-                                                lambda idx: store.view(idx),  # type: ignore[union-attr]
-                                                (lambda i: unpack(blobs[i])) if blobs is not None else None)
+                                                lambda idx: store.view(idx), blobs)  # type: ignore[union-attr]
         self._transformer_report(stats, store, timings)
         res.findings.sort(key=lambda f: (f.row, f.check))
         res.rows = rows.tolist()
