@@ -127,3 +127,28 @@ def test_ray_near_identical_embedding_view_reads_the_words_as_local(local_ray: N
     near = got.filter(pl.col("check") == "near_identical_pair")
     assert not {175, 177} & set(near["row"])
     assert mode != "static" or (near.height == 4 and all("the words are the same" in d for d in near["detail"]))
+
+
+@pytest.mark.parametrize("rows", [60, 302])
+def test_ray_report_has_the_local_models_and_transformer_stats(local_ray: None, tmp_path: Path, rows: int) -> None:
+    """report.json's ``models`` and ``stats.near_duplicates`` on Ray have the local engine's keys (the embedder
+    and the transformer's counts were once lost on the actors), and the log line about texts longer than the
+    transformer reads comes on both engines. 60 rows: below ``min_rows_static`` the transformer embeds every
+    text (the same count on both engines); 302: hybrid mode (docs/scale.md: Ray embeds every field of a
+    candidate row, so ``texts`` may be higher)."""
+    src = write_jsonl(tmp_path / "in.jsonl", [json.loads(x) for x in
+                                              (HH if rows == 60 else MULTIPAIR).read_text().splitlines()[:rows]])
+    only = ["near_identical_pair", "near_duplicate_pair"]
+    logs: dict[str, list[str]] = {"local": [], "ray": []}
+    for eng in logs:
+        pairaudit.scan(src, out=tmp_path / eng, only=only, engine=eng, ray_shards=2 if eng == "ray" else None,
+                       log=logs[eng].append)
+    want, got = (json.loads((tmp_path / k / "report.json").read_text()) for k in ("local", "ray"))
+    assert got["models"] == want["models"] and "embedder" in got["models"]
+    assert set(got["stats"]["near_duplicates"]) == set(want["stats"]["near_duplicates"])
+    t_want, t_got = want["stats"]["near_duplicates"]["transformer"], got["stats"]["near_duplicates"]["transformer"]
+    assert t_got["max_tokens"] == t_want["max_tokens"]
+    if rows == 60:
+        assert t_got == t_want and t_want["texts_cut"] > 0
+        for eng, lines in logs.items():
+            assert any("longer than its 256 tokens" in m for m in lines), eng
