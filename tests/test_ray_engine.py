@@ -152,3 +152,18 @@ def test_ray_report_has_the_local_models_and_transformer_stats(local_ray: None, 
         assert t_got == t_want and t_want["texts_cut"] > 0
         for eng, lines in logs.items():
             assert any("longer than its 256 tokens" in m for m in lines), eng
+
+
+def test_ray_reads_a_relative_source_and_writes_a_relative_out(local_ray: None, fixture_file: Path, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """The actors' working directory is not the driver's (Ray's, from when the cluster started): the driver sends
+    the source's and --out's absolute paths (a relative source once failed in the actors with FileNotFoundError,
+    a relative --out was refused as not visible to every node)."""
+    (tmp_path / "in.jsonl").write_bytes(fixture_file.read_bytes())
+    monkeypatch.chdir(tmp_path)  # after the cluster started: the actors stay where they were
+    audit = pairaudit.scan("in.jsonl", out="out", only=CHEAP, engine="ray", ray_shards=2, log=lambda m: None)
+    assert audit.totals["input"] == 245 and (tmp_path / "out" / "clean.jsonl").stat().st_size > 0
+    from pairaudit.engines.ray_engine import absolute_paths
+
+    assert absolute_paths({"path": "in.jsonl", "tokenizer": "org/model"}, ("path", "tokenizer")) == {
+        "path": str(tmp_path / "in.jsonl"), "tokenizer": "org/model"}  # a hub id is no path here

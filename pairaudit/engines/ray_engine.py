@@ -65,6 +65,30 @@ def actor_plan(nodes: list[dict[str, Any]], workers: int | None, models: bool) -
     return min(workers or fit, fit), {**opts, "num_gpus": share}
 
 
+SHARD_PATHS = ("path", "file")  # a shard spec's paths (io.shards)
+CONFIG_PATHS = ("tokenizer", "embedder", "reference", "reward_model", "policy", "decisions")  # a path or a hub id
+
+
+def absolute_paths(d: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    """``d`` with its values at ``keys`` that are relative paths existing here made absolute: a Ray actor's
+    working directory is not the driver's (on a cluster, Ray's session folder), so a relative source, model or
+    output path would be read elsewhere there. Hub ids and absolute paths are left as they are.
+
+    Args:
+        d: a shard spec or a config's JSON (not changed).
+        keys: the keys that may hold a path.
+
+    Returns:
+        A copy of ``d``.
+    """
+    out = dict(d)
+    for key in keys:
+        value = out.get(key)
+        if isinstance(value, str) and value and not os.path.isabs(value) and os.path.exists(value):
+            out[key] = os.path.abspath(value)
+    return out
+
+
 def _detect_format(scanner: Scanner, source: Source) -> None:
     """Fix the format on the driver from the first batch, as the local engine would."""
     for records in source.batches(scanner.cfg.batch_size):
@@ -131,17 +155,18 @@ class _RayScan:
         self.ray, self.scanner, self.source = ray, scanner, source
         self.resources = ray.cluster_resources()
         self.workers, self.opts = actor_plan(ray.nodes(), cfg.ray_workers, any(s.uses_models for s in scanner.stages))
-        self.shards = plan_shards(source, cfg.ray_shards
-                                  or default_shard_count(source, max(self.workers * SHARDS_PER_ACTOR, 1)))
+        self.shards = [absolute_paths(spec, SHARD_PATHS) for spec in plan_shards(
+            source, cfg.ray_shards or default_shard_count(source, max(self.workers * SHARDS_PER_ACTOR, 1)))]
         starts = [first_row(spec) for spec in self.shards]
         self.by_cls = by_cls = {type(s).__name__: s for s in scanner.stages}
         specs = [(p, sorted(by_cls[p.rsplit(":", 1)[1]].enabled)) for p in stage_paths()
                  if p.rsplit(":", 1)[1] in by_cls]
         self.order = [by_cls[p.rsplit(":", 1)[1]] for p, _ in specs]  # the actors' stage list, same order
         actor_cls = ray.remote(ShardActor)
-        actors = [actor_cls.options(**self.opts).remote(cfg.to_json(), scanner.fmt, specs, str(scanner.ctx.cache_dir))
+        actors = [actor_cls.options(**self.opts).remote(absolute_paths(cfg.to_json(), CONFIG_PATHS), scanner.fmt, specs,
+                                                        str(Path(scanner.ctx.cache_dir).absolute()))
                   for _ in range(self.workers)]
-        self.tmp = str(scanner.out.tmp)
+        self.tmp = str(Path(scanner.out.tmp).absolute())
         self.early = [st for st in self.order if st.distribute == "hash" and not st.reads_findings]
         self.per_node: dict[str, dict[str, float]] = defaultdict(
             lambda: {"rows": 0.0, "seconds": 0.0, "shards": 0.0, "map_seconds": 0.0})
