@@ -167,3 +167,32 @@ def test_ray_reads_a_relative_source_and_writes_a_relative_out(local_ray: None, 
 
     assert absolute_paths({"path": "in.jsonl", "tokenizer": "org/model"}, ("path", "tokenizer")) == {
         "path": str(tmp_path / "in.jsonl"), "tokenizer": "org/model"}  # a hub id is no path here
+
+
+def test_ray_workers_beyond_the_cluster_stop_with_exit_2(local_ray: None, fixture_file: Path, tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """--ray-workers above the cluster's CPUs once hung silently (the actors that cannot be placed wait for
+    ever); now a usage error (exit 2) says what was asked, what the cluster has and the fix. Actors that do not
+    start in time (other jobs hold the CPUs) give the same kind of error."""
+    from pairaudit.engines import ray_engine
+    from pairaudit.errors import ConfigError
+
+    with pytest.raises(ConfigError) as err:
+        pairaudit.scan(fixture_file, out=tmp_path / "o", only=CHEAP, engine="ray", ray_workers=5, log=lambda m: None)
+    assert "--ray-workers 5" in str(err.value) and "2 CPU(s)" in str(err.value) and "N <= 2" in str(err.value)
+
+    @ray.remote(num_cpus=2)
+    class Hog:
+        def ping(self) -> int:
+            return 1
+
+    hog = Hog.remote()
+    ray.get(hog.ping.remote())  # every CPU held
+    monkeypatch.setattr(ray_engine, "ACTOR_START_S", 3.0)
+    try:
+        with pytest.raises(ConfigError, match=r"1 of 1 Ray actors .* did not start within 3 s") as err:
+            pairaudit.scan(fixture_file, out=tmp_path / "o", only=CHEAP, engine="ray", ray_workers=1,
+                           log=lambda m: None)
+        assert "N <= the free CPUs (0)" in str(err.value)
+    finally:
+        ray.kill(hog)

@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 
 
 SHARDS_PER_ACTOR = 2  # default shards at least (more for a large source: io.shards.SHARD_BYTES; --ray-shards)
+ACTOR_START_S = 300.0  # an actor not started by then cannot be placed (other jobs hold the cluster's CPUs)
 MAP_IN_FLIGHT = 1  # map tasks on each actor at once: the next shard goes to whichever actor finishes first
 
 
@@ -59,7 +60,14 @@ def actor_plan(nodes: list[dict[str, Any]], workers: int | None, models: bool) -
     opts: dict[str, Any] = {"num_cpus": 1, "scheduling_strategy": "SPREAD"}
     gpu_nodes = [r for r in alive if r.get("GPU", 0) > 0 and r.get("CPU", 0) >= 1]
     if not gpu_nodes or not models:
-        return workers or max(1, sum(int(r.get("CPU", 0)) for r in alive)), opts
+        cpus = sum(int(r.get("CPU", 0)) for r in alive)
+        if cpus < max(1, workers or 0):  # an actor that cannot be placed waits for ever: say so now
+            asked = f"--ray-workers {workers} asks for {workers} actors" if workers else "the scan needs an actor"
+            fix = (f"pass --ray-workers N with N <= {cpus} (or leave it out: one actor per CPU), or add nodes"
+                   if cpus else "add a node with CPUs to the cluster")
+            raise ConfigError(f"{asked} of 1 CPU each, but the Ray cluster has {cpus} CPU(s) on {len(alive)} "
+                              "live node(s): an actor without a CPU would wait for ever", fix=fix)
+        return workers or cpus, opts
     share = math.floor(min(1.0, *(r["GPU"] / int(r["CPU"]) for r in gpu_nodes)) * 10_000) / 10_000
     fit = sum(min(int(r["CPU"]), int(r["GPU"] / share + 1e-9)) for r in gpu_nodes)
     return min(workers or fit, fit), {**opts, "num_gpus": share}
@@ -180,13 +188,32 @@ class _RayScan:
     def start(self) -> None:
         """Every actor sees the output generation folder; the nodes the actors run on."""
         ray, scanner, actors = self.ray, self.scanner, self.run.actors
-        if not all(ray.get([a.sees.remote(self.tmp) for a in actors])):
+        refs = [a.sees.remote(self.tmp) for a in actors]
+        ready, _ = ray.wait(refs, num_returns=len(refs), timeout=ACTOR_START_S)
+        if len(ready) < len(refs):
+            self.stop_actors()
+            free = {k: v for k, v in ray.available_resources().items() if k in ("CPU", "GPU")}
+            total = {k: v for k, v in self.resources.items() if k in ("CPU", "GPU")}
+            raise ConfigError(
+                f"{len(refs) - len(ready)} of {len(refs)} Ray actors (each {self.opts.get('num_cpus')} CPU"
+                + (f", {self.opts['num_gpus']} GPU" if "num_gpus" in self.opts else "")
+                + f") did not start within {ACTOR_START_S:.0f} s: the cluster has {free or 'nothing'} free of "
+                f"{total} (other jobs hold the rest)",
+                fix=f"pass --ray-workers N with N <= the free CPUs ({int(free.get('CPU', 0))}), or wait until the "
+                    "cluster's other jobs end")
+        if not all(ray.get(refs)):
             raise ConfigError(f"--out {scanner.out.out} is not visible to every Ray node (workers write their part "
                               "of the outputs there)", fix="pass an --out on a filesystem every node mounts (NFS, ...)")
         if scanner.source.splits:
             ray.get([a.set_splits.remote([list(s) for s in scanner.source.splits]) for a in actors])
         self.nodes = ray.get([a.node.remote() for a in actors])
         self.actor_ids = ray.get([a.actor_id.remote() for a in actors])
+
+    def stop_actors(self) -> None:
+        """Kill this scan's actors (those not started are removed from the scheduler's queue)."""
+        for actor in self.run.actors:
+            with contextlib.suppress(Exception):
+                self.ray.kill(actor)
 
     def lost(self, exc: BaseException) -> WorkerLost:
         """The error for a worker lost in the current phase, naming it and the shards it held; the other actors
@@ -199,9 +226,7 @@ class _RayScan:
                if k is not None else f"a worker ({type(exc).__name__})")
         held = [s for s, owner in enumerate(self.run.owners) if k is not None and owner == k]
         self.drop_spills()
-        for actor in self.run.actors:
-            with contextlib.suppress(Exception):
-                self.ray.kill(actor)
+        self.stop_actors()
         first = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
         return WorkerLost(
             f"the Ray engine lost {who} during {self.phase}"
