@@ -196,3 +196,17 @@ def test_ray_workers_beyond_the_cluster_stop_with_exit_2(local_ray: None, fixtur
         assert "N <= the free CPUs (0)" in str(err.value)
     finally:
         ray.kill(hog)
+
+
+def test_ray_messages_name_the_nodes_and_the_session_logs(local_ray: None) -> None:
+    """The node line maps timings.json's ``ray_node:<k>`` to each node's IP and id; the worker-lost hint names
+    the session's own logs folder (``--temp-dir`` moves it), Ray's default path when it cannot be asked."""
+    from pairaudit.engines.ray_engine import node_line, session_logs
+
+    nodes = [{"NodeID": "b" * 56, "NodeManagerAddress": "10.0.0.2"}, {"NodeID": "a" * 56, "NodeManagerAddress": "10.0.0.1"}]
+    line = node_line(["b" * 56, "a" * 56, "b" * 56], nodes)
+    assert line == ("ray: 3 actors on 2 node(s): ray_node:0 = 10.0.0.1 (node aaaaaaaaaaaa, 1 actors); "
+                    "ray_node:1 = 10.0.0.2 (node bbbbbbbbbbbb, 2 actors)")
+    logs = session_logs(ray)
+    assert logs.endswith("/logs") and Path(logs).is_dir()
+    assert session_logs(object()) == "/tmp/ray/session_latest/logs"

@@ -114,7 +114,7 @@ def run_ray(scanner: Scanner, source: Source, parts: list[Path]) -> dict[str, An
     started = False
     if not ray.is_initialized():
         if cfg.ray_address:
-            ray.init(address=cfg.ray_address, log_to_driver=False)
+            connect(ray, cfg.ray_address)
         else:
             ray.init(address="local", num_cpus=os.cpu_count(), include_dashboard=False, log_to_driver=False,
                      configure_logging=False, object_store_memory=256 * 1024 * 1024)
@@ -124,6 +124,33 @@ def run_ray(scanner: Scanner, source: Source, parts: list[Path]) -> dict[str, An
     finally:
         if started:
             ray.shutdown()
+
+
+def connect(ray: Any, address: str) -> None:
+    """Join the cluster at ``address`` (``--ray-address``), or a ConfigError that says the connection failed
+    (not the phase the scan was in) and what usually fixes it.
+
+    Args:
+        ray: the ray module.
+        address: the cluster's address, or ``auto``.
+    """
+    try:
+        ray.init(address=address, log_to_driver=False)
+    except ConnectionError as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ConfigError(
+            f"could not connect to the Ray cluster at --ray-address {address}: {first}",
+            fix="check the address and that the cluster runs (`ray status` on its head node); a cluster started "
+                "with token authentication (the default of `ray start` in Ray 2.60: it logs 'Token "
+                "authentication is enabled') needs RAY_AUTH_MODE=token in this shell and its token (~/.ray/auth_token, "
+                "or RAY_AUTH_TOKEN); docs/scale.md") from exc
+
+
+def session_logs(ray: Any) -> str:
+    """The Ray session's log folder on this machine (``--temp-dir`` moves it), else Ray's default path."""
+    with contextlib.suppress(Exception):
+        return str(Path(ray._private.worker._global_node.get_session_dir_path()) / "logs")  # no public API in 2.x
+    return "/tmp/ray/session_latest/logs"
 
 
 def _run(ray: Any, scanner: Scanner, source: Source) -> dict[str, Any]:
@@ -208,6 +235,7 @@ class _RayScan:
             ray.get([a.set_splits.remote([list(s) for s in scanner.source.splits]) for a in actors])
         self.nodes = ray.get([a.node.remote() for a in actors])
         self.actor_ids = ray.get([a.actor_id.remote() for a in actors])
+        scanner.log(node_line(self.nodes, ray.nodes()))
 
     def stop_actors(self) -> None:
         """Kill this scan's actors (those not started are removed from the scheduler's queue)."""
@@ -234,7 +262,7 @@ class _RayScan:
             + f" ({first}); nothing was written: the previous outputs in --out are untouched",
             fix="run the same scan again (a worker's shards live in its memory, so a lost worker restarts the "
                 "scan); if workers keep dying, look for out-of-memory kills in the Ray logs "
-                "(/tmp/ray/session_latest/logs) and give the nodes more memory or pass fewer --ray-workers, "
+                f"({session_logs(self.ray)}, on each node) and give the nodes more memory or pass fewer --ray-workers, "
                 "or use --engine local")
 
     def map(self) -> list[list[Any]]:
@@ -443,6 +471,24 @@ class _RayScan:
                                                   ("cells", "cells"), ("sample_fitted", "sample"),
                                                   ("driver_finalized", None))} | {
                     "writers": "workers" if workers_write_data(self.source) else "workers (findings, scores); driver (data)"}}
+
+
+def node_line(actor_nodes: list[str], nodes: list[dict[str, Any]]) -> str:
+    """The log line naming the nodes the actors run on, in the order of timings.json's ``ray_node:<k>:`` keys
+    (sorted by node id): each one's IP, node id and actors.
+
+    Args:
+        actor_nodes: each actor's node id.
+        nodes: ``ray.nodes()``.
+
+    Returns:
+        The line.
+    """
+    ips = {n.get("NodeID"): n.get("NodeManagerAddress", "?") for n in nodes}
+    used = sorted(set(actor_nodes))
+    parts = [f"ray_node:{k} = {ips.get(node, '?')} (node {node[:12]}, {actor_nodes.count(node)} actors)"
+             for k, node in enumerate(used)]
+    return f"ray: {len(actor_nodes)} actors on {len(used)} node(s): " + "; ".join(parts)
 
 
 def workers_write_data(source: Source) -> bool:
