@@ -28,6 +28,7 @@ from pairaudit.config import (
     load_config_file,
     no_progress,
     validate_config,
+    without_ray_options,
 )
 from pairaudit.engines import get_engine
 from pairaudit.errors import InputError
@@ -283,7 +284,7 @@ def apply_decisions(out_dir: str | Path, *, source: Any = None, progress: Progre
     if unknown:
         raise InputError(f"{report_path}: config holds unknown option(s) {', '.join(map(repr, unknown))} (written by "
                          "another pairaudit version, or damaged)", fix=rescan_fix(out))
-    cfg = ScanConfig(**report["config"])
+    cfg = without_ray_options(ScanConfig(**report["config"]))
     validate_config(cfg)
     cfg = _as_requested(cfg, report)
     files = [out / DECISIONS_FILE] + ([Path(cfg.decisions)] if cfg.decisions else [])

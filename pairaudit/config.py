@@ -252,3 +252,29 @@ def validate_config(cfg: ScanConfig) -> None:
             raise ConfigError(f"option {name} = {getattr(cfg, name)!r}", expected=" or ".join(allowed))
     if cfg.beta <= 0:
         raise ConfigError(f"option beta = {cfg.beta}", expected="a DPO beta > 0, e.g. 0.1")
+    given = [name for name in RAY_OPTIONS if getattr(cfg, name) is not None]
+    if given and cfg.engine != "ray":  # they would change nothing, yet be recorded in report.json's config
+        flags = ", ".join(f"--{name.replace('_', '-')}" for name in given)
+        raise ConfigError(f"{flags} ({', '.join(given)} in Python or a config file) only apply to the Ray engine, "
+                          f"but the engine is {cfg.engine!r}",
+                          fix="add --engine ray (engine='ray'), or leave them out")
+
+
+RAY_OPTIONS = ("ray_address", "ray_workers", "ray_shards")  # options of --engine ray only
+
+
+def without_ray_options(cfg: ScanConfig) -> ScanConfig:
+    """``cfg`` without the Ray engine's options when another engine runs (a report.json written before they
+    were refused there holds them; they never had an effect).
+
+    Args:
+        cfg: a scan's configuration.
+
+    Returns:
+        ``cfg``, or a copy with the Ray options unset.
+    """
+    if cfg.engine == "ray":
+        return cfg
+    from dataclasses import replace
+
+    return replace(cfg, **{name: None for name in RAY_OPTIONS})

@@ -130,3 +130,18 @@ def test_checks_is_a_compact_list_at_80_columns() -> None:
     assert "min_prompt=0.85" in verbose and "why drop:" in verbose and "dropped_by_trainer" in verbose
     data = json.loads(runner.invoke(app, ["checks", "--json"]).output)
     assert data["dropped_by_trainer"]["default_action"] == "drop" and data["near_duplicate_pair"]["extra"] == "embed"
+
+
+def test_ray_options_with_the_local_engine_are_a_usage_error(tmp_path: Path) -> None:
+    """--ray-shards / --ray-workers / --ray-address with the local engine once ran silently and were recorded in
+    report.json's config; now exit 2 naming the options and the fix, and nothing is written. A report.json
+    that recorded them (before) still re-applies decisions: they are dropped there."""
+    from pairaudit.config import ScanConfig, without_ray_options
+
+    out = tmp_path / "out"
+    r = runner.invoke(app, ["scan", str(EXAMPLE), "--out", str(out), "--ray-shards", "3", "--ray-workers", "2"])
+    assert r.exit_code == 2, r.output
+    assert "--ray-workers, --ray-shards" in r.output and "only apply to the Ray engine" in r.output
+    assert "--engine ray" in r.output and not out.exists()
+    assert without_ray_options(ScanConfig(ray_shards=3)).ray_shards is None
+    assert without_ray_options(ScanConfig(engine="ray", ray_shards=3)).ray_shards == 3

@@ -85,6 +85,7 @@ def test_near_identical_embedding_view_reads_the_words() -> None:
     check does: the multi-pair reviewer labelled "$6.50" vs "$47.50" flags wrong."""
     from pairaudit.config import Context, ScanConfig
     from pairaudit.stages.near_duplicates.near_identical import near_identical_findings
+    from pairaudit.stages.near_duplicates.texts import pack
 
     texts = [["What is a 14% tip on $47.50?", "14% tip on $47.50 is $6.50.", "14% tip on $47.50 is $47.50."],
              ["Classify the review as positive or negative: great phone", "positive", "negative"],
@@ -93,7 +94,7 @@ def test_near_identical_embedding_view_reads_the_words() -> None:
     ctx = Context(config=ScanConfig(embed_mode="static"))
     raw = np.array([0.99, 0.99, 0.99])
     got = near_identical_findings(ctx, np.array([10, 11, 12]), raw, "static", lambda idx: (None, None, None),
-                                  lambda i: texts[i])
+                                  [pack(t) for t in texts])
     assert [f.row for f in got] == [12]
     assert "'lovely', 'wonderful'" in got[0].detail and got[0].detail.startswith("chosen-vs-rejected embedding")
     assert [f.row for f in near_identical_findings(ctx, np.array([10, 11, 12]), raw, "static",

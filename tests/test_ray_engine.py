@@ -107,3 +107,106 @@ def test_ray_matches_local_with_the_near_duplicate_stage(local_ray: None, fixtur
     same_findings(got[0], want[0])  # scores to float rounding: support/compare.py
     same_scores(got[1], want[1])
     assert got[2:] == want[2:]
+
+
+MULTIPAIR = Path(__file__).resolve().parent.parent / "data" / "precision" / "multipair.jsonl"
+
+
+@pytest.mark.parametrize("mode", ["auto", "static"])
+def test_ray_near_identical_embedding_view_reads_the_words_as_local(local_ray: None, tmp_path: Path,
+                                                                     mode: str) -> None:
+    """The embedding view of near_identical_pair on Ray reads the texts as the local engine does: rows whose
+    differing words hold the answer (multipair rows 175 / 177: "$6.50" vs "$47.50") are not flagged, and the
+    details say what differs in words (the Ray shards once skipped both)."""
+    only = ["near_identical_pair", "near_duplicate_pair", "identical_pair"]
+    pairaudit.scan(MULTIPAIR, out=tmp_path / "local", only=only, embed_mode=mode, log=lambda m: None)
+    pairaudit.scan(MULTIPAIR, out=tmp_path / "ray", only=only, engine="ray", ray_shards=2, embed_mode=mode,
+                   log=lambda m: None)
+    want, got = (pl.read_parquet(tmp_path / k / "findings.parquet") for k in ("local", "ray"))
+    same_findings(got, want)
+    near = got.filter(pl.col("check") == "near_identical_pair")
+    assert not {175, 177} & set(near["row"])
+    assert mode != "static" or (near.height == 4 and all("the words are the same" in d for d in near["detail"]))
+
+
+@pytest.mark.parametrize("rows", [60, 302])
+def test_ray_report_has_the_local_models_and_transformer_stats(local_ray: None, tmp_path: Path, rows: int) -> None:
+    """report.json's ``models`` and ``stats.near_duplicates`` on Ray have the local engine's keys (the embedder
+    and the transformer's counts were once lost on the actors), and the log line about texts longer than the
+    transformer reads comes on both engines. 60 rows: below ``min_rows_static`` the transformer embeds every
+    text (the same count on both engines); 302: hybrid mode (docs/scale.md: Ray embeds every field of a
+    candidate row, so ``texts`` may be higher)."""
+    src = write_jsonl(tmp_path / "in.jsonl", [json.loads(x) for x in
+                                              (HH if rows == 60 else MULTIPAIR).read_text().splitlines()[:rows]])
+    only = ["near_identical_pair", "near_duplicate_pair"]
+    logs: dict[str, list[str]] = {"local": [], "ray": []}
+    for eng in logs:
+        pairaudit.scan(src, out=tmp_path / eng, only=only, engine=eng, ray_shards=2 if eng == "ray" else None,
+                       log=logs[eng].append)
+    want, got = (json.loads((tmp_path / k / "report.json").read_text()) for k in ("local", "ray"))
+    assert got["models"] == want["models"] and "embedder" in got["models"]
+    assert set(got["stats"]["near_duplicates"]) == set(want["stats"]["near_duplicates"])
+    t_want, t_got = want["stats"]["near_duplicates"]["transformer"], got["stats"]["near_duplicates"]["transformer"]
+    assert t_got["max_tokens"] == t_want["max_tokens"]
+    if rows == 60:
+        assert t_got == t_want and t_want["texts_cut"] > 0
+        for eng, lines in logs.items():
+            assert any("longer than its 256 tokens" in m for m in lines), eng
+
+
+def test_ray_reads_a_relative_source_and_writes_a_relative_out(local_ray: None, fixture_file: Path, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """The actors' working directory is not the driver's (Ray's, from when the cluster started): the driver sends
+    the source's and --out's absolute paths (a relative source once failed in the actors with FileNotFoundError,
+    a relative --out was refused as not visible to every node)."""
+    (tmp_path / "in.jsonl").write_bytes(fixture_file.read_bytes())
+    monkeypatch.chdir(tmp_path)  # after the cluster started: the actors stay where they were
+    audit = pairaudit.scan("in.jsonl", out="out", only=CHEAP, engine="ray", ray_shards=2, log=lambda m: None)
+    assert audit.totals["input"] == 245 and (tmp_path / "out" / "clean.jsonl").stat().st_size > 0
+    from pairaudit.engines.ray_engine import absolute_paths
+
+    assert absolute_paths({"path": "in.jsonl", "tokenizer": "org/model"}, ("path", "tokenizer")) == {
+        "path": str(tmp_path / "in.jsonl"), "tokenizer": "org/model"}  # a hub id is no path here
+
+
+def test_ray_workers_beyond_the_cluster_stop_with_exit_2(local_ray: None, fixture_file: Path, tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """--ray-workers above the cluster's CPUs once hung silently (the actors that cannot be placed wait for
+    ever); now a usage error (exit 2) says what was asked, what the cluster has and the fix. Actors that do not
+    start in time (other jobs hold the CPUs) give the same kind of error."""
+    from pairaudit.engines import ray_engine
+    from pairaudit.errors import ConfigError
+
+    with pytest.raises(ConfigError) as err:
+        pairaudit.scan(fixture_file, out=tmp_path / "o", only=CHEAP, engine="ray", ray_workers=5, log=lambda m: None)
+    assert "--ray-workers 5" in str(err.value) and "2 CPU(s)" in str(err.value) and "N <= 2" in str(err.value)
+
+    @ray.remote(num_cpus=2)
+    class Hog:
+        def ping(self) -> int:
+            return 1
+
+    hog = Hog.remote()
+    ray.get(hog.ping.remote())  # every CPU held
+    monkeypatch.setattr(ray_engine, "ACTOR_START_S", 3.0)
+    try:
+        with pytest.raises(ConfigError, match=r"1 of 1 Ray actors .* did not start within 3 s") as err:
+            pairaudit.scan(fixture_file, out=tmp_path / "o", only=CHEAP, engine="ray", ray_workers=1,
+                           log=lambda m: None)
+        assert "N <= the free CPUs (0)" in str(err.value)
+    finally:
+        ray.kill(hog)
+
+
+def test_ray_messages_name_the_nodes_and_the_session_logs(local_ray: None) -> None:
+    """The node line maps timings.json's ``ray_node:<k>`` to each node's IP and id; the worker-lost hint names
+    the session's own logs folder (``--temp-dir`` moves it), Ray's default path when it cannot be asked."""
+    from pairaudit.engines.ray_engine import node_line, session_logs
+
+    nodes = [{"NodeID": "b" * 56, "NodeManagerAddress": "10.0.0.2"}, {"NodeID": "a" * 56, "NodeManagerAddress": "10.0.0.1"}]
+    line = node_line(["b" * 56, "a" * 56, "b" * 56], nodes)
+    assert line == ("ray: 3 actors on 2 node(s): ray_node:0 = 10.0.0.1 (node aaaaaaaaaaaa, 1 actors); "
+                    "ray_node:1 = 10.0.0.2 (node bbbbbbbbbbbb, 2 actors)")
+    logs = session_logs(ray)
+    assert logs.endswith("/logs") and Path(logs).is_dir()
+    assert session_logs(object()) == "/tmp/ray/session_latest/logs"

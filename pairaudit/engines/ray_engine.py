@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 
 
 SHARDS_PER_ACTOR = 2  # default shards at least (more for a large source: io.shards.SHARD_BYTES; --ray-shards)
+ACTOR_START_S = 300.0  # an actor not started by then cannot be placed (other jobs hold the cluster's CPUs)
 MAP_IN_FLIGHT = 1  # map tasks on each actor at once: the next shard goes to whichever actor finishes first
 
 
@@ -59,10 +60,41 @@ def actor_plan(nodes: list[dict[str, Any]], workers: int | None, models: bool) -
     opts: dict[str, Any] = {"num_cpus": 1, "scheduling_strategy": "SPREAD"}
     gpu_nodes = [r for r in alive if r.get("GPU", 0) > 0 and r.get("CPU", 0) >= 1]
     if not gpu_nodes or not models:
-        return workers or max(1, sum(int(r.get("CPU", 0)) for r in alive)), opts
+        cpus = sum(int(r.get("CPU", 0)) for r in alive)
+        if cpus < max(1, workers or 0):  # an actor that cannot be placed waits for ever: say so now
+            asked = f"--ray-workers {workers} asks for {workers} actors" if workers else "the scan needs an actor"
+            fix = (f"pass --ray-workers N with N <= {cpus} (or leave it out: one actor per CPU), or add nodes"
+                   if cpus else "add a node with CPUs to the cluster")
+            raise ConfigError(f"{asked} of 1 CPU each, but the Ray cluster has {cpus} CPU(s) on {len(alive)} "
+                              "live node(s): an actor without a CPU would wait for ever", fix=fix)
+        return workers or cpus, opts
     share = math.floor(min(1.0, *(r["GPU"] / int(r["CPU"]) for r in gpu_nodes)) * 10_000) / 10_000
     fit = sum(min(int(r["CPU"]), int(r["GPU"] / share + 1e-9)) for r in gpu_nodes)
     return min(workers or fit, fit), {**opts, "num_gpus": share}
+
+
+SHARD_PATHS = ("path", "file")  # a shard spec's paths (io.shards)
+CONFIG_PATHS = ("tokenizer", "embedder", "reference", "reward_model", "policy", "decisions")  # a path or a hub id
+
+
+def absolute_paths(d: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    """``d`` with its values at ``keys`` that are relative paths existing here made absolute: a Ray actor's
+    working directory is not the driver's (on a cluster, Ray's session folder), so a relative source, model or
+    output path would be read elsewhere there. Hub ids and absolute paths are left as they are.
+
+    Args:
+        d: a shard spec or a config's JSON (not changed).
+        keys: the keys that may hold a path.
+
+    Returns:
+        A copy of ``d``.
+    """
+    out = dict(d)
+    for key in keys:
+        value = out.get(key)
+        if isinstance(value, str) and value and not os.path.isabs(value) and os.path.exists(value):
+            out[key] = os.path.abspath(value)
+    return out
 
 
 def _detect_format(scanner: Scanner, source: Source) -> None:
@@ -82,7 +114,7 @@ def run_ray(scanner: Scanner, source: Source, parts: list[Path]) -> dict[str, An
     started = False
     if not ray.is_initialized():
         if cfg.ray_address:
-            ray.init(address=cfg.ray_address, log_to_driver=False)
+            connect(ray, cfg.ray_address)
         else:
             ray.init(address="local", num_cpus=os.cpu_count(), include_dashboard=False, log_to_driver=False,
                      configure_logging=False, object_store_memory=256 * 1024 * 1024)
@@ -92,6 +124,33 @@ def run_ray(scanner: Scanner, source: Source, parts: list[Path]) -> dict[str, An
     finally:
         if started:
             ray.shutdown()
+
+
+def connect(ray: Any, address: str) -> None:
+    """Join the cluster at ``address`` (``--ray-address``), or a ConfigError that says the connection failed
+    (not the phase the scan was in) and what usually fixes it.
+
+    Args:
+        ray: the ray module.
+        address: the cluster's address, or ``auto``.
+    """
+    try:
+        ray.init(address=address, log_to_driver=False)
+    except ConnectionError as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ConfigError(
+            f"could not connect to the Ray cluster at --ray-address {address}: {first}",
+            fix="check the address and that the cluster runs (`ray status` on its head node); a cluster started "
+                "with token authentication (the default of `ray start` in Ray 2.60: it logs 'Token "
+                "authentication is enabled') needs RAY_AUTH_MODE=token in this shell and its token (~/.ray/auth_token, "
+                "or RAY_AUTH_TOKEN); docs/scale.md") from exc
+
+
+def session_logs(ray: Any) -> str:
+    """The Ray session's log folder on this machine (``--temp-dir`` moves it), else Ray's default path."""
+    with contextlib.suppress(Exception):
+        return str(Path(ray._private.worker._global_node.get_session_dir_path()) / "logs")  # no public API in 2.x
+    return "/tmp/ray/session_latest/logs"
 
 
 def _run(ray: Any, scanner: Scanner, source: Source) -> dict[str, Any]:
@@ -131,17 +190,18 @@ class _RayScan:
         self.ray, self.scanner, self.source = ray, scanner, source
         self.resources = ray.cluster_resources()
         self.workers, self.opts = actor_plan(ray.nodes(), cfg.ray_workers, any(s.uses_models for s in scanner.stages))
-        self.shards = plan_shards(source, cfg.ray_shards
-                                  or default_shard_count(source, max(self.workers * SHARDS_PER_ACTOR, 1)))
+        self.shards = [absolute_paths(spec, SHARD_PATHS) for spec in plan_shards(
+            source, cfg.ray_shards or default_shard_count(source, max(self.workers * SHARDS_PER_ACTOR, 1)))]
         starts = [first_row(spec) for spec in self.shards]
         self.by_cls = by_cls = {type(s).__name__: s for s in scanner.stages}
         specs = [(p, sorted(by_cls[p.rsplit(":", 1)[1]].enabled)) for p in stage_paths()
                  if p.rsplit(":", 1)[1] in by_cls]
         self.order = [by_cls[p.rsplit(":", 1)[1]] for p, _ in specs]  # the actors' stage list, same order
         actor_cls = ray.remote(ShardActor)
-        actors = [actor_cls.options(**self.opts).remote(cfg.to_json(), scanner.fmt, specs, str(scanner.ctx.cache_dir))
+        actors = [actor_cls.options(**self.opts).remote(absolute_paths(cfg.to_json(), CONFIG_PATHS), scanner.fmt, specs,
+                                                        str(Path(scanner.ctx.cache_dir).absolute()))
                   for _ in range(self.workers)]
-        self.tmp = str(scanner.out.tmp)
+        self.tmp = str(Path(scanner.out.tmp).absolute())
         self.early = [st for st in self.order if st.distribute == "hash" and not st.reads_findings]
         self.per_node: dict[str, dict[str, float]] = defaultdict(
             lambda: {"rows": 0.0, "seconds": 0.0, "shards": 0.0, "map_seconds": 0.0})
@@ -155,13 +215,33 @@ class _RayScan:
     def start(self) -> None:
         """Every actor sees the output generation folder; the nodes the actors run on."""
         ray, scanner, actors = self.ray, self.scanner, self.run.actors
-        if not all(ray.get([a.sees.remote(self.tmp) for a in actors])):
+        refs = [a.sees.remote(self.tmp) for a in actors]
+        ready, _ = ray.wait(refs, num_returns=len(refs), timeout=ACTOR_START_S)
+        if len(ready) < len(refs):
+            self.stop_actors()
+            free = {k: v for k, v in ray.available_resources().items() if k in ("CPU", "GPU")}
+            total = {k: v for k, v in self.resources.items() if k in ("CPU", "GPU")}
+            raise ConfigError(
+                f"{len(refs) - len(ready)} of {len(refs)} Ray actors (each {self.opts.get('num_cpus')} CPU"
+                + (f", {self.opts['num_gpus']} GPU" if "num_gpus" in self.opts else "")
+                + f") did not start within {ACTOR_START_S:.0f} s: the cluster has {free or 'nothing'} free of "
+                f"{total} (other jobs hold the rest)",
+                fix=f"pass --ray-workers N with N <= the free CPUs ({int(free.get('CPU', 0))}), or wait until the "
+                    "cluster's other jobs end")
+        if not all(ray.get(refs)):
             raise ConfigError(f"--out {scanner.out.out} is not visible to every Ray node (workers write their part "
                               "of the outputs there)", fix="pass an --out on a filesystem every node mounts (NFS, ...)")
         if scanner.source.splits:
             ray.get([a.set_splits.remote([list(s) for s in scanner.source.splits]) for a in actors])
         self.nodes = ray.get([a.node.remote() for a in actors])
         self.actor_ids = ray.get([a.actor_id.remote() for a in actors])
+        scanner.log(node_line(self.nodes, ray.nodes()))
+
+    def stop_actors(self) -> None:
+        """Kill this scan's actors (those not started are removed from the scheduler's queue)."""
+        for actor in self.run.actors:
+            with contextlib.suppress(Exception):
+                self.ray.kill(actor)
 
     def lost(self, exc: BaseException) -> WorkerLost:
         """The error for a worker lost in the current phase, naming it and the shards it held; the other actors
@@ -174,9 +254,7 @@ class _RayScan:
                if k is not None else f"a worker ({type(exc).__name__})")
         held = [s for s, owner in enumerate(self.run.owners) if k is not None and owner == k]
         self.drop_spills()
-        for actor in self.run.actors:
-            with contextlib.suppress(Exception):
-                self.ray.kill(actor)
+        self.stop_actors()
         first = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
         return WorkerLost(
             f"the Ray engine lost {who} during {self.phase}"
@@ -184,7 +262,7 @@ class _RayScan:
             + f" ({first}); nothing was written: the previous outputs in --out are untouched",
             fix="run the same scan again (a worker's shards live in its memory, so a lost worker restarts the "
                 "scan); if workers keep dying, look for out-of-memory kills in the Ray logs "
-                "(/tmp/ray/session_latest/logs) and give the nodes more memory or pass fewer --ray-workers, "
+                f"({session_logs(self.ray)}, on each node) and give the nodes more memory or pass fewer --ray-workers, "
                 "or use --engine local")
 
     def map(self) -> list[list[Any]]:
@@ -393,6 +471,24 @@ class _RayScan:
                                                   ("cells", "cells"), ("sample_fitted", "sample"),
                                                   ("driver_finalized", None))} | {
                     "writers": "workers" if workers_write_data(self.source) else "workers (findings, scores); driver (data)"}}
+
+
+def node_line(actor_nodes: list[str], nodes: list[dict[str, Any]]) -> str:
+    """The log line naming the nodes the actors run on, in the order of timings.json's ``ray_node:<k>:`` keys
+    (sorted by node id): each one's IP, node id and actors.
+
+    Args:
+        actor_nodes: each actor's node id.
+        nodes: ``ray.nodes()``.
+
+    Returns:
+        The line.
+    """
+    ips = {n.get("NodeID"): n.get("NodeManagerAddress", "?") for n in nodes}
+    used = sorted(set(actor_nodes))
+    parts = [f"ray_node:{k} = {ips.get(node, '?')} (node {node[:12]}, {actor_nodes.count(node)} actors)"
+             for k, node in enumerate(used)]
+    return f"ray: {len(actor_nodes)} actors on {len(used)} node(s): " + "; ".join(parts)
 
 
 def workers_write_data(source: Source) -> bool:

@@ -206,13 +206,14 @@ class StageOps:
         best, updates = (stored, parts) if stored is not None else (parts, [])
         try:
             findings, scores = nd.shard_result(stage, d, best, a["mode"], timings, updates)
+            report = nd.shard_report(stage, a["mode"])
         finally:
             nd.close_shard(d)  # the shard's spill files
         rows = d["rows"] if d["n"] else np.zeros(0, np.int64)
         res = StageResult(findings=findings, rows=rows, scores=scores if d["n"] else {})
         part = route(res, stage_findings(stage, res, self.plan), [a["start"]])[0]  # type: ignore[attr-defined]
         dim = int(d.get("dim", 0))
-        return [part, {"models": self.ctx.models, "dim": dim}]  # type: ignore[attr-defined]
+        return [part, {"models": self.ctx.models, "dim": dim, "transformer": report}]  # type: ignore[attr-defined]
 
     # -- the flip model -----------------------------------------------------------------------------------------
     def sample(self, op: str, k: int, key: int, args: bytes, *blobs: bytes) -> Any:

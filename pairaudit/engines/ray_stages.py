@@ -91,7 +91,7 @@ def run_cells(run: RayRun, stage: Any) -> Outcome:
     from pairaudit.datatypes import StageResult
     from pairaudit.engines.partition import route
     from pairaudit.pipeline import stage_findings
-    from pairaudit.stages.near_duplicates.cells import edges_findings
+    from pairaudit.stages.near_duplicates.cells import driver_report, edges_findings
     from pairaudit.stages.near_duplicates.search import training_sample
 
     k, summ = run.order.index(stage), run.summaries[type(stage).__name__]
@@ -154,6 +154,7 @@ def run_cells(run: RayRun, stage: Any) -> Outcome:
         dim = int(x.get("dim") or dim)
         for key, value in x["models"].items():
             run.scanner.ctx.models.setdefault(key, value)
+    driver_report(stage, stats, [x["transformer"] for x in results])
     blob = sum(int(x.get("blob_bytes", 0)) for x in summ)
     itemsize, sk_size = next(x["itemsizes"] for x in summ if x["n"])
     stats.update(dim=dim, bytes_per_row_observed=int(itemsize * dim * 3 + sk_size * 3 + 3 * 4 + 16 + blob // n))
@@ -171,6 +172,8 @@ def _verify_hybrid(run: RayRun, k: int, offsets: list[int], srch: list[Any], key
     copy threshold is calibrated on them, and each cell group verifies its candidates; returns the edges and
     the groups' per-shard results (the nearest pairs' outcomes: ``near_duplicate_pair_reason``)."""
     groups, n_shards = len(srch), len(offsets)
+    if not search["n_candidate_pairs"]:  # no candidates: no transformer calibration either (the local engine's)
+        sample = np.zeros(0, np.int64)
     emb = [run.owner(s).cells.options(num_returns=groups + 2).remote(
         "embed", k, s, run.put({"sample": sample}), *[srch[g][s] for g in range(groups)]) for s in range(n_shards)]
     n_cand = sum(x["candidates"] for x in run.get([e[-1] for e in emb]))

@@ -203,9 +203,29 @@ def shard_result(stage: NearDuplicateStage, d: dict[str, Any], best: list[dict[s
             np.maximum.at(nearest, np.asarray(part["pos"], np.int64) - off, np.asarray(part["best"], np.float32))
     nearest = np.where(np.isfinite(nearest), nearest, np.nan).astype(np.float64)
     findings = near_identical_findings(stage.ctx, d["rows"], d["pair_raw"], mode,
-                                       lambda idx: stage._transformer_vectors(d["texts"], idx, timings)) if n else []
+                                       lambda idx: stage._transformer_vectors(d["texts"], idx, timings, (1, 2)),
+                                       d["texts"]) if n else []
     near = updated(merge(best, n, off), updates, off) if "near_duplicate_pair" in stage.enabled else None
     return findings, stage.score_columns(d["pair_raw"], nearest, near)
+
+
+def shard_report(stage: NearDuplicateStage, mode: str) -> dict[str, Any]:
+    """What this actor's stage adds to report.json, once a shard's result is taken: the models it used (into
+    ``stage.ctx.models``, as the local stage records them) and the texts its transformer compared since the
+    last report (``NearDuplicateStage.take_transformer_counts``), for ``driver_report``."""
+    stage._record_models(mode)
+    return stage.take_transformer_counts()
+
+
+def driver_report(stage: NearDuplicateStage, stats: dict[str, Any], parts: list[dict[str, Any]]) -> None:
+    """The shards' transformer counts (``shard_report``) summed into ``stats.near_duplicates.transformer``, and
+    the local engine's log line when some texts were longer than the transformer reads."""
+    from pairaudit.stages.near_duplicates.stage import transformer_report
+
+    texts = sum(int(p["texts"]) for p in parts)
+    if texts:
+        cap = next(p["max_tokens"] for p in parts if p["texts"])
+        transformer_report(stats, texts, sum(int(p["texts_cut"]) for p in parts), cap, stage.ctx.log)
 
 
 # -- driver ------------------------------------------------------------------------------------------------------

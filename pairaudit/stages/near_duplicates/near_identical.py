@@ -11,6 +11,7 @@ from pairaudit.checks.identical import NearIdenticalPair, squash, word_differenc
 from pairaudit.checks.prompt_kind import text_short_answer_cue
 from pairaudit.datatypes import Finding
 from pairaudit.stages.near_duplicates.search import rowdot
+from pairaudit.stages.near_duplicates.texts import unpack
 
 if TYPE_CHECKING:
     from pairaudit.config import Context
@@ -40,12 +41,24 @@ def _detail(cos: float, thr: float, texts: list[str] | None) -> str | None:
 
 def near_identical_findings(ctx: Context, rows: np.ndarray, pair_raw: np.ndarray, mode: str,
                             transformer_vectors: Callable[[np.ndarray], tuple[Any, Any, Any]],
-                            texts: Callable[[int], list[str]] | None = None) -> list[Finding]:
-    """Rows whose chosen-vs-rejected cosine (``pair_raw``, this mode's model) is >= min_cosine. In hybrid mode
-    the static cosine (>= 0.9) only proposes rows (``near_identical_rows``) and the transformer's cosine
-    (``transformer_vectors`` of the proposed row indices: P, C, R) decides. ``texts`` (a row index's prompt,
-    chosen and rejected; the static and hybrid modes keep them) lets the detail say what differs in words,
-    and keeps out the rows whose differing words are the answer."""
+                            blobs: Any = None) -> list[Finding]:
+    """Rows whose chosen-vs-rejected cosine (``pair_raw``, this mode's model) is >= min_cosine. Both engines
+    call it (the local stage on all rows, the Ray engine's ``cells.shard_result`` on a shard's).
+
+    Args:
+        ctx: the scan's context (parameters, skip / only).
+        rows: the row numbers of the positions.
+        pair_raw: each position's chosen-vs-rejected cosine.
+        mode: the deciding mode; in hybrid mode the static cosine (>= 0.9) only proposes rows
+            (``near_identical_rows``) and the transformer's cosine decides.
+        transformer_vectors: P, C, R transformer vectors of the proposed positions (hybrid mode).
+        blobs: the stage's compressed texts column (``texts.pack`` of prompt, chosen, rejected; the static and
+            hybrid modes keep it), or None: lets the detail say what differs in words, and keeps out the rows
+            whose differing words are the answer.
+
+    Returns:
+        The findings, in position order.
+    """
     info = NearIdenticalPair.info
     cand = near_identical_rows(ctx, pair_raw, mode)
     if not len(cand):
@@ -57,7 +70,7 @@ def near_identical_findings(ctx: Context, rows: np.ndarray, pair_raw: np.ndarray
         cos = rowdot(Ct, Rt, np.arange(len(cand)), np.arange(len(cand)))
     out = []
     for i, c in zip(cand.tolist(), cos.tolist()):
-        detail = _detail(c, thr, texts(i) if texts is not None else None) if c >= thr else None
+        detail = _detail(c, thr, unpack(blobs[i]) if blobs is not None else None) if c >= thr else None
         if detail is not None:
             out.append(info.finding(int(rows[i]), "rejected", float(c), detail=detail))
     return out

@@ -193,16 +193,19 @@ class NearDuplicateStage(Stage):
             return np.zeros(len(texts), dtype=bool)
         return self.embedder.token_lengths(texts) >= cap
 
-    def _transformer_vectors(self, texts_blobs: Any, idx: np.ndarray, timings: dict[str, float]
-                             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Every field's transformer vectors of rows ``idx`` (texts from the compressed store), float16."""
+    def _transformer_vectors(self, texts_blobs: Any, idx: np.ndarray, timings: dict[str, float],
+                             fields: tuple[int, ...] = (0, 1, 2)) -> tuple[Any, Any, Any]:
+        """The transformer vectors of rows ``idx`` (texts from the compressed store), float16: P, C, R, each
+        None when its field (0 prompt, 1 chosen, 2 rejected) is not in ``fields``."""
         texts: list[str] = []
         for i in idx.tolist():
-            texts += unpack(texts_blobs[i])
+            row = unpack(texts_blobs[i])
+            texts += [row[f] for f in fields]
         V = self._embed_transformer(texts, timings)
         self._compared += len(texts)
         self._cut += int(self._too_long(texts).sum())
-        return V[0::3].copy(), V[1::3].copy(), V[2::3].copy()
+        m = len(fields)
+        return tuple(V[fields.index(f)::m].copy() if f in fields else None for f in range(3))  # type: ignore[return-value]
 
     def _field_vectors(self, blobs: Any, rows: np.ndarray, timings: dict[str, float]) -> FieldVectors:
         """Transformer vectors of ``rows``' fields, embedded when planned or read (``lazy``)."""
@@ -305,8 +308,7 @@ class NearDuplicateStage(Stage):
         res.findings = out["findings"]
         stats["mode"] = mode
         res.findings += near_identical_findings(self.ctx, rows, pair_raw, mode,
-                                                lambda idx: store.view(idx),  # type: ignore[union-attr]
-                                                (lambda i: unpack(blobs[i])) if blobs is not None else None)
+                                                lambda idx: store.view(idx), blobs)  # type: ignore[union-attr]
         self._transformer_report(stats, store, timings)
         res.findings.sort(key=lambda f: (f.row, f.check))
         res.rows = rows.tolist()
@@ -345,15 +347,19 @@ class NearDuplicateStage(Stage):
         compared_texts = self._compared + (store.n_read if store is not None else 0)
         cut = self._cut + (store.n_read_cut if store is not None else 0)
         if compared_texts:
-            cap = self.embedder.max_seq_length
-            stats["transformer"] = {"texts": compared_texts, "max_tokens": cap, "texts_cut": cut}
-            if cut:
-                self.ctx.log(f"near duplicates: {cut:,} of {compared_texts:,} texts the transformer compared are "
-                             f"longer than its {cap} tokens: it compared their first {cap} tokens "
-                             "(report.json stats.near_duplicates.transformer)")
+            transformer_report(stats, compared_texts, cut, self.embedder.max_seq_length, self.ctx.log)
         if store is not None:  # fields embedded in the planned pass, and read beyond it
             timings["near_duplicates:transformer_fields_planned"] = float(store.n_planned)
             timings["near_duplicates:transformer_fields_unplanned"] = float(store.n_unplanned)
+
+    def take_transformer_counts(self) -> dict[str, int]:
+        """Texts the transformer compared since the last call, of them those cut, and its maximum length (None
+        when it compared none): the Ray engine's shards report theirs (``cells.shard_report``); counted from zero
+        again."""
+        out = {"texts": self._compared, "texts_cut": self._cut,
+               "max_tokens": self.embedder.max_seq_length if self._compared else None}
+        self._compared = self._cut = 0
+        return out
 
     def _record_models(self, mode: str) -> None:
         """report.json's models; static mode never loads the transformer (nor torch): only its identity, as the
@@ -362,6 +368,23 @@ class NearDuplicateStage(Stage):
         self.ctx.models["embedder"] = emb.to_json() if mode != "static" else {"id": emb.model_id, "sha256": emb.sha256}
         if self._static is not None:
             self.ctx.models["static_embedder"] = self._static.to_json()
+
+
+def transformer_report(stats: dict[str, Any], texts: int, cut: int, cap: int | None, log: Any) -> None:
+    """report.json's ``stats.near_duplicates.transformer`` and the log line about texts over the transformer's
+    maximum length (both engines).
+
+    Args:
+        stats: the stage's stats (``transformer`` is set).
+        texts: texts the transformer compared (> 0).
+        cut: of them, texts longer than ``cap`` tokens (it read their first ``cap`` tokens).
+        cap: the transformer's maximum length in tokens.
+        log: the scan's log.
+    """
+    stats["transformer"] = {"texts": texts, "max_tokens": cap, "texts_cut": cut}
+    if cut:
+        log(f"near duplicates: {cut:,} of {texts:,} texts the transformer compared are longer than its {cap} "
+            f"tokens: it compared their first {cap} tokens (report.json stats.near_duplicates.transformer)")
 
 
 def _shape_stats(phash: np.ndarray, P: np.ndarray, sk: np.ndarray, blobs: Any, n: int) -> dict[str, int]:
