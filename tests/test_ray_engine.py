@@ -40,7 +40,7 @@ def test_ray_matches_local_for_1_and_4_shards(local_ray: None, fixture_file: Pat
     local = pairaudit.scan(fixture_file, out=tmp_path / "local", only=CHEAP, log=lambda m: None)
     want = _outputs(tmp_path / "local")
     assert set(want[0]["check"]) >= {"duplicate_pair", "contradictory_pair", "malformed_record"}
-    for shards in (1, 4):
+    for shards in (1, 4, 10):  # 10 shards: 5 hash partitions, more than the actors (``RayRun.hash_parts``)
         out = tmp_path / f"ray-{shards}"
         audit = pairaudit.scan(fixture_file, out=out, only=CHEAP, engine="ray", ray_shards=shards, log=lambda m: None)
         got = _outputs(out)
@@ -48,6 +48,8 @@ def test_ray_matches_local_for_1_and_4_shards(local_ray: None, fixture_file: Pat
         assert got[2:] == want[2:]
         assert audit.totals == local.totals
         assert audit.report["stats"]["engine"]["shards"] == shards
+        assert audit.report["stats"]["engine"]["hash_partitions"] == max(audit.report["stats"]["engine"]["workers"],
+                                                                         -(-shards // 2))
         assert not (out / ".pairaudit" / "current" / ".shards").exists()  # the parts were concatenated
 
 

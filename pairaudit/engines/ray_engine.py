@@ -299,7 +299,7 @@ class _RayScan:
         """Shard ``s`` read by actor ``k`` (nothing when every shard is handed out)."""
         if s is None or k is None:
             return
-        n_parts = self.workers
+        n_parts = self.run.hash_parts
         n_ret = 1 + len(self.early) * n_parts
         self.run.owners[s] = k
         refs = self.run.actors[k].scan.options(num_returns=n_ret).remote(s, json.dumps(self.shards[s]), n_parts)
@@ -319,7 +319,7 @@ class _RayScan:
         routed results of each shard, and the stages' statistics."""
         from pairaudit.engines.wire import dumps
 
-        scanner, run, n_parts, n_shards = self.scanner, self.run, self.workers, len(self.shards)
+        scanner, run, n_parts, n_shards = self.scanner, self.run, self.run.hash_parts, len(self.shards)
         self.phase = "reduce"
         t = time.perf_counter()
         reduced: dict[str, list[list[Any]]] = {}
@@ -462,7 +462,7 @@ class _RayScan:
             for key, value in self.per_node[node].items():
                 scanner.timings[f"ray_node:{k}:{key}"] = value
         order, n = self.order, len(self.shards)
-        return {"engine": "ray", "shards": n, "workers": self.workers,
+        return {"engine": "ray", "shards": n, "workers": self.workers, "hash_partitions": self.run.hash_parts,
                 "cluster_cpus": int(self.resources.get("CPU", 1)),
                 "cluster_gpus": float(self.resources.get("GPU", 0)), "gpu_actors": "num_gpus" in self.opts,
                 "shards_done": n, "nodes_used": len(self.per_node),

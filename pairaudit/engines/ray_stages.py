@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from pairaudit.pipeline import Scanner
 
 
+SHARDS_PER_PARTITION = 2  # shards' rows in one hash partition (``RayRun.hash_parts``)
 GROUP_ROWS = 100_000  # rows of a near-duplicate cell group (before the rows that probe it from outside)
 
 
@@ -43,6 +44,13 @@ class RayRun:
     @property
     def workers(self) -> int:
         return len(self.actors)
+
+    @property
+    def hash_parts(self) -> int:
+        """How many partitions a hash stage is cut into: one per actor, more where the shards are many, so that a
+        partition holds the rows of about ``SHARDS_PER_PARTITION`` shards (each <= 40 MB of source: ~50,000 HH
+        rows) whatever the dataset's size; an actor finalizes its partitions one after the other."""
+        return max(self.workers, -(-len(self.starts) // SHARDS_PER_PARTITION))
 
     def owner(self, s: int) -> Any:
         """The actor that read shard ``s`` and holds its state (the map hands shards to whichever actor is free)."""
@@ -281,7 +289,7 @@ def run_late_hash(run: RayRun, stage: Any, findings: list[Finding], ran: set[str
     (status first, then one per shard, as ``ShardActor.reduce``)."""
     from pairaudit.stages.near_duplicates.unionfind import UnionFind
 
-    k, n_shards, n_parts = run.order.index(stage), len(run.starts), run.workers
+    k, n_shards, n_parts = run.order.index(stage), len(run.starts), run.hash_parts
     aliases = {"keys": np.zeros(0, np.int64), "to": np.zeros(0, np.int64)}
     pairs = stage.partition_aliases(findings) if hasattr(stage, "partition_aliases") else []
     if pairs:

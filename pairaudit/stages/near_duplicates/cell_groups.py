@@ -35,7 +35,7 @@ from pairaudit.stages.near_duplicates.verify import match_edges, pair_outcomes, 
 from pairaudit.stages.spill import Spill
 
 VECTORS = ("P", "C", "R")
-PAIR_BUDGET = 2_000_000  # searched pairs a cell group verifies at once
+PAIR_BUDGET = 500_000  # searched pairs a cell group verifies at once
 GROUP_FIELDS = ("pos", "rows", "assign", "P", "C", "R", "sk", "ln", "hresp", "phash")
 SPILLED = ("P", "C", "R", "sk")  # a group's large columns (~3.9 KB a row): on disk when the group has a Spill
 CALIBRATION_SPILLED = ("C", "R", "sk")  # the calibration rows' large columns, on disk while the pairs are compared
