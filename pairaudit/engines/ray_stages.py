@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 
 SHARDS_PER_PARTITION = 2  # shards' rows in one hash partition (``RayRun.hash_parts``)
-GROUP_ROWS = 100_000  # rows of a near-duplicate cell group (before the rows that probe it from outside)
+GROUP_ROWS = 50_000  # rows of a near-duplicate cell group (before the rows that probe it from outside)
 
 
 @dataclass
