@@ -7,7 +7,7 @@ import pytest
 
 from pairaudit.datatypes import Finding, StageResult
 from pairaudit.engines.partition import merge_routed, merge_stats, route, shard_of, split_state
-from pairaudit.engines.ray_engine import actor_plan
+from pairaudit.engines.ray_cluster import actor_plan
 
 
 def test_split_state_keeps_equal_keys_together_and_rows_in_order() -> None:

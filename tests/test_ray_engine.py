@@ -165,7 +165,7 @@ def test_ray_reads_a_relative_source_and_writes_a_relative_out(local_ray: None, 
     monkeypatch.chdir(tmp_path)  # after the cluster started: the actors stay where they were
     audit = pairaudit.scan("in.jsonl", out="out", only=CHEAP, engine="ray", ray_shards=2, log=lambda m: None)
     assert audit.totals["input"] == 245 and (tmp_path / "out" / "clean.jsonl").stat().st_size > 0
-    from pairaudit.engines.ray_engine import absolute_paths
+    from pairaudit.engines.ray_cluster import absolute_paths
 
     assert absolute_paths({"path": "in.jsonl", "tokenizer": "org/model"}, ("path", "tokenizer")) == {
         "path": str(tmp_path / "in.jsonl"), "tokenizer": "org/model"}  # a hub id is no path here
@@ -203,11 +203,11 @@ def test_ray_workers_beyond_the_cluster_stop_with_exit_2(local_ray: None, fixtur
 def test_ray_messages_name_the_nodes_and_the_session_logs(local_ray: None) -> None:
     """The node line maps timings.json's ``ray_node:<k>`` to each node's IP and id; the worker-lost hint names
     the session's own logs folder (``--temp-dir`` moves it), Ray's default path when it cannot be asked."""
-    from pairaudit.engines.ray_engine import node_line, session_logs
+    from pairaudit.engines.ray_cluster import node_line, session_logs
 
     nodes = [{"NodeID": "b" * 56, "NodeManagerAddress": "10.0.0.2"}, {"NodeID": "a" * 56, "NodeManagerAddress": "10.0.0.1"}]
     line = node_line(["b" * 56, "a" * 56, "b" * 56], nodes)
-    assert line == ("ray: 3 actors on 2 node(s): ray_node:0 = 10.0.0.1 (node aaaaaaaaaaaa, 1 actors); "
+    assert line == ("ray: 3 actors on 2 node(s): ray_node:0 = 10.0.0.1 (node aaaaaaaaaaaa, 1 actor); "
                     "ray_node:1 = 10.0.0.2 (node bbbbbbbbbbbb, 2 actors)")
     logs = session_logs(ray)
     assert logs.endswith("/logs") and Path(logs).is_dir()

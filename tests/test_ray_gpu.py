@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from pairaudit.engines.ray_engine import actor_plan
+from pairaudit.engines.ray_cluster import actor_plan
 
 ray = pytest.importorskip("ray", reason="install pairaudit[ray]")
 

@@ -31,13 +31,23 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
 import os
 import time
 from collections import defaultdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pairaudit.engines.ray_cluster import (
+    ACTOR_START_S,
+    CONFIG_PATHS,
+    SHARD_PATHS,
+    absolute_paths,
+    actor_plan,
+    connect,
+    lost_errors,
+    node_line,
+    session_logs,
+)
 from pairaudit.errors import ConfigError, WorkerLost, require
 
 if TYPE_CHECKING:
@@ -46,55 +56,7 @@ if TYPE_CHECKING:
 
 
 SHARDS_PER_ACTOR = 2  # default shards at least (more for a large source: io.shards.SHARD_BYTES; --ray-shards)
-ACTOR_START_S = 300.0  # an actor not started by then cannot be placed (other jobs hold the cluster's CPUs)
 MAP_IN_FLIGHT = 1  # map tasks on each actor at once: the next shard goes to whichever actor finishes first
-
-
-def actor_plan(nodes: list[dict[str, Any]], workers: int | None, models: bool) -> tuple[int, dict[str, Any]]:
-    """How many actors, and the Ray resources of each: one CPU, spread over the nodes. When the cluster
-    has GPUs and ``models`` (a stage that runs models, ``Stage.uses_models``: embedder, reference model) runs,
-    actors go where the GPUs are: each asks
-    for an equal fraction of a GPU (a GPU node's GPUs shared by its CPUs), so several actors share one GPU
-    and every actor's models run on a GPU; CPU-only nodes then get no actor."""
-    alive = [n["Resources"] for n in nodes if n.get("Alive", True)]
-    opts: dict[str, Any] = {"num_cpus": 1, "scheduling_strategy": "SPREAD"}
-    gpu_nodes = [r for r in alive if r.get("GPU", 0) > 0 and r.get("CPU", 0) >= 1]
-    if not gpu_nodes or not models:
-        cpus = sum(int(r.get("CPU", 0)) for r in alive)
-        if cpus < max(1, workers or 0):  # an actor that cannot be placed waits for ever: say so now
-            asked = f"--ray-workers {workers} asks for {workers} actors" if workers else "the scan needs an actor"
-            fix = (f"pass --ray-workers N with N <= {cpus} (or leave it out: one actor per CPU), or add nodes"
-                   if cpus else "add a node with CPUs to the cluster")
-            raise ConfigError(f"{asked} of 1 CPU each, but the Ray cluster has {cpus} CPU(s) on {len(alive)} "
-                              "live node(s): an actor without a CPU would wait for ever", fix=fix)
-        return workers or cpus, opts
-    share = math.floor(min(1.0, *(r["GPU"] / int(r["CPU"]) for r in gpu_nodes)) * 10_000) / 10_000
-    fit = sum(min(int(r["CPU"]), int(r["GPU"] / share + 1e-9)) for r in gpu_nodes)
-    return min(workers or fit, fit), {**opts, "num_gpus": share}
-
-
-SHARD_PATHS = ("path", "file")  # a shard spec's paths (io.shards)
-CONFIG_PATHS = ("tokenizer", "embedder", "reference", "reward_model", "policy", "decisions")  # a path or a hub id
-
-
-def absolute_paths(d: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
-    """``d`` with its values at ``keys`` that are relative paths existing here made absolute: a Ray actor's
-    working directory is not the driver's (on a cluster, Ray's session folder), so a relative source, model or
-    output path would be read elsewhere there. Hub ids and absolute paths are left as they are.
-
-    Args:
-        d: a shard spec or a config's JSON (not changed).
-        keys: the keys that may hold a path.
-
-    Returns:
-        A copy of ``d``.
-    """
-    out = dict(d)
-    for key in keys:
-        value = out.get(key)
-        if isinstance(value, str) and value and not os.path.isabs(value) and os.path.exists(value):
-            out[key] = os.path.abspath(value)
-    return out
 
 
 def _detect_format(scanner: Scanner, source: Source) -> None:
@@ -126,33 +88,6 @@ def run_ray(scanner: Scanner, source: Source, parts: list[Path]) -> dict[str, An
             ray.shutdown()
 
 
-def connect(ray: Any, address: str) -> None:
-    """Join the cluster at ``address`` (``--ray-address``), or a ConfigError that says the connection failed
-    (not the phase the scan was in) and what usually fixes it.
-
-    Args:
-        ray: the ray module.
-        address: the cluster's address, or ``auto``.
-    """
-    try:
-        ray.init(address=address, log_to_driver=False)
-    except ConnectionError as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ConfigError(
-            f"could not connect to the Ray cluster at --ray-address {address}: {first}",
-            fix="check the address and that the cluster runs (`ray status` on its head node); a cluster started "
-                "with token authentication (the default of `ray start` in Ray 2.60: it logs 'Token "
-                "authentication is enabled') needs RAY_AUTH_MODE=token in this shell and its token (~/.ray/auth_token, "
-                "or RAY_AUTH_TOKEN); docs/scale.md") from exc
-
-
-def session_logs(ray: Any) -> str:
-    """The Ray session's log folder on this machine (``--temp-dir`` moves it), else Ray's default path."""
-    with contextlib.suppress(Exception):
-        return str(Path(ray._private.worker._global_node.get_session_dir_path()) / "logs")  # no public API in 2.x
-    return "/tmp/ray/session_latest/logs"
-
-
 def _run(ray: Any, scanner: Scanner, source: Source) -> dict[str, Any]:
     scan = _RayScan(ray, scanner, source)
     try:  # the one place a lost worker is caught: nothing of this run is committed (``Scanner.run`` aborts)
@@ -168,12 +103,6 @@ def _run(ray: Any, scanner: Scanner, source: Source) -> dict[str, Any]:
         raise scan.lost(exc) from exc
     finally:
         scan.drop_spills()
-
-
-def lost_errors(ray: Any) -> tuple[type[BaseException], ...]:
-    """Ray's exceptions for a worker process or node that died (not an error raised by pairaudit's code)."""
-    ex = ray.exceptions
-    return ex.RayActorError, ex.WorkerCrashedError, ex.ObjectLostError, ex.NodeDiedError
 
 
 class _RayScan:
@@ -471,24 +400,6 @@ class _RayScan:
                                                   ("cells", "cells"), ("sample_fitted", "sample"),
                                                   ("driver_finalized", None))} | {
                     "writers": "workers" if workers_write_data(self.source) else "workers (findings, scores); driver (data)"}}
-
-
-def node_line(actor_nodes: list[str], nodes: list[dict[str, Any]]) -> str:
-    """The log line naming the nodes the actors run on, in the order of timings.json's ``ray_node:<k>:`` keys
-    (sorted by node id): each one's IP, node id and actors.
-
-    Args:
-        actor_nodes: each actor's node id.
-        nodes: ``ray.nodes()``.
-
-    Returns:
-        The line.
-    """
-    ips = {n.get("NodeID"): n.get("NodeManagerAddress", "?") for n in nodes}
-    used = sorted(set(actor_nodes))
-    parts = [f"ray_node:{k} = {ips.get(node, '?')} (node {node[:12]}, {actor_nodes.count(node)} actors)"
-             for k, node in enumerate(used)]
-    return f"ray: {len(actor_nodes)} actors on {len(used)} node(s): " + "; ".join(parts)
 
 
 def workers_write_data(source: Source) -> bool:
