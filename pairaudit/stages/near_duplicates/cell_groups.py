@@ -35,6 +35,7 @@ from pairaudit.stages.near_duplicates.verify import match_edges, pair_outcomes, 
 from pairaudit.stages.spill import Spill
 
 VECTORS = ("P", "C", "R")
+SUM_ROWS = 8_192  # a search chunk's rows read from the group's columns at a time (``search.sum_vectors``)
 PAIR_BUDGET = 500_000  # searched pairs a cell group verifies at once
 GROUP_FIELDS = ("pos", "rows", "assign", "P", "C", "R", "sk", "ln", "hresp", "phash")
 SPILLED = ("P", "C", "R", "sk")  # a group's large columns (~3.9 KB a row): on disk when the group has a Spill
@@ -181,7 +182,7 @@ class CellGroup:
         for chunk in self._chunks(members, probes, k):
             t0 = time.perf_counter()
             rows = np.unique(np.concatenate([members[c] for c in chunk] + [probes[c] for c in chunk]))
-            S = sum_vectors(d["P"][rows], d["C"][rows], d["R"][rows])  # the chunk's rows only
+            S = sum_vectors(d["P"], d["C"], d["R"], chunk=SUM_ROWS, rows=rows)  # the chunk's rows, a slice at a time
             sub = np.full(len(rows), -np.inf, np.float32)
             a, b, sim = search_cells(S, [np.searchsorted(rows, members[c]) for c in chunk],
                                      [np.searchsorted(rows, probes[c]) for c in chunk], k,

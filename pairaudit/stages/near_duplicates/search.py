@@ -50,20 +50,27 @@ def rowdot(A: np.ndarray, B: np.ndarray, a: np.ndarray, b: np.ndarray, chunk: in
 
 
 
-def _sum_vectors(P: np.ndarray, C: np.ndarray, R: np.ndarray, lo: int, hi: int) -> np.ndarray:
-    s = P[lo:hi].astype(np.float32) + C[lo:hi] + R[lo:hi]
+def _sum_vectors(P: np.ndarray, C: np.ndarray, R: np.ndarray, lo: int, hi: int,
+                 rows: np.ndarray | None = None) -> np.ndarray:
+    if rows is None:
+        s = P[lo:hi].astype(np.float32) + C[lo:hi] + R[lo:hi]
+    else:
+        at = rows[lo:hi]
+        s = P[at].astype(np.float32) + C[at] + R[at]
     norms = np.linalg.norm(s, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
     return s / norms
 
 
-def sum_vectors(P: np.ndarray, C: np.ndarray, R: np.ndarray, chunk: int = 65536, out: np.ndarray | None = None
-                ) -> np.ndarray:
-    """``normalise(p + c + r)`` of every row as one float32 array (4 d bytes per row; ``out``: where to write
-    them, e.g. a memory-mapped file)."""
-    out = np.empty(P.shape, dtype=np.float32) if out is None else out
-    for lo in range(0, len(P), chunk):
-        out[lo:lo + chunk] = _sum_vectors(P, C, R, lo, min(len(P), lo + chunk))
+def sum_vectors(P: np.ndarray, C: np.ndarray, R: np.ndarray, chunk: int = 65536, out: np.ndarray | None = None,
+                rows: np.ndarray | None = None) -> np.ndarray:
+    """``normalise(p + c + r)`` of every row (or of ``rows``, read ``chunk`` rows at a time, e.g. from a file) as
+    one float32 array (4 d bytes per row; ``out``: where to write them, e.g. a memory-mapped file). Each row's
+    values are computed alone: the same whatever the chunk."""
+    n = len(P) if rows is None else len(rows)
+    out = np.empty((n, *P.shape[1:]), dtype=np.float32) if out is None else out
+    for lo in range(0, n, chunk):
+        out[lo:lo + chunk] = _sum_vectors(P, C, R, lo, min(n, lo + chunk), rows)
     return out
 
 
