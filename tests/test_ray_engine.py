@@ -212,3 +212,15 @@ def test_ray_messages_name_the_nodes_and_the_session_logs(local_ray: None) -> No
     logs = session_logs(ray)
     assert logs.endswith("/logs") and Path(logs).is_dir()
     assert session_logs(object()) == "/tmp/ray/session_latest/logs"
+
+
+def test_ray_reports_the_whole_dataset_checks_as_progress(local_ray: None, fixture_file: Path, tmp_path: Path) -> None:
+    """The reduce phase says where it is, as the local engine's ``finalize_stages`` does (it was silent)."""
+    calls: list[tuple[str, int, int | None]] = []
+    pairaudit.scan(fixture_file, out=tmp_path / "ray", only=[*CHEAP, "near_duplicate_pair"], engine="ray",
+                   ray_shards=2, log=lambda m: None, progress=lambda phase, done, total: calls.append((phase, done, total)))
+    fin = [(d, t) for ph, d, t in calls if ph == "finalize"]
+    assert fin and fin[0][0] == 0 and fin[-1][0] == fin[-1][1] >= 1  # from 0 to every stage done
+    assert [d for d, _ in fin] == sorted(d for d, _ in fin)
+    phases = [ph for ph, _, _ in calls]
+    assert max(i for i, p in enumerate(phases) if p == "read") < phases.index("finalize")

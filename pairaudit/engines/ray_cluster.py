@@ -84,9 +84,13 @@ def connect(ray: Any, address: str) -> None:
 
 
 def session_logs(ray: Any) -> str:
-    """The Ray session's log folder on this machine (``--temp-dir`` moves it), else Ray's default path."""
+    """The Ray session's log folder (``--temp-dir`` moves it), else Ray's default path. Ray 2.x has no public call
+    for the session folder; ``ray.nodes()`` names each node's raylet socket inside it (``<session>/sockets/raylet``)."""
     with contextlib.suppress(Exception):
-        return str(Path(ray._private.worker._global_node.get_session_dir_path()) / "logs")  # no public API in 2.x
+        for node in ray.nodes():
+            sock = Path(str(node.get("RayletSocketName") or ""))
+            if node.get("Alive", True) and sock.parent.name == "sockets":
+                return str(sock.parent.parent / "logs")
     return "/tmp/ray/session_latest/logs"
 
 

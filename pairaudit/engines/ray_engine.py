@@ -263,9 +263,11 @@ class _RayScan:
                 for p in range(n_parts)]
         del buckets[:]
         later: list[Any] = []  # near_duplicate_pair findings, read by later stages
-        for stage in self.order:
+        todo = [st for st in self.order if st in scanner.stages and st not in self.early and st.distribute != "summary"]
+        for k, stage in enumerate(todo):
             name = type(stage).__name__
-            if stage not in scanner.stages or stage in self.early or stage.distribute == "summary":
+            scanner.ctx.progress("finalize", k, len(todo))  # as the local engine's ``finalize_stages``
+            if stage not in scanner.stages:  # failed meanwhile
                 continue
             try:
                 later += _finalize_stage(run, stage, later, reduced, parts, stage_stats)
@@ -278,6 +280,7 @@ class _RayScan:
         for name, refs in reduced.items():
             stage_stats[name] = self._partitions_done(name, refs)
             parts[name] = [[r[1 + s] for r in refs] for s in range(n_shards)]
+        scanner.ctx.progress("finalize", len(todo), len(todo))
         scanner.timings["ray_reduce"] += time.perf_counter() - t
         return parts, stage_stats
 
