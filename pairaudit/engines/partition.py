@@ -49,7 +49,7 @@ def route(res: StageResult, findings: list[Finding], starts: list[int]) -> list[
     if findings:
         where = shard_of(np.fromiter((f.row for f in findings), np.int64, len(findings)), starts)
         for f, s in zip(findings, where.tolist()):
-            out[s]["findings"].append([getattr(f, k) for k in FINDING_FIELDS])
+            out[s]["findings"].append(finding_list(f))
     if res.rows is not None and res.scores:
         rows = np.asarray(res.rows, dtype=np.int64)
         where = shard_of(rows, starts)
@@ -58,6 +58,11 @@ def route(res: StageResult, findings: list[Finding], starts: list[int]) -> list[
             out[s]["rows"] = rows[mask]
             out[s]["scores"] = {k: np.asarray(v)[mask] for k, v in res.scores.items()}
     return out
+
+
+def finding_list(f: Finding) -> list[Any]:
+    """A finding as the plain list that travels (``FINDING_FIELDS`` order; :func:`findings_of` reads it back)."""
+    return [getattr(f, k) for k in FINDING_FIELDS]
 
 
 def findings_of(parts: list[dict[str, Any]]) -> list[Finding]:

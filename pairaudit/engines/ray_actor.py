@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from pairaudit.engines.parked import Parked, park_shard, unpark
-from pairaudit.engines.partition import FINDING_FIELDS, findings_of, merge_routed, route, split_state
+from pairaudit.engines.partition import finding_list, findings_of, merge_routed, route, split_state
 from pairaudit.engines.ray_ops import StageOps
 from pairaudit.engines.wire import dumps, loads, result_to_wire
 
@@ -178,8 +178,8 @@ class ShardActor(StageOps):
         if self.processor.tok is not None and self.processor.tok.spec is not None:
             self.ctx.models.setdefault("tokenizer", self.processor.tok.spec.to_json())
         cells = {type(st).__name__ for st in self.stages if st.distribute == "cells"}  # worked on in place
-        self.shards[s] = {**park_shard(Path(self.spill_folder), s, [[getattr(f, k) for k in FINDING_FIELDS]
-                                                                    for f in findings], metrics, kept, cells),
+        self.shards[s] = {**park_shard(Path(self.spill_folder), s, [finding_list(f) for f in findings], metrics, kept,
+                                       cells),
                           "spec": spec, "spills": spills}
         seconds = time.perf_counter() - t0
         self.seconds += seconds

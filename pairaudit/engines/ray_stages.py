@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pairaudit.config import clamp_record
+from pairaudit.engines.partition import finding_list
 from pairaudit.engines.wire import dumps, loads
 from pairaudit.stages.near_duplicates.search import nprobe_why
 
@@ -313,7 +314,7 @@ def run_late_hash(run: RayRun, stage: Any, findings: list[Finding], ran: set[str
     blob = run.put(aliases)
     splits = [run.owner(s).split.options(num_returns=n_parts).remote(k, s, n_parts, blob) for s in range(n_shards)]
     splits = [x if n_parts > 1 else [x] for x in splits]
-    near = [[f.row, f.check, f.field, f.score, f.group, f.detail, f.action] for f in findings]
+    near = [finding_list(f) for f in findings]
     near_blob = run.put([near, sorted(ran)])
     return [run.worker(p).reduce.options(num_returns=1 + n_shards).remote(
         k, run.starts, near_blob, *[splits[s][p] for s in range(n_shards)]) for p in range(n_parts)], None

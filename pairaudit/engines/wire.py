@@ -14,11 +14,10 @@ from typing import Any
 import numpy as np
 
 from pairaudit.batch import BatchResult
-from pairaudit.datatypes import Finding
+from pairaudit.engines.partition import finding_list, findings_of
 
 _ARRAY = "__ndarray__"
 _BYTES = "__bytes__"  # an object array of bytes: one uint8 blob + lengths
-_FINDING_FIELDS = ("row", "check", "field", "score", "group", "detail", "action")
 
 
 def _flatten(obj: Any, arrays: list[np.ndarray]) -> Any:
@@ -81,12 +80,11 @@ def loads(data: bytes) -> Any:
 
 def result_to_wire(res: BatchResult) -> dict[str, Any]:
     """A batch result without its pairs (texts stay in the worker) as plain data."""
-    return {"findings": [[getattr(f, k) for k in _FINDING_FIELDS] for f in res.findings],
+    return {"findings": [finding_list(f) for f in res.findings],
             "metrics": res.metrics, "n_records": res.n_records, "check_errors": res.check_errors,
             "error_counts": res.error_counts, "timings": res.timings, "formats": res.formats}
 
 
 def result_from_wire(d: dict[str, Any]) -> BatchResult:
-    findings = [Finding(**dict(zip(_FINDING_FIELDS, f))) for f in d["findings"]]
-    return BatchResult(findings, d["metrics"], [], [], d["n_records"], d["check_errors"], d["error_counts"],
+    return BatchResult(findings_of([d]), d["metrics"], [], [], d["n_records"], d["check_errors"], d["error_counts"],
                        d["timings"], d["formats"])

@@ -44,7 +44,15 @@ def _folds(n: int, folds: int, seed: int, groups: np.ndarray | None = None) -> t
     return fold, k
 
 
-PREPARE_ROWS = 16_384  # rows of ``x`` copied into the fold buffer at a time (``_prepare``)
+PREPARE_ROWS = 16_384  # rows of ``x`` copied into the fold buffer at a time (``_copy_rows``)
+
+
+def _copy_rows(x: np.ndarray, rows: np.ndarray | None, out: np.ndarray) -> None:
+    """``x[rows]`` (every row when None) written into ``out`` a slice of rows at a time: no second copy of the
+    selection beside ``out`` (``x`` may be a spilled column, read where it is indexed)."""
+    for lo in range(0, len(out), PREPARE_ROWS):
+        hi = min(len(out), lo + PREPARE_ROWS)
+        out[lo:hi] = x[lo:hi] if rows is None else x[rows[lo:hi]]
 
 
 def _prepare(x: np.ndarray, rows: np.ndarray | None = None, out: np.ndarray | None = None
@@ -57,9 +65,7 @@ def _prepare(x: np.ndarray, rows: np.ndarray | None = None, out: np.ndarray | No
     m = len(x) if rows is None else len(rows)
     dtype = np.float32 if x.dtype == np.float16 else x.dtype
     both = np.empty((2 * m, x.shape[1]), dtype) if out is None else out[:2 * m]
-    for lo in range(0, m, PREPARE_ROWS):  # a slice of rows at a time: no second copy of x[rows] beside ``both``
-        hi = min(m, lo + PREPARE_ROWS)
-        both[lo:hi] = x[lo:hi] if rows is None else x[rows[lo:hi]]
+    _copy_rows(x, rows, both[:m])
     np.negative(both[:m], out=both[m:])
     scaler = Scale.fit(both) or StandardScaler(with_mean=False).fit(both)  # no centring: keeps x -> -x antisymmetric
     return scaler, scaler.transform(both, copy=False), np.r_[np.ones(m), np.zeros(m)]
@@ -206,17 +212,12 @@ def _cross_fit(x: np.ndarray, folds: int, cs: tuple[float, ...], seed: int, max_
 def _held_out(x: np.ndarray, te: np.ndarray, scaler: Any, buf: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """(row indices, standardised rows) of the held-out rows, in chunks of ``CHUNK_ROWS``, each read into the
     fold buffer ``buf`` (free once the fold's models are fitted; the values ``scaler.transform`` of a float32 copy
-    gives, bit for bit) where its dtype is the one ``transform`` computes in, else a fresh copy."""
+    gives, bit for bit; ``_cross_fit`` makes it in that dtype), or a fresh copy for a chunk longer than it."""
     idx = np.flatnonzero(te)
     for lo in range(0, len(idx), CHUNK_ROWS):
         part = idx[lo:lo + CHUNK_ROWS]
-        if buf.dtype != (np.float32 if x.dtype == np.float16 else x.dtype) or len(part) > len(buf):
-            xs = x[part]
-            yield part, scaler.transform(xs.astype(np.float32) if xs.dtype == np.float16 else xs)
-            continue
-        out = buf[:len(part)]
-        for a in range(0, len(part), PREPARE_ROWS):
-            out[a:a + PREPARE_ROWS] = x[part[a:a + PREPARE_ROWS]]
+        out = buf[:len(part)] if len(part) <= len(buf) else np.empty((len(part), x.shape[1]), buf.dtype)
+        _copy_rows(x, part, out)
         yield part, scaler.transform(out, copy=False)
 
 
