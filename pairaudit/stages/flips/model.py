@@ -56,28 +56,41 @@ def _copy_rows(x: np.ndarray, rows: np.ndarray | None, out: np.ndarray) -> None:
 
 
 def _prepare(x: np.ndarray, rows: np.ndarray | None = None, out: np.ndarray | None = None
-             ) -> tuple[Any, np.ndarray, np.ndarray]:
-    """Both orientations of ``x[rows]`` (all rows when None), standardised: (scaler, rows, labels). A float16 ``x``
-    (e.g. memory-mapped) is read in float32, one copy of the fitted rows, written to the first rows of ``out``
-    when given (a buffer the folds share: a large fresh array pays its page faults again, ~1 s a GB here)."""
-    from sklearn.preprocessing import StandardScaler
-
+             ) -> tuple[Scale, np.ndarray]:
+    """The given orientation of ``x[rows]`` (all rows when None), standardised, and one row of zeros after it:
+    (scaler, rows). The swapped orientation (``-x``, label 0) is never copied: it has the same loss term as the
+    given one (``_solve``) and the same squares (``Scale.fit_symmetric``). A float16 ``x`` (e.g. memory-mapped)
+    is read in float32, written to the first rows of ``out`` when given (a buffer the folds share: a large fresh
+    array pays its page faults again, ~1 s a GB here)."""
     m = len(x) if rows is None else len(rows)
     dtype = np.float32 if x.dtype == np.float16 else x.dtype
-    both = np.empty((2 * m, x.shape[1]), dtype) if out is None else out[:2 * m]
-    _copy_rows(x, rows, both[:m])
-    np.negative(both[:m], out=both[m:])
-    scaler = Scale.fit(both) or StandardScaler(with_mean=False).fit(both)  # no centring: keeps x -> -x antisymmetric
-    return scaler, scaler.transform(both, copy=False), np.r_[np.ones(m), np.zeros(m)]
+    one = np.empty((m + 1, x.shape[1]), dtype) if out is None else out[:m + 1]
+    _copy_rows(x, rows, one[:m])
+    one[m] = 0.0
+    scaler = Scale.fit_symmetric(one[:m])
+    scaler.transform(one[:m], copy=False)
+    return scaler, one
 
 
-def _solve(xs: np.ndarray, y: np.ndarray, c: float) -> Any:
-    """The logistic regression without intercept on standardised rows (``_prepare``), its solver's own BLAS at one
-    thread (``one_thread_solver``)."""
+def _solve(xs: np.ndarray, c: float) -> Any:
+    """The logistic regression without intercept on every row of ``xs`` in both orientations (``_prepare``'s
+    rows: the given orientation, then a row of zeros), its solver's own BLAS at one thread (``one_thread_solver``).
+
+    With no intercept, the swapped copy of a row (``-x``, label 0) has the loss and the gradient of the row itself
+    (``log(1 + exp(-w.x))``), so the given rows with weight 2 are the objective of the 2m rows of both
+    orientations, term for term; the zero row, weight 0, is the second class sklearn asks for and adds nothing
+    (its loss is a constant, its gradient 0), and the weights sum to 2m as the 2m rows' do, so the penalty's
+    scale is theirs. The same minimum as the fit on both orientations, half the rows to hold and to multiply:
+    the weights agree within the solver's tolerance (tests/test_flips.py)."""
     from sklearn.linear_model import LogisticRegression
 
+    m = len(xs) - 1
+    y = np.ones(m + 1)
+    y[m] = 0.0
+    weight = np.full(m + 1, 2.0)
+    weight[m] = 0.0
     with one_thread_solver():
-        return LogisticRegression(C=c, fit_intercept=False, max_iter=2000).fit(xs, y)
+        return LogisticRegression(C=c, fit_intercept=False, max_iter=2000).fit(xs, y, sample_weight=weight)
 
 
 _SOLVER_BLAS: list[Any] = []  # the threadpoolctl selection of scipy's own BLAS (or None), found once
@@ -112,7 +125,7 @@ def one_thread_solver() -> Iterator[None]:
     the feature count and matrices of at most 20 x 20 (10 corrections kept): sizes the BLAS computes on one
     thread either way, so the weights are the same bit for bit (tests/test_flips.py compares them). Allowed two
     threads it still costs ~2-6 ms an iteration on this busy 2-core machine, ~0.1-0.2 ms at one (measured: 1.3 s
-    of the ~14 s flip model at 100k rows). numpy's BLAS (the products with the data) keeps its threads: its
+    of a ~14 s flip model at 100k rows). numpy's BLAS (the products with the data) keeps its threads: its
     thread split changes the rounding of some rows."""
     sel = _scipy_blas()
     if sel is None:
@@ -123,56 +136,34 @@ def one_thread_solver() -> Iterator[None]:
 
 
 class Scale:
-    """``StandardScaler(with_mean=False)`` fitted a slice of rows at a time: the same scale, bit for bit (the same
-    float64 sums, each slice added to the running one row by row, as numpy sums along rows; tested against
-    sklearn), without sklearn's float64 copy of the whole matrix and its NaN mask (~2.5 GB for the 400k x 256
-    rows of a fold at 1M rows). ``fit`` returns None when a value is NaN (sklearn's NaN-aware path then)."""
+    """``StandardScaler(with_mean=False)`` of the fitted rows in both orientations, summed a slice of rows at a
+    time (``fit_symmetric``): no float64 copy of the whole matrix and its NaN mask as sklearn makes (~2.5 GB for the
+    400k x 256 rows of a fold at 1M rows), no negated copy either."""
 
     CHUNK = 16_384
-    BUFFER_BYTES = 4 << 20  # a slice of at most this many float64 bytes (2k rows of 256): 160k x 256 in 78 ms, not 124
+    BUFFER_BYTES = 4 << 20  # a slice of at most this many float64 bytes (2k rows of 256)
 
     def __init__(self, scale: np.ndarray) -> None:
         self.scale_ = scale
 
     @classmethod
-    def fit(cls, X: np.ndarray) -> Scale | None:
+    def fit_symmetric(cls, X: np.ndarray) -> Scale:
+        """The scale of the rows of ``X`` and their negations together (``StandardScaler(with_mean=False)`` of
+        ``np.r_[X, -X]``, to ~1e-14 relative) without the negated copy: their mean is 0, so the variance is the
+        mean square, summed in float64 a slice at a time. A column of zeros keeps the scale 1 (sklearn's)."""
         n = len(X)
-        if not n or X.dtype not in (np.float32, np.float64):
-            return None
-        # one float64 buffer, reused: row 0 holds the running sum, rows 1.. a slice; numpy sums a C-ordered array
-        # along rows one row after the other, so each slice is added to the running sum row by row, as in one
-        # np.sum over every row (the order sklearn's float64 sums take)
         chunk = max(1, min(cls.CHUNK, cls.BUFFER_BYTES // (8 * max(1, X.shape[1]))))
-        buf = np.empty((min(n, chunk) + 1, X.shape[1]))
-
-        def rowsum(acc: np.ndarray | None, k: int) -> np.ndarray:
-            if acc is None:
-                return np.sum(buf[1:k + 1], axis=0)
-            buf[0] = acc
-            return np.sum(buf[:k + 1], axis=0)
-
-        total = None
+        sq = np.zeros(X.shape[1])
         for lo in range(0, n, chunk):
-            part = X[lo:lo + chunk]
-            if np.isnan(part).any():
-                return None
-            buf[1:len(part) + 1] = part
-            total = rowsum(total, len(part))
-        assert total is not None
-        mean = total / n
-        corr = sq = None
-        for lo in range(0, n, chunk):
-            part = X[lo:lo + chunk]
-            t = buf[1:len(part) + 1]
-            np.subtract(part, mean, out=t)
-            corr = rowsum(corr, len(part))
-            np.square(t, out=t)
-            sq = rowsum(sq, len(part))
-        assert corr is not None and sq is not None
-        var = (sq - corr ** 2 / n) / n
-        eps = np.finfo(np.float64).eps
+            part = np.asarray(X[lo:lo + chunk], np.float64)
+            if not np.isfinite(part).all():
+                bad = lo + int(np.flatnonzero(~np.isfinite(part).all(axis=1))[0])
+                raise ValueError(f"flip model: feature row {bad} is not finite (NaN or inf); expected finite "
+                                 "features (absent values are 0 before the fit)")
+            sq += np.einsum("ij,ij->j", part, part)
+        var = sq / max(n, 1)
         scale = np.sqrt(var)
-        scale[var <= n * eps * var + (n * mean * eps) ** 2] = 1.0  # sklearn's near-constant features
+        scale[var == 0] = 1.0
         return cls(scale)
 
     def transform(self, X: np.ndarray, copy: bool = True) -> np.ndarray:
@@ -198,25 +189,26 @@ def _cross_fit(x: np.ndarray, folds: int, cs: tuple[float, ...], seed: int, max_
     fit_n = len(x) - np.bincount(fold, minlength=k)
     if max_fit_rows is not None:
         fit_n = np.minimum(fit_n, max_fit_rows)
-    buf = np.empty((2 * int(fit_n.max()), x.shape[1]), np.float32 if x.dtype == np.float16 else x.dtype)
+    buf = np.empty((int(fit_n.max()) + 1, x.shape[1]), np.float32 if x.dtype == np.float16 else x.dtype)
     for f in range(k):
         tr, te = fold != f, fold == f
         if te.any():
             rows = np.flatnonzero(tr)
             if max_fit_rows is not None and len(rows) > max_fit_rows:
                 rows = np.sort(np.random.default_rng(seed + 1 + f).choice(rows, max_fit_rows, replace=False))
-            scaler, xs, y = _prepare(x, rows, buf)
-            yield te, scaler, [_solve(xs, y, c).coef_[0] for c in cs], buf
+            scaler, xs = _prepare(x, rows, buf)
+            yield te, scaler, [_solve(xs, c).coef_[0] for c in cs], buf
 
 
 def _held_out(x: np.ndarray, te: np.ndarray, scaler: Any, buf: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-    """(row indices, standardised rows) of the held-out rows, in chunks of ``CHUNK_ROWS``, each read into the
-    fold buffer ``buf`` (free once the fold's models are fitted; the values ``scaler.transform`` of a float32 copy
-    gives, bit for bit; ``_cross_fit`` makes it in that dtype), or a fresh copy for a chunk longer than it."""
+    """(row indices, standardised rows) of the held-out rows, in chunks of ``CHUNK_ROWS`` (at most the fold
+    buffer's rows), each read into the fold buffer ``buf`` (free once the fold's models are fitted; the values
+    ``scaler.transform`` of a float32 copy gives, bit for bit; ``_cross_fit`` makes it in that dtype)."""
     idx = np.flatnonzero(te)
-    for lo in range(0, len(idx), CHUNK_ROWS):
-        part = idx[lo:lo + CHUNK_ROWS]
-        out = buf[:len(part)] if len(part) <= len(buf) else np.empty((len(part), x.shape[1]), buf.dtype)
+    step = max(1, min(CHUNK_ROWS, len(buf)))
+    for lo in range(0, len(idx), step):
+        part = idx[lo:lo + step]
+        out = buf[:len(part)]
         _copy_rows(x, part, out)
         yield part, scaler.transform(out, copy=False)
 

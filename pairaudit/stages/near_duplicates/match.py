@@ -36,7 +36,7 @@ SAME, COSINE, WORDING = 1, 2, 3  # why a field matched (0: it did not)
 MATCHED, UNSURE, APART, OTHER_NUMBERS, COMPARED, UNDER_LOCAL, WORDED_APART, COSINE_APART, OTHER_WAY, LONE_APART = range(10)
 OUTCOME_FIELDS = ("code", "field", "value", "limit")
 LOOSE = 32  # added to the code of a pair the loose candidate rule (hybrid mode's static search) turned down
-MATCH_CHUNK = 1 << 18  # candidate pairs compared at a time (their sketches are copied): memory bounded
+MATCH_CHUNK = 1 << 16  # candidate pairs compared at a time (their sketches are copied, ~1.4 KB a pair): ~90 MB
 
 
 def normalise(text: str) -> str:
