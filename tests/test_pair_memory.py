@@ -192,25 +192,30 @@ def test_flip_scale_is_standard_scaler(n: int, monkeypatch: pytest.MonkeyPatch) 
         assert got.transform(x, copy=False) is not before and not np.array_equal(x, before)  # in place
 
 
-@pytest.mark.parametrize("map_rows", [1, 5, 8192])
-def test_mapped_long_selection_in_parts(map_rows: int, tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A long list of rows of a spilled column is copied a part at a time (bounded mapped pages): the same
-    values as the array in memory, for unsorted and repeated rows, with a column index, a list or a mask."""
+@pytest.mark.parametrize("window", [1, 257 * 3 * 5, 16 << 20])
+def test_mapped_selection_copied_a_window_at_a_time(window: int, tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A list of rows of a spilled column is copied in sorted order out of bounded windows of the file (a row
+    per window, 5 rows, the default; the second part written after the first, so a window crosses the page
+    boundaries of neither): the same values as the array in memory, for unsorted, repeated and negative rows,
+    with a column index, a list or a mask; an index out of range is an IndexError, as numpy's."""
     from pairaudit.stages import spill as spill_mod
 
-    monkeypatch.setattr(spill_mod, "MAP_ROWS", map_rows)
+    monkeypatch.setattr(spill_mod, "WINDOW_BYTES", window)
     monkeypatch.setenv("PAIRAUDIT_SPILL_DIR", str(tmp_path))
-    rng = np.random.default_rng(map_rows)
+    rng = np.random.default_rng(window)
     sk = np.array([[f"text {i} {j}".encode() for j in range(3)] for i in range(200)], dtype="S257")
     sp = spill_mod.Spill(limit=0)
     sp.maybe({"sk": [sk[:70], sk[70:]]})
     col = sp.column("sk", [])
     assert isinstance(col, spill_mod.Mapped)
-    idx = rng.integers(0, 200, 57)
+    idx = rng.integers(-200, 200, 157)
     np.testing.assert_array_equal(col[idx], sk[idx])
     np.testing.assert_array_equal(col[idx, 1], sk[idx, 1])
     np.testing.assert_array_equal(col[idx.tolist()], sk[idx])
+    np.testing.assert_array_equal(col[np.sort(idx % 200)], sk[np.sort(idx % 200)])
     mask = rng.random(200) < 0.3
     np.testing.assert_array_equal(col[mask], sk[mask])
     assert col[idx[:0]].shape == (0, 3)
+    with pytest.raises(IndexError, match="200 is out of bounds"):
+        col[np.array([3, 200])]
     sp.close()

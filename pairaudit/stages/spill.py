@@ -3,8 +3,8 @@
 A stage appends one array per batch to a column (a list of arrays, the form engines ship between
 processes). :class:`Spill` moves a stage's lists to files once their total passes ``limit`` bytes (64 MB by
 default) and hands the whole column back at the end: concatenated in memory when it never spilled,
-else a read-only :class:`Mapped` view of the file that maps it only while it is read (the pages read
-stay in the page cache, not in the process's resident memory). Byte strings (compressed texts) spill to one data file plus an offsets array
+else a read-only :class:`Mapped` view of the file, read with ``pread`` where it is indexed (the pages read
+stay in the page cache, never in the process's resident memory). Byte strings (compressed texts) spill to one data file plus an offsets array
 (:class:`Blobs`). Files live in a private temp folder (``PAIRAUDIT_SPILL_DIR`` or the system temp
 folder), removed when the stage is done or the process ends. ``PAIRAUDIT_SPILL_BYTES`` sets the limit (tests
 force spilling with a small one).
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import mmap
 import os
 import re
 import shutil
@@ -31,16 +32,18 @@ import numpy as np
 
 DEFAULT_LIMIT = 64 << 20
 ACTOR_PREFIX = "pairaudit-actor-"  # an actor's spill folder: pairaudit-actor-<pid>-<random>
-MAP_ROWS = 8192  # rows of a selection copied per mapping: the pages it touches (<= ~32 MB) leave with the mapping
+WINDOW_BYTES = 16 << 20  # a selection of rows is copied out of a mapped window of the file at most this long
 
 
 class Mapped:
     """A read-only array in a file, read only where it is indexed: an integer or a slice of rows is read with
-    ``os.pread`` (nothing mapped), any other selection maps the file, copies the selection out and unmaps it
-    again, so the pages read never stay in the process's resident memory (a long-lived ``np.memmap`` keeps
-    every page it touched resident until it is closed); a long list of rows is copied ``MAP_ROWS`` rows per
-    mapping (the 166k candidate rows' sketches at 1M rows touched most of a 771 MB file in one mapping). One
-    element costs a few microseconds, so callers may index it row by row."""
+    ``os.pread`` (nothing mapped); a list, array or mask of rows is copied in sorted order out of windows of the
+    file at most ``WINDOW_BYTES`` long, each mapped only while its rows are copied (:meth:`_gather`). A mapping
+    counts the pages it touches in the process's RSS while it lives, and on a kernel that caches files in large
+    folios one touched row maps its whole folio: 8,192 rows spread over a mapping of the whole file counted the
+    whole file (+165 MB RSS for a Ray cell group's 173 MB sketch file at 1M rows); a window bounds that to its
+    length. A long-lived ``np.memmap`` would keep every page it touched until closed. One element costs a few
+    microseconds, so callers may index it row by row."""
 
     def __init__(self, path: Path, dtype: Any, shape: tuple[int, ...], offset: int = 0) -> None:
         self.path, self.dtype, self.shape, self.offset = path, np.dtype(dtype), shape, offset
@@ -53,16 +56,56 @@ class Mapped:
     def __len__(self) -> int:
         return self.shape[0]
 
-    def _read(self, lo: int, hi: int) -> np.ndarray:
-        """Rows ``lo:hi`` (0 <= lo <= hi <= len), read with pread."""
+    def _open(self) -> int:
         if self._fd is None:
             self._fd = os.open(self.path, os.O_RDONLY)
             self._closer = weakref.finalize(self, os.close, self._fd)
+        return self._fd
+
+    def _read(self, lo: int, hi: int) -> np.ndarray:
+        """Rows ``lo:hi`` (0 <= lo <= hi <= len), read with pread."""
         want = (hi - lo) * self._row
-        buf = os.pread(self._fd, want, self.offset + lo * self._row) if want else b""
+        buf = os.pread(self._open(), want, self.offset + lo * self._row) if want else b""
         if len(buf) != want:
             raise OSError(f"spill file {self.path}: read {len(buf)} of {want} bytes")
         return np.frombuffer(bytearray(buf), dtype=self.dtype).reshape((hi - lo, *self.shape[1:]))
+
+    def _window(self, rows: np.ndarray, rest: tuple[Any, ...]) -> np.ndarray:
+        """``self[rows][:, *rest]`` for sorted ``rows`` that lie within ``WINDOW_BYTES`` of each other: one mapping
+        of the bytes from the first row to the last, closed before returning."""
+        lo, hi = self.offset + int(rows[0]) * self._row, self.offset + (int(rows[-1]) + 1) * self._row
+        start = lo - lo % mmap.ALLOCATIONGRANULARITY
+        with mmap.mmap(self._open(), hi - start, offset=start, access=mmap.ACCESS_READ) as mm:
+            view = np.frombuffer(mm, dtype=self.dtype, count=(hi - lo) // self.itemsize, offset=lo - start)
+            part = view.reshape((-1, *self.shape[1:]))[(rows - rows[0], *rest)]
+            del view  # the mapping closes only without views of it
+        return part
+
+    def _gather(self, at: np.ndarray, rest: tuple[Any, ...] = ()) -> np.ndarray:
+        """``self[at][:, *rest]`` for rows ``at`` (any order, repeats and negatives allowed), copied a window at a
+        time in sorted order."""
+        n = self.shape[0]
+        at = np.asarray(at, np.int64).reshape(-1)
+        bad = (at < -n) | (at >= n)
+        if bad.any():
+            raise IndexError(f"index {int(at[bad][0])} is out of bounds for axis 0 with size {n}")
+        at = np.where(at < 0, at + n, at)
+        if not len(at):
+            return np.empty((0, *self.shape[1:]), self.dtype)[(slice(None), *rest)]
+        order = np.argsort(at, kind="stable")
+        srt = at[order]
+        span = max(1, WINDOW_BYTES // max(1, self._row))
+        out: np.ndarray | None = None
+        s = 0
+        while s < len(srt):
+            stop = int(np.searchsorted(srt, int(srt[s]) + span))
+            part = self._window(srt[s:stop], rest)
+            if out is None:
+                out = np.empty((len(at), *part.shape[1:]), part.dtype)
+            out[order[s:stop]] = part
+            s = stop
+        assert out is not None
+        return out
 
     def __getitem__(self, key: Any) -> Any:
         first, rest = (key[0], key[1:]) if isinstance(key, tuple) and key else (key, ())
@@ -76,9 +119,14 @@ class Mapped:
             lo, hi, _ = first.indices(self.shape[0])
             v = self._read(lo, max(lo, hi))
             return v[(slice(None), *rest)] if rest else v
-        if isinstance(first, (list, np.ndarray)) and np.asarray(first).dtype != bool and len(first) > MAP_ROWS:
-            at = np.asarray(first)  # a long list of rows: mapped a part at a time (see MAP_ROWS)
-            return np.concatenate([self[(at[lo:lo + MAP_ROWS], *rest)] for lo in range(0, len(at), MAP_ROWS)])
+        if isinstance(first, (list, np.ndarray)):
+            at = np.asarray(first)
+            if at.dtype == bool:
+                if at.shape != (self.shape[0],):
+                    raise IndexError(f"boolean index of shape {at.shape} for axis 0 with size {self.shape[0]}")
+                at = np.flatnonzero(at)
+            if at.ndim == 1 and (at.dtype.kind in "iu" or len(at) == 0):
+                return self._gather(at, tuple(rest))
         mm = np.memmap(self.path, dtype=self.dtype, mode="r", shape=self.shape, offset=self.offset)
         try:
             v = mm[key]
