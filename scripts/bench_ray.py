@@ -2,8 +2,8 @@
 
 Starts a cluster on this machine (``ray.cluster_utils.Cluster``: a head without CPUs, ``--nodes`` worker
 nodes with ``--cpus`` CPUs and their own object store each) and scans real-length scale sets
-(``../shared/tools/make_scale_set.py``; ``--data DIR/hh-<size>.jsonl`` is reused when it exists, e.g.
-/work/data/hh-100k.jsonl and hh-1m.jsonl) with ``--engine ray --ray-address`` in a fresh driver process per
+(``../shared/tools/make_scale_set.py``; ``--data DIR``: ``DIR/hh-100k.jsonl``, ``hh-1m.jsonl`` (``hh-<N>k`` /
+``hh-<N>m``) are reused when they exist, else made there) with ``--engine ray --ray-address`` in a fresh driver process per
 size, so the driver's peak RSS (``ru_maxrss``) is that size's alone. Prints per size: rows, seconds, the
 driver's peak RSS, the peak RSS of each worker actor (sampled, and each actor's own ``ru_maxrss`` at the end of
 the map / reduce / write phases), bytes that reached the driver, bytes shuffled worker to
@@ -106,12 +106,15 @@ def scale_set(folder: Path, n: int) -> Path:
 
 
 def _watch_actors(peaks: dict[int, float], stop: threading.Event) -> None:
+    """Sample the RSS of this cluster's shard actors: processes below this one (its raylets' workers), so another
+    Ray cluster on the machine is never counted."""
     import psutil
 
+    me = psutil.Process()
     while not stop.is_set():
-        for p in psutil.process_iter(["pid", "cmdline"]):
+        for p in me.children(recursive=True):
             try:
-                if any("ShardActor" in part for part in p.info["cmdline"] or ()):
+                if any("ShardActor" in part for part in p.cmdline() or ()):
                     peaks[p.pid] = max(peaks.get(p.pid, 0.0), p.memory_info().rss / 2**20)
             except (psutil.NoSuchProcess, psutil.AccessDenied):
                 continue

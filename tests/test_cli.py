@@ -141,7 +141,7 @@ def test_ray_options_with_the_local_engine_are_a_usage_error(tmp_path: Path) -> 
     out = tmp_path / "out"
     r = runner.invoke(app, ["scan", str(EXAMPLE), "--out", str(out), "--ray-shards", "3", "--ray-workers", "2"])
     assert r.exit_code == 2, r.output
-    assert "--ray-workers, --ray-shards" in r.output and "only apply to the Ray engine" in r.output
+    assert "--ray-workers, --ray-shards" in r.output and "apply only to the Ray engine" in r.output
     assert "--engine ray" in r.output and not out.exists()
     assert without_ray_options(ScanConfig(ray_shards=3)).ray_shards is None
     assert without_ray_options(ScanConfig(engine="ray", ray_shards=3)).ray_shards == 3

@@ -78,7 +78,7 @@ def connect(ray: Any, address: str) -> None:
             f"could not connect to the Ray cluster at --ray-address {address}: {first}",
             fix="check the address and that the cluster runs (`ray status` on its head node); a cluster with token "
                 "authentication (Ray 2.60 turns it on at `ray start --head` when RAY_AUTH_MODE=token is set or a token "
-                "already exists in ~/.ray/auth_token, and says 'Token authentication is enabled') needs "
+                "already exists in ~/.ray/auth_token) needs "
                 "RAY_AUTH_MODE=token and the same token (~/.ray/auth_token, or RAY_AUTH_TOKEN) in this shell; "
                 "docs/scale.md") from exc
 
