@@ -16,11 +16,12 @@ import contextlib
 import resource
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from pairaudit.engines.parked import unpark
+from pairaudit.engines.parked import Parked, unpark
 from pairaudit.engines.partition import route, split_state
 from pairaudit.engines.wire import dumps, loads
 
@@ -153,7 +154,7 @@ class StageOps:
         from pairaudit.stages.near_duplicates import cells as nd
 
         d = self._kept(key, type(stage).__name__)
-        d["best"] = parts
+        d["best"] = Parked(Path(self.spill_folder) / f"shard{key}.best.npz", parts)  # type: ignore[attr-defined]
         return nd.shard_embed(stage, d, [np.asarray(p.get("wanted", ()), np.int64) for p in parts],
                               np.asarray(a["sample"], np.int64), timings)
 
@@ -169,8 +170,8 @@ class StageOps:
         pos = np.asarray(parts[0]["pos"], np.int64)
         d = self._kept(key, type(stage).__name__)
         out = [nd.shard_rows(d, pos, a["space"]) if len(pos) else {}]
-        if a["space"] == "transformer":  # the static vectors are not needed any more
-            for k2 in ("P", "C", "R"):
+        if a["space"] == "transformer":  # the static vectors and the calibration's are not needed any more
+            for k2 in ("P", "C", "R", "tvec"):
                 d.pop(k2, None)
         return out
 
@@ -202,7 +203,7 @@ class StageOps:
         from pairaudit.stages.near_duplicates import cells as nd
 
         d = self.shards[s]["states"].pop(type(stage).__name__)  # type: ignore[attr-defined]
-        stored = d.pop("best", None)  # hybrid: the search's parts came with ``embed``; ``parts`` are ``verify``'s
+        stored = unpark(d.pop("best", None), remove=True)  # hybrid: the search's parts (``embed``); ``parts``: ``verify``'s
         best, updates = (stored, parts) if stored is not None else (parts, [])
         try:
             findings, scores = nd.shard_result(stage, d, best, a["mode"], timings, updates)

@@ -166,7 +166,7 @@ def shard_embed(stage: NearDuplicateStage, d: dict[str, Any], wanted: list[np.nd
     mine = sample[(sample >= off) & (sample < off + n)]
     idx = np.union1d(cand, mine) - off
     Pt, Ct, Rt = stage._transformer_vectors(d["texts"], idx, timings) if len(idx) else (None, None, None)
-    d["tvec"] = (idx, Pt, Ct, Rt)
+    d["tvec"] = (idx, None, Ct, Rt)  # the calibration reads chosen and rejected (``shard_rows``), then they go
     out = []
     for w in wanted:
         at = np.searchsorted(idx, np.asarray(w, np.int64) - off)
