@@ -188,7 +188,7 @@ class _RayScan:
         return WorkerLost(
             f"the Ray engine lost {who} during {self.phase}"
             + (f"; it held shard(s) {', '.join(map(str, held))} of {len(self.shards)}" if held else "")
-            + f" ({first}); nothing was written: the previous outputs in --out are untouched",
+            + f"; Ray said: {first}; nothing was written: the previous outputs in --out are untouched",
             fix="run the same scan again (a worker's shards live in its memory, so a lost worker restarts the "
                 "scan); if workers keep dying, look for out-of-memory kills in the Ray logs "
                 f"({session_logs(self.ray)}, on each node) and give the nodes more memory or pass fewer --ray-workers, "
