@@ -3,8 +3,9 @@
 A stage appends one array per batch to a column (a list of arrays, the form engines ship between
 processes). :class:`Spill` moves a stage's lists to files once their total passes ``limit`` bytes (64 MB by
 default) and hands the whole column back at the end: concatenated in memory when it never spilled,
-else a read-only :class:`Mapped` view of the file, read with ``pread`` where it is indexed (the pages read
-stay in the page cache, never in the process's resident memory). Byte strings (compressed texts) spill to one data file plus an offsets array
+else a read-only :class:`Mapped` view of the file, read where it is indexed (``pread``, or a window of at most
+``WINDOW_BYTES`` mapped while a selection's rows are copied out: the pages read stay in the page cache, not in the
+process's resident memory). Byte strings (compressed texts) spill to one data file plus an offsets array
 (:class:`Blobs`). Files live in a private temp folder (``PAIRAUDIT_SPILL_DIR`` or the system temp
 folder), removed when the stage is done or the process ends. ``PAIRAUDIT_SPILL_BYTES`` sets the limit (tests
 force spilling with a small one).

@@ -332,12 +332,12 @@ def _candidate_vectors(parts: list[dict[str, Any]], pos: np.ndarray) -> tuple[np
     order = np.argsort(tpos, kind="stable")
     src = order[np.searchsorted(tpos[order], pos)]  # each wanted row's place among the parts' rows
     part = np.searchsorted(ends, src, side="right")
+    picks = [(np.flatnonzero(part == j), src[part == j] - (ends[j - 1] if j else 0)) for j in range(len(parts))]
     out = []
     for k in VECTORS:
         col = np.empty((len(pos), *parts[0][k].shape[1:]), parts[0][k].dtype)
-        for j, p in enumerate(parts):
-            mine = np.flatnonzero(part == j)
-            col[mine] = p[k][src[mine] - (ends[j - 1] if j else 0)]
+        for p, (mine, rows) in zip(parts, picks):
+            col[mine] = p[k][rows]
         out.append(col)
     return tuple(out)
 

@@ -166,7 +166,7 @@ def shard_embed(stage: NearDuplicateStage, d: dict[str, Any], wanted: list[np.nd
     mine = sample[(sample >= off) & (sample < off + n)]
     idx = np.union1d(cand, mine) - off
     Pt, Ct, Rt = stage._transformer_vectors(d["texts"], idx, timings) if len(idx) else (None, None, None)
-    d["tvec"] = (idx, None, Ct, Rt)  # the calibration reads chosen and rejected (``shard_rows``), then they go
+    d["tvec"] = (idx, Ct, Rt)  # the calibration reads chosen and rejected (``shard_rows``), then they go
     out = []
     for w in wanted:
         at = np.searchsorted(idx, np.asarray(w, np.int64) - off)
@@ -179,7 +179,7 @@ def shard_rows(d: dict[str, Any], positions: np.ndarray, space: str) -> dict[str
     rows' deciding vectors) or "transformer" (hybrid mode's second look)."""
     local = np.asarray(positions, np.int64) - d["offset"]
     if space == "transformer":
-        idx, _, Ct, Rt = d["tvec"]
+        idx, Ct, Rt = d["tvec"]
         at = np.searchsorted(idx, local)
         C, R = Ct[at], Rt[at]
     else:

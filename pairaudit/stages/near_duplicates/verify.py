@@ -52,10 +52,10 @@ def match_edges(P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln:
     crosswise ones (near contradictions), each as ``EDGE_FIELDS`` arrays. Pairs are independent of each other,
     so any subset of them can be verified where their rows are (the Ray engine's cell groups), and they are
     verified ``MATCH_CHUNK`` at a time (each pair's sketches are copied while it is verified: ~1.4 KB a pair,
-    measured in a Ray cell group at 1M rows; a 1M-row scan has ~20M candidate pairs), the edges concatenated in pair order. ``two_rows``: per row, its
-    prompt text has exactly two rows (``two_row_prompts``; ``match_pairs``). ``outcome``: a dict filled with
-    every pair's outcome (``match.OUTCOME_FIELDS``): the straight rule's, ``OTHER_WAY`` where the crosswise
-    match wins (code -1: not verified, neither kind wanted)."""
+    measured in a Ray cell group at 1M rows; a 1M-row scan has ~20M candidate pairs), the edges concatenated in
+    pair order. ``two_rows``: per row, its prompt text has exactly two rows (``two_row_prompts``;
+    ``match_pairs``). ``outcome``: a dict filled with every pair's outcome (``match.OUTCOME_FIELDS``): the
+    straight rule's, ``OTHER_WAY`` where the crosswise match wins (code -1: not verified, neither kind wanted)."""
     if len(a) > MATCH_CHUNK:
         outs = [None if outcome is None else {} for _ in range(0, len(a), MATCH_CHUNK)]
         parts = [match_edges(P, C, R, sk, ln, a[lo:lo + MATCH_CHUNK], b[lo:lo + MATCH_CHUNK], dup, con, want_dups,
