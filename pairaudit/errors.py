@@ -55,6 +55,19 @@ def require(module: str, extra: str, purpose: str):  # returns a module
         raise MissingDependency(module.split(".")[0], extra, purpose) from exc
 
 
+def require_installed(module: str, extra: str, purpose: str) -> None:
+    """Raise ``require``'s MissingDependency when ``module`` is not installed, without importing it: a check at
+    construction for a module used later (a pool worker builds the stage but never runs that part)."""
+    import importlib.util
+
+    try:
+        found = importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # a parent package missing, or a broken entry in sys.modules
+        found = False
+    if not found:
+        raise MissingDependency(module.split(".")[0], extra, purpose)
+
+
 class WorkerLost(PairauditError):
     """The Ray engine lost a worker (its process or node died) or rows of a shard: nothing was committed and
     the previous output generation is untouched (exit 4)."""

@@ -200,7 +200,13 @@ def run_pool(scanner: Scanner, first: list[Any], batches: Iterator[list[Any]], p
     if scanner.processor.to_pairs(first, []):  # the format, fixed from the first batch as in-process, and a
         scanner.processor.load_tokenizer()  # tokenizer that cannot load fails here
     scanner.first_batch_sanity(first)
-    init = (scanner.cfg, scanner.trainer, scanner.processor.fmt, specs, str(scanner.ctx.cache_dir), scanner.ctx.splits,
+    from dataclasses import replace
+
+    from pairaudit.models.device import resolved_if_known
+
+    # the workers get the device this process resolved ("auto" -> cpu/cuda): they need not import torch to ask
+    cfg = replace(scanner.cfg, device=resolved_if_known(scanner.cfg.device))
+    init = (cfg, scanner.trainer, scanner.processor.fmt, specs, str(scanner.ctx.cache_dir), scanner.ctx.splits,
             cache_report() is not None)
     procs = [_Proc(init) for _ in range(workers)]
     ok = False

@@ -32,6 +32,28 @@ def pick_device(device: str = "auto") -> str:
     return device
 
 
+def resolved_if_known(device: str) -> str:
+    """``device`` with ``auto`` resolved to ``cuda`` or ``cpu`` where torch is imported in this process already
+    (asking costs nothing then), else as given: a pool worker handed the resolved device does not import torch
+    (~1 s a process) only to find that there is no GPU.
+
+    Args:
+        device: a ``--device`` value.
+
+    Returns:
+        ``cuda`` / ``cpu`` for ``auto`` once torch is imported here, else ``device``.
+
+    Example:
+        >>> resolved_if_known("cpu")
+        'cpu'
+    """
+    import sys
+
+    if device not in (None, "", "auto") or "torch" not in sys.modules:
+        return device
+    return pick_device("auto")
+
+
 def pick_precision(precision: str, device: str) -> str:
     """``auto``: bf16 on CUDA with bf16 support (else fp32), bf16 on CPUs with native bf16 kernels,
     else fp32. fp16 is only used when asked for (summed log-probs lose precision in half types)."""

@@ -43,21 +43,46 @@ def load_tokenizer(spec_arg: str | None, cache_dir: Path | None = None, *, trust
     key = (spec.path, spec.gguf_file)
     if key in _TOKENIZER_CACHE:
         return _TOKENIZER_CACHE[key], spec
-    from transformers import AutoTokenizer
-
     try:
         if spec.gguf_file and cache_dir is not None and spec.sha256:
             saved = Path(cache_dir) / "tokenizers" / spec.sha256[:32]
             if (saved / "tokenizer_config.json").exists():
-                tok = AutoTokenizer.from_pretrained(str(saved))
+                tok = _load_saved(saved)
             else:
+                from transformers import AutoTokenizer
+
                 tok = AutoTokenizer.from_pretrained(spec.path, gguf_file=spec.gguf_file)
                 cache_write(saved.parent, lambda tmp: tok.save_pretrained(str(tmp)), name=saved.name,
                             what="the tokenizer parsed from the GGUF file")
         else:
+            from transformers import AutoTokenizer
+
             tok = AutoTokenizer.from_pretrained(spec.path, trust_remote_code=trust_remote_code,
                                                 **spec.from_pretrained_kwargs())
     except Exception as exc:
         raise hub_error(spec, "tokenizer", exc) from exc
     _TOKENIZER_CACHE[key] = tok
     return tok, spec
+
+
+_FAST_CLASSES = ("TokenizersBackend", "PreTrainedTokenizerFast")  # what save_pretrained of a GGUF tokenizer writes
+
+
+def _load_saved(folder: Path) -> Any:
+    """A GGUF file's tokenizer as ``load_tokenizer`` saved it: through ``PreTrainedTokenizerFast`` (the class
+    ``AutoTokenizer`` picks for it, the same object) when the folder names that class, which spares importing
+    torch (``AutoTokenizer`` imports the model configuration code, and with it torch: ~1-2 s in every pool worker
+    of a scan); any other class through ``AutoTokenizer``."""
+    import json
+
+    try:
+        cls = json.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8")).get("tokenizer_class")
+    except (OSError, ValueError):
+        cls = None
+    if cls in _FAST_CLASSES:
+        from transformers import PreTrainedTokenizerFast
+
+        return PreTrainedTokenizerFast.from_pretrained(str(folder))
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(str(folder))

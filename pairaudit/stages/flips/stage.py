@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from pairaudit.datatypes import Pair, StageResult
-from pairaudit.errors import ConfigError, MissingDependency, require
+from pairaudit.errors import ConfigError, MissingDependency, require, require_installed
 from pairaudit.stages.base import Stage
 from pairaudit.stages.flips.deferred import pack, stack_hidden, unpack
 from pairaudit.stages.flips.infos import LABELS, REF_COLS, wants_reference
@@ -61,7 +61,7 @@ class FlipStage(Stage):
         self._same_tok = False
         flips_on = "likely_flipped" in enabled
         if flips_on:
-            require("sklearn", "flips", "likely_flipped (the cross-fitted flip model)")
+            require_installed("sklearn", "flips", "likely_flipped (the cross-fitted flip model)")  # imported to fit
         if cfg.policy or "dpo_overflow_risk" in enabled or (self.p_flip["use_reference"]
                                                             and wants_reference(cfg, enabled)):
             self._load_reference(cfg)
