@@ -56,7 +56,7 @@ def judge(p_correct: np.ndarray, logodds: np.ndarray, *, min_rows: int, z_min: f
     out: dict[str, Any] = {"rows_scored": int(n), "min_rows": int(min_rows), "flags": False}
     if n < min_rows:
         out.update(status="not_enough_rows", estimated_flip_rate=None,
-                   verdict=f"not enough rows to judge labels: {n} scorable pairs, the model needs >= {min_rows}")
+                   verdict=f"not enough rows to judge labels: {n:,} scorable pairs, the model needs >= {min_rows:,}")
         return out
     d = np.asarray(logodds, np.float64)
     agree = float((np.sum(d > 0) + 0.5 * np.sum(d == 0)) / n)
@@ -66,12 +66,12 @@ def judge(p_correct: np.ndarray, logodds: np.ndarray, *, min_rows: int, z_min: f
     if z < z_min:
         out.update(status="at_chance", estimated_flip_rate=None,
                    verdict=f"labels at chance: out-of-fold the model agrees with the given labels on {agree:.1%} "
-                           f"of {n} pairs (chance 50%, z = {z:.1f} < {z_min:g}); no row is flagged and no flip rate "
+                           f"of {n:,} pairs (chance 50%, z = {z:.1f} < {z_min:g}); no row is flagged and no flip rate "
                            "can be estimated")
         return out
     out["status"] = "informative"
     out["flags"] = bool(auc >= min_auroc_flags)
-    head = (f"the model agrees with the given labels on {agree:.1%} of {n} pairs out-of-fold (chance 50%, "
+    head = (f"the model agrees with the given labels on {agree:.1%} of {n:,} pairs out-of-fold (chance 50%, "
             f"z = {z:.1f}; AUROC proxy {auc:.2f})")
     if auc >= min_auroc:
         rate, lo, hi = flip_rate_cl(p_correct)

@@ -376,15 +376,15 @@ def transformer_report(stats: dict[str, Any], texts: int, cut: int, cap: int | N
 
     Args:
         stats: the stage's stats (``transformer`` is set).
-        texts: texts the transformer embedded (> 0).
+        texts: texts the transformer compared (> 0; embedded now or read from the embedding cache).
         cut: of them, texts longer than ``cap`` tokens (it read their first ``cap`` tokens).
         cap: the transformer's maximum length in tokens.
         log: the scan's log.
     """
     stats["transformer"] = {"texts": texts, "max_tokens": cap, "texts_cut": cut}
     if cut:
-        log(f"near duplicates: {cut:,} of {texts:,} texts the transformer embedded are longer than its {cap} "
-            f"tokens: it read their first {cap} tokens (report.json stats.near_duplicates.transformer)")
+        log(f"near duplicates: {cut:,} of {texts:,} texts the transformer compared are longer than its {cap} "
+            f"tokens: their vectors are of their first {cap} tokens (report.json stats.near_duplicates.transformer)")
 
 
 def _shape_stats(phash: np.ndarray, P: np.ndarray, sk: np.ndarray, blobs: Any, n: int) -> dict[str, int]:
