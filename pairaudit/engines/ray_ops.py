@@ -155,8 +155,12 @@ class StageOps:
 
         d = self._kept(key, type(stage).__name__)
         d["best"] = Parked(Path(self.spill_folder) / f"shard{key}.best.npz", parts)  # type: ignore[attr-defined]
-        return nd.shard_embed(stage, d, [np.asarray(p.get("wanted", ()), np.int64) for p in parts],
-                              np.asarray(a["sample"], np.int64), timings)
+        out = nd.shard_embed(stage, d, [np.asarray(p.get("wanted", ()), np.int64) for p in parts],
+                             np.asarray(a["sample"], np.int64), timings)
+        # the candidate and sample rows' chosen and rejected vectors wait on disk for the calibration (``rows``):
+        # held, every shard of this actor kept them from here (~3 KB a candidate row; 171,660 rows at 2M)
+        d["tvec"] = Parked(Path(self.spill_folder) / f"shard{key}.tvec.npz", list(d["tvec"]))  # type: ignore[attr-defined]
+        return out
 
     def _nd_calib_plan(self, stage: Any, key: int, a: dict, parts: list[Any], timings: dict) -> list[Any]:
         idx = np.concatenate([np.asarray(p["idx"], np.int64) for p in parts]) if a["hybrid"] else None
@@ -169,6 +173,8 @@ class StageOps:
 
         pos = np.asarray(parts[0]["pos"], np.int64)
         d = self._kept(key, type(stage).__name__)
+        if isinstance(d.get("tvec"), Parked):
+            d["tvec"] = tuple(unpark(d["tvec"], remove=True))
         out = [nd.shard_rows(d, pos, a["space"]) if len(pos) else {}]
         if a["space"] == "transformer":  # the static vectors and the calibration's are not needed any more
             for k2 in ("P", "C", "R", "tvec"):
@@ -203,6 +209,9 @@ class StageOps:
         from pairaudit.stages.near_duplicates import cells as nd
 
         d = self.shards[s]["states"].pop(type(stage).__name__)  # type: ignore[attr-defined]
+        tvec = d.pop("tvec", None)  # the calibration never read it (none ran): its file goes
+        if isinstance(tvec, Parked):
+            tvec.path.unlink(missing_ok=True)
         stored = unpark(d.pop("best", None), remove=True)  # hybrid: the search's parts (``embed``); ``parts``: ``verify``'s
         best, updates = (stored, parts) if stored is not None else (parts, [])
         try:
