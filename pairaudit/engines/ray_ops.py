@@ -190,8 +190,11 @@ class StageOps:
         return [{"dup": dup, "con": con, "info": info}]
 
     def _nd_verify(self, stage: Any, key: int, a: dict, parts: list[Any], timings: dict) -> list[Any]:
+        import ray
+
         group = self.groups.pop(key)
-        return group.verify(parts[0]["keys"], (a["rule"]["dup"], a["rule"]["con"]), parts[1:], timings,
+        vectors = (loads(ray.get(ref)) for ref in parts[1])  # the shards' vectors for this group, one at a time
+        return group.verify(parts[0]["keys"], (a["rule"]["dup"], a["rule"]["con"]), vectors, timings,
                             a["offsets"], parts[0].get("two"))
 
     def _nd_result(self, stage: Any, key: int, a: dict, parts: list[Any], timings: dict) -> list[Any]:

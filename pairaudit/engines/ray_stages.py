@@ -194,7 +194,7 @@ def _verify_hybrid(run: RayRun, k: int, offsets: list[int], srch: list[Any], key
         run, k, offsets, [e[-2] for e in emb], "transformer", "transformer (candidates + sample)")
     ver = [run.worker(g).cells.options(num_returns=n_shards + 1).remote(
         "verify", k, g, run.put({"rule": {"dup": dup, "con": con}, "offsets": offsets}), keys,
-        *[emb[s][g] for s in range(n_shards)]) for g in range(groups)]
+        [emb[s][g] for s in range(n_shards)]) for g in range(groups)]  # refs: fetched in turn by the group
     edges = run.get([v[-1] for v in ver])
     for x in edges:
         _add(timings, x["_timings"])

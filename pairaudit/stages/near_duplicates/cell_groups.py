@@ -265,9 +265,10 @@ class CellGroup:
         part["partner"] = np.where(has, d["pos"][np.maximum(part["partner"], 0)], -1)
         return part
 
-    def verify(self, keys: np.ndarray, rule: tuple[dict, dict], parts: list[dict[str, Any]],
+    def verify(self, keys: np.ndarray, rule: tuple[dict, dict], parts: Iterable[dict[str, Any]],
                timings: dict[str, float], starts: list[int], two: np.ndarray | None = None) -> list[dict[str, Any]]:
-        """Hybrid mode: the candidate pairs verified with the transformer vectors (``parts``: from the shards).
+        """Hybrid mode: the candidate pairs verified with the transformer vectors (``parts``: from the shards, an
+        iterable read once, one part at a time).
         Returns per shard the deciding rule's outcomes of its rows' nearest pairs (``_reverify``), then the
         edges."""
         import time
@@ -321,24 +322,30 @@ class CellGroup:
         return out
 
 
-def _candidate_vectors(parts: list[dict[str, Any]], pos: np.ndarray) -> tuple[np.ndarray, ...]:
-    """The transformer vectors (``VECTORS``) of the rows at positions ``pos``, from the shards' ``parts`` (each with
-    ``pos`` and the vectors of its rows), each field copied once straight from the parts into its array: no
-    concatenation of every part's vectors and no sorted copy of it beside the result (three copies of a field
-    at once before, ~180 MB over the verification's base in a Ray cell group at 1M rows)."""
-    parts = [p for p in parts if len(p.get("pos", ()))]
-    ends = np.cumsum([len(p["pos"]) for p in parts])
-    tpos = np.concatenate([p["pos"] for p in parts])
-    order = np.argsort(tpos, kind="stable")
-    src = order[np.searchsorted(tpos[order], pos)]  # each wanted row's place among the parts' rows
-    part = np.searchsorted(ends, src, side="right")
-    picks = [(np.flatnonzero(part == j), src[part == j] - (ends[j - 1] if j else 0)) for j in range(len(parts))]
-    out = []
-    for k in VECTORS:
-        col = np.empty((len(pos), *parts[0][k].shape[1:]), parts[0][k].dtype)
-        for p, (mine, rows) in zip(parts, picks):
-            col[mine] = p[k][rows]
-        out.append(col)
+def _candidate_vectors(parts: Iterable[dict[str, Any]], pos: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The transformer vectors (``VECTORS``) of the rows at positions ``pos`` (each in exactly one part), from the
+    shards' ``parts`` (each with ``pos`` and the vectors of its rows), read one part at a time: each field is
+    written straight into its array, so a part is the only other copy in memory (a Ray cell group fetches them
+    one by one; all parts at once, with the result beside them, were ~2x the group's candidate vectors)."""
+    pos = np.asarray(pos, np.int64)
+    out: list[np.ndarray] | None = None
+    found = 0
+    for p in parts:
+        ppos = np.asarray(p.get("pos", ()), np.int64)
+        if not len(ppos):
+            continue
+        order = np.argsort(ppos, kind="stable")
+        at = np.minimum(np.searchsorted(ppos[order], pos), len(ppos) - 1)
+        hit = ppos[order][at] == pos
+        src = order[at[hit]]
+        if out is None:
+            out = [np.empty((len(pos), *p[k].shape[1:]), p[k].dtype) for k in VECTORS]
+        for col, k in zip(out, VECTORS):
+            col[hit] = p[k][src]
+        found += int(hit.sum())
+    if out is None or found != len(pos):
+        raise ValueError(f"cell group: transformer vectors for {found} of {len(pos)} candidate rows; expected "
+                         "every candidate row's vectors from the shards that hold them")
     return tuple(out)
 
 
