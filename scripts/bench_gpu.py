@@ -108,7 +108,10 @@ def embed(n: int, n_cpu: int, batch_size: int) -> None:
               f"(again: {len(part) / times[1]:,.0f} texts/s); " + cosines(vecs[:n_cpu], ref), flush=True)
 
 
-def reference(config: str, tokenizer: str, work: Path, n_seqs: int, seq_len: int) -> None:
+def reference(config: str, tokenizer: str, work: Path, n_seqs: int, seq_len: int,
+              batches: list[tuple[int, int]] | None = None) -> None:
+    """Tokens/s of the reference kernel per device and precision; on CUDA also per (batch tokens, max batch) of
+    ``batches`` (the scorer's own defaults first)."""
     import torch
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
@@ -133,13 +136,16 @@ def reference(config: str, tokenizer: str, work: Path, n_seqs: int, seq_len: int
     configs = [("cpu", "fp32")]
     if torch.cuda.is_available():
         configs = [*configs, ("cuda", "bf16"), ("cuda", "fp32")]
-    for dev, prec in configs:
-        sc = LogpScorer(str(folder), device=dev, precision=prec)
+        configs += [("cuda", "bf16", bt, mb) for bt, mb in batches or []]
+    for dev, prec, *size in configs:
+        sc = LogpScorer(str(folder), device=dev, precision=prec,
+                        **({"batch_tokens": size[0], "max_batch": size[1]} if size else {}))
         part = seqs if dev != "cpu" else seqs[: max(8, n_seqs // 16)]
         sc.score_seqs(part[:4])  # load + warm-up
         times = []
         for _ in range(2):  # the second pass: every batch shape seen before
-            sc2 = LogpScorer(str(folder), device=dev, precision=prec)  # a fresh in-memory log-prob cache
+            sc2 = LogpScorer(str(folder), device=dev, precision=prec,  # a fresh in-memory log-prob cache
+                             **({"batch_tokens": size[0], "max_batch": size[1]} if size else {}))
             sc2._model = sc._model
             sync()
             t0 = time.perf_counter()
@@ -153,7 +159,8 @@ def reference(config: str, tokenizer: str, work: Path, n_seqs: int, seq_len: int
             base = logp
         d = np.abs(logp[: len(base)] - base[: len(logp)])
         rel = d / np.maximum(np.abs(base[: len(logp)]), 1.0)
-        print(f"  {dev}/{prec}: {len(part)} sequences in {dt:.2f} s = {len(part) / dt:,.1f} seq/s, {toks / dt:,.0f} "
+        label = f" batch tokens {size[0]}, max batch {size[1]}" if size else ""
+        print(f"  {dev}/{prec}{label}: {len(part)} sequences in {dt:.2f} s = {len(part) / dt:,.1f} seq/s, {toks / dt:,.0f} "
               f"tokens/s (again: {toks / times[1]:,.0f}; batch tokens {sc.batch_tokens}); summed log-prob vs CPU fp32: max abs diff {d.max():.3f}, "
               f"max relative {rel.max():.2e}\n    seconds per phase, second pass: "
               + ", ".join(f"{k} {v:.2f}" for k, v in sorted(sc2.timings.items())), flush=True)
@@ -173,6 +180,7 @@ def main() -> None:
     r.add_argument("--work", type=Path, required=True)
     r.add_argument("--seqs", type=int, default=2048)
     r.add_argument("--seq-len", type=int, default=512)
+    r.add_argument("--batches", default="", help="more CUDA bf16 runs: comma list of BATCH_TOKENS:MAX_BATCH")
     a = ap.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     if a.what == "env":
@@ -180,7 +188,8 @@ def main() -> None:
     elif a.what == "embed":
         embed(a.texts, a.cpu_texts, a.batch_size)
     else:
-        reference(a.config, a.tokenizer, a.work, a.seqs, a.seq_len)
+        batches = [tuple(int(v) for v in x.split(":")) for x in a.batches.split(",") if x]
+        reference(a.config, a.tokenizer, a.work, a.seqs, a.seq_len, batches)  # type: ignore[arg-type]
 
 
 if __name__ == "__main__":
