@@ -161,7 +161,7 @@ def reference(config: str, tokenizer: str, work: Path, n_seqs: int, seq_len: int
         rel = d / np.maximum(np.abs(base[: len(logp)]), 1.0)
         label = f" batch tokens {size[0]}, max batch {size[1]}" if size else ""
         print(f"  {dev}/{prec}{label}: {len(part)} sequences in {dt:.2f} s = {len(part) / dt:,.1f} seq/s, {toks / dt:,.0f} "
-              f"tokens/s (again: {toks / times[1]:,.0f}; batch tokens {sc.batch_tokens}); summed log-prob vs CPU fp32: max abs diff {d.max():.3f}, "
+              f"tokens/s (again: {toks / times[1]:,.0f}; batch tokens, rows {sc.batch_size()}); summed log-prob vs CPU fp32: max abs diff {d.max():.3f}, "
               f"max relative {rel.max():.2e}\n    seconds per phase, second pass: "
               + ", ".join(f"{k} {v:.2f}" for k, v in sorted(sc2.timings.items())), flush=True)
 

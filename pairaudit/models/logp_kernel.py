@@ -65,6 +65,26 @@ def _phase(timings: dict[str, float] | None, name: str, device: Any):
     timings[name] = timings.get(name, 0.0) + time.perf_counter() - t0
 
 
+def chunked_head(model: Any) -> bool:
+    """Whether :func:`sequence_logps` computes only the completion tokens' logits, ``head_chunk`` tokens at a time
+    (a decoder of ``PLAIN_HEAD_TYPES`` with its output embeddings), so that a batch's memory is the forward's
+    activations, not the whole batch's logits over the vocabulary.
+
+    Args:
+        model: a causal LM (transformers).
+
+    Returns:
+        True where the head is applied in chunks.
+
+    Example:
+        >>> class _Cfg: model_type = "gpt2"
+        >>> class _M: config = _Cfg()
+        >>> chunked_head(_M())
+        False
+    """
+    return getattr(model.config, "model_type", None) in PLAIN_HEAD_TYPES and model.get_output_embeddings() is not None
+
+
 def sequence_logps(model: Any, seqs: list[Seq], *, batch_tokens: int = 4096, max_batch: int = 64,
                    pad_id: int = 0, head_chunk: int = 1024, pool: bool = False,
                    timings: dict[str, float] | None = None) -> tuple[np.ndarray, np.ndarray | None]:
@@ -83,7 +103,7 @@ def sequence_logps(model: Any, seqs: list[Seq], *, batch_tokens: int = 4096, max
         return out, pooled
     device = next(model.parameters()).device
     lengths = [len(p) + len(c) for p, c in seqs]
-    plain = getattr(model.config, "model_type", None) in PLAIN_HEAD_TYPES and model.get_output_embeddings() is not None
+    plain = chunked_head(model)
     decoder = model.get_decoder() if plain else None
     head = model.get_output_embeddings() if plain else None
     for batch in make_batches(lengths, batch_tokens, max_batch):

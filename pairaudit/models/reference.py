@@ -114,7 +114,7 @@ class LogpScorer:
                  precision: str = "auto", trust_remote_code: bool = False, max_length: int | None = 1024,
                  max_prompt_length: int | None = 512, max_completion_length: int | None = None,
                  truncation_mode: str = "keep_end", dpo_tokenizer: Any = None,
-                 batch_tokens: int | None = None, max_batch: int = 64,
+                 batch_tokens: int | None = None, max_batch: int | None = None,
                  log: Callable[[str], None] | None = None, role: str = "reference") -> None:
         from pairaudit.models.tokenizer import load_tokenizer
         from pairaudit.trainer.tokenizer import DPOTokenizer
@@ -132,8 +132,7 @@ class LogpScorer:
         self.dtok = dpo_tokenizer
         self.device = pick_device(device)
         self.precision = pick_precision(precision, self.device)
-        self.batch_tokens = batch_tokens or (32768 if self.device.startswith("cuda") else 4096)
-        self.max_batch = max_batch
+        self.batch_tokens, self.max_batch = batch_tokens, max_batch  # None: by device and model (``batch_size``)
         self._model: Any = None
         self.n_cached = 0
         self.n_computed = 0
@@ -164,6 +163,22 @@ class LogpScorer:
             self.log(f"{self.role}: loaded {self.spec.display} on {self.device}/{self.precision} "
                      f"in {time.perf_counter() - t0:.1f}s")
         return self._model
+
+    def batch_size(self) -> tuple[int, int]:
+        """Tokens and rows of a batch: as asked, else by device and model. On CUDA, where only the completion
+        tokens' logits are computed a chunk at a time (``logp_kernel.chunked_head``: a batch's memory is the
+        forward's activations), 131,072 tokens and 256 rows: 3x the first pass's tokens/s of 32,768 and 64 on an
+        H100 (docs/performance.md); 32,768 and 64 for a model whose full logits are computed; 4,096 and 64 on a CPU.
+
+        Returns:
+            ``(batch_tokens, max_batch)``.
+        """
+        from pairaudit.models.logp_kernel import chunked_head
+
+        cuda = self.device.startswith("cuda")
+        wide = cuda and chunked_head(self.model)
+        return (self.batch_tokens or (131072 if wide else 32768 if cuda else 4096),
+                self.max_batch or (256 if wide else 64))
 
     def to_json(self) -> dict[str, Any]:
         return {**self.spec.to_json(), "device": self.device, "precision": self.precision}
@@ -247,8 +262,9 @@ class LogpScorer:
             model = self.model
             t0 = time.perf_counter()
             pad = self.dtok.pad_id if self.dtok.pad_id is not None else (self.dtok.eos_id or 0)
-            res, pooled = sequence_logps(model, [seqs[i] for i in todo], batch_tokens=self.batch_tokens,
-                                         max_batch=self.max_batch, pad_id=pad, pool=True, timings=self.timings)
+            tokens, rows = self.batch_size()
+            res, pooled = sequence_logps(model, [seqs[i] for i in todo], batch_tokens=tokens, max_batch=rows,
+                                         pad_id=pad, pool=True, timings=self.timings)
             dt = time.perf_counter() - t0
             ntok = sum(len(seqs[i][0]) + len(seqs[i][1]) for i in todo)
             self.seconds += dt
