@@ -117,3 +117,9 @@ def park_shard(folder: Path, s: int, findings: list[list[Any]], metrics: list[An
 def unpark(value: Any, *, remove: bool = False) -> Any:
     """A parked value read back (``remove``: its file deleted); anything else as it is."""
     return value.load(remove=remove) if isinstance(value, (Parked, ParkedFrames)) else value
+
+
+def discard(value: Any) -> None:
+    """A parked value that no operation will read: its file deleted, nothing loaded; anything else is left."""
+    if isinstance(value, (Parked, ParkedFrames)):
+        value.path.unlink(missing_ok=True)

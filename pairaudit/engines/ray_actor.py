@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from pairaudit.engines.parked import Parked, park_shard, unpark
+from pairaudit.engines.parked import discard, park_shard, unpark
 from pairaudit.engines.partition import finding_list, findings_of, merge_routed, route, split_state
 from pairaudit.engines.ray_ops import StageOps
 from pairaudit.engines.wire import dumps, loads, result_to_wire
@@ -266,8 +266,7 @@ class ShardActor(StageOps):
                           stage_scores, p, self.fmt,
                           self.columns, self.cfg.flip)
         for state in shard["states"].values():  # a parked state no operation took (its stage failed)
-            if isinstance(state, Parked):
-                state.path.unlink(missing_ok=True)
+            discard(state)
         self.seconds += time.perf_counter() - t0
         return dumps({**out, "shard": s, "errors": errors, "stats": stats})
 

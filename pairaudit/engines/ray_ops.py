@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from pairaudit.engines.parked import Parked, unpark
+from pairaudit.engines.parked import Parked, discard, unpark
 from pairaudit.engines.partition import route, split_state
 from pairaudit.engines.wire import dumps, loads
 
@@ -212,9 +212,7 @@ class StageOps:
         from pairaudit.stages.near_duplicates import cells as nd
 
         d = self.shards[s]["states"].pop(type(stage).__name__)  # type: ignore[attr-defined]
-        tvec = d.pop("tvec", None)  # the calibration never read it (none ran): its file goes
-        if isinstance(tvec, Parked):
-            tvec.path.unlink(missing_ok=True)
+        discard(d.pop("tvec", None))  # the calibration never read it (none ran): its file goes
         stored = unpark(d.pop("best", None), remove=True)  # hybrid: the search's parts (``embed``); ``parts``: ``verify``'s
         best, updates = (stored, parts) if stored is not None else (parts, [])
         try:
