@@ -138,14 +138,13 @@ def reference(config: str, tokenizer: str, work: Path, n_seqs: int, seq_len: int
         configs = [*configs, ("cuda", "bf16"), ("cuda", "fp32")]
         configs += [("cuda", "bf16", bt, mb) for bt, mb in batches or []]
     for dev, prec, *size in configs:
-        sc = LogpScorer(str(folder), device=dev, precision=prec,
-                        **({"batch_tokens": size[0], "max_batch": size[1]} if size else {}))
+        kw = {"batch_tokens": size[0], "max_batch": size[1]} if size else {}
+        sc = LogpScorer(str(folder), device=dev, precision=prec, **kw)
         part = seqs if dev != "cpu" else seqs[: max(8, n_seqs // 16)]
         sc.score_seqs(part[:4])  # load + warm-up
         times = []
         for _ in range(2):  # the second pass: every batch shape seen before
-            sc2 = LogpScorer(str(folder), device=dev, precision=prec,  # a fresh in-memory log-prob cache
-                             **({"batch_tokens": size[0], "max_batch": size[1]} if size else {}))
+            sc2 = LogpScorer(str(folder), device=dev, precision=prec, **kw)  # a fresh in-memory log-prob cache
             sc2._model = sc._model
             sync()
             t0 = time.perf_counter()
