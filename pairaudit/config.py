@@ -255,7 +255,8 @@ def validate_config(cfg: ScanConfig) -> None:
     given = [name for name in RAY_OPTIONS if getattr(cfg, name) is not None]
     if given and cfg.engine != "ray":  # they would change nothing, yet be recorded in report.json's config
         flags = ", ".join(f"--{name.replace('_', '-')}" for name in given)
-        raise ConfigError(f"{flags} ({', '.join(given)} in Python or a config file) apply only to the Ray engine, "
+        verb = "applies" if len(given) == 1 else "apply"
+        raise ConfigError(f"{flags} ({', '.join(given)} in Python or a config file) {verb} only to the Ray engine, "
                           f"but the engine is {cfg.engine!r}",
                           fix="add --engine ray (engine='ray'), or leave them out")
 

@@ -181,7 +181,8 @@ def main() -> None:
     for _ in range(args.nodes):
         cluster.add_node(num_cpus=args.cpus, object_store_memory=args.store_mb * 2**20)
     cluster.wait_for_nodes()
-    print(f"cluster: head (0 CPUs) + {args.nodes} worker nodes x {args.cpus} CPU; checks: {','.join(only or ['default'])}; "
+    print(f"cluster: head (0 CPUs, object store 200 MB) + {args.nodes} worker nodes x {args.cpus} CPU, object store "
+          f"{args.store_mb} MB each; checks: {','.join(only or ['default'])}; "
           f"report.html: {'no' if args.no_report else 'yes'}")
     results = []
     try:

@@ -120,7 +120,7 @@ def test_a_worker_lost_after_an_uneven_map_is_named_with_the_shards_it_read(
     victim, held, n = seen["victim"], seen["held"], seen["n"]
     round_robin = [s for s in range(SHARDS) if s % n == victim]
     assert held and held != round_robin, f"the assignment was a round robin: {held}"
-    assert f"lost worker {victim} of {n}" in res.output, res.output
+    assert f"lost worker ray_actor:{victim} of {n}" in res.output, res.output
     assert f"during reduce; it held shard(s) {', '.join(map(str, held))} of {SHARDS}" in res.output, res.output
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import os
 import random
+import subprocess
+import sys
 from pathlib import Path
 
 import polars as pl
@@ -256,3 +258,14 @@ def test_review_decisions_and_parquet_source_on_two_nodes(cluster: object, plant
     for name in ("clean.parquet", "dropped.parquet"):
         assert pl.read_parquet(tmp_path / "pq-ray" / name).equals(pl.read_parquet(tmp_path / "pq-local" / name))
     assert audit.report["stats"]["engine"]["distributed"]["writers"].startswith("workers (findings, scores)")
+
+
+def test_joining_a_cluster_logs_the_address_it_resolved(cluster) -> None:
+    """``--ray-address`` joins a running cluster and returns the address it joined (``auto`` resolved; the scan logs
+    it, report.json keeps the value given). A fresh driver process, as a user's ``pairaudit scan`` is."""
+    code = ("import sys, ray; from pairaudit.engines.ray_cluster import connect\n"
+            "print('joined', connect(ray, sys.argv[1]), flush=True); ray.shutdown()\n")
+    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "PYTHONPATH": str(Path(pairaudit.__file__).parents[1])}
+    res = subprocess.run([sys.executable, "-c", code, cluster.address], capture_output=True, text=True, env=env,
+                         timeout=120)
+    assert f"joined {cluster.address}\n" in res.stdout, res.stdout + res.stderr

@@ -213,6 +213,16 @@ def test_ray_messages_name_the_nodes_and_the_session_logs(local_ray: None) -> No
     assert logs.endswith("/logs") and Path(logs).is_dir()
     assert session_logs(object()) == "/tmp/ray/session_latest/logs"
 
+    class TwoNodes:  # a dead worker node and the driver's live one, each with its own session folder
+        @staticmethod
+        def nodes() -> list[dict[str, object]]:
+            return [{"NodeID": "live", "Alive": True, "RayletSocketName": "/tmp/rt_w2/session_9/sockets/raylet"},
+                    {"NodeID": "dead", "Alive": False, "RayletSocketName": "/tmp/rt_w1/session_9/sockets/raylet"}]
+
+    assert session_logs(TwoNodes, "dead") == "/tmp/rt_w1/session_9/logs"  # the lost worker's node, though dead
+    assert session_logs(TwoNodes, "live") == "/tmp/rt_w2/session_9/logs"
+    assert session_logs(TwoNodes) == session_logs(TwoNodes, "gone") == "/tmp/rt_w2/session_9/logs"  # any live one
+
 
 def test_ray_reports_the_whole_dataset_checks_as_progress(local_ray: None, fixture_file: Path, tmp_path: Path) -> None:
     """The reduce phase says where it is, as the local engine's ``finalize_stages`` does (it was silent)."""

@@ -26,6 +26,7 @@ ray = pytest.importorskip("ray", reason="install pairaudit[ray]")
 
 from pairaudit.cli import app  # noqa: E402
 from pairaudit.engines import ray_engine  # noqa: E402
+from pairaudit.engines.ray_cluster import session_logs  # noqa: E402
 from pairaudit.stages.spill import ACTOR_PREFIX  # noqa: E402
 
 SHARDS = 4
@@ -116,8 +117,12 @@ def test_a_killed_actor_stops_the_scan_with_exit_4_and_the_previous_generation_i
     # the shards handed to the victim (the map gives each shard to whichever actor is free: test_ray_balance.py
     # checks this record against what a slowed actor itself holds)
     held = ", ".join(str(s) for s, k in enumerate(killer.scan.run.owners) if k == killer.victim)
-    assert f"lost worker {killer.victim} of {len(killer.pids)}" in res.output, res.output
+    assert f"lost worker ray_actor:{killer.victim} of {len(killer.pids)}" in res.output, res.output
     assert f"during {phase}; it held shard(s) {held} of {SHARDS}" in res.output, res.output
+    node = killer.scan.nodes[killer.victim]  # named as the log's node line names it, with its own logs folder
+    k_node = sorted(set(killer.scan.nodes)).index(node)
+    assert f"on ray_node:{k_node} = {killer.scan.node_ips[node]} (node {node[:12]})" in res.output, res.output
+    assert f"Ray logs of that node ({killer.scan.node_ips[node]}: {session_logs(ray, node)})" in res.output
     assert "previous outputs in --out are untouched" in res.output and "fix: run the same scan again" in res.output
     assert _tree(out) == before  # byte-identical, no new generation, no temp parts, no stray links
     left = [p for pid in killer.pids for p in Path(tempfile.gettempdir()).glob(f"{ACTOR_PREFIX}{pid}-*")]

@@ -62,16 +62,19 @@ def absolute_paths(d: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
     return out
 
 
-def connect(ray: Any, address: str) -> None:
+def connect(ray: Any, address: str) -> str:
     """Join the cluster at ``address`` (``--ray-address``), or a ConfigError that says the connection failed
     (not the phase the scan was in) and what usually fixes it.
 
     Args:
         ray: the ray module.
         address: the cluster's address, or ``auto``.
+
+    Returns:
+        The address joined (``auto`` resolved to the cluster's GCS address), or ``address`` when Ray does not say.
     """
     try:
-        ray.init(address=address, log_to_driver=False)
+        info = ray.init(address=address, log_to_driver=False)
     except ConnectionError as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ConfigError(
@@ -81,15 +84,29 @@ def connect(ray: Any, address: str) -> None:
                 "already exists in ~/.ray/auth_token) needs "
                 "RAY_AUTH_MODE=token and the same token (~/.ray/auth_token, or RAY_AUTH_TOKEN) in this shell; "
                 "docs/scale.md") from exc
-
-
-def session_logs(ray: Any) -> str:
-    """The Ray session's log folder (``--temp-dir`` moves it), else Ray's default path. Ray 2.x has no public call
-    for the session folder; ``ray.nodes()`` names each node's raylet socket inside it (``<session>/sockets/raylet``)."""
     with contextlib.suppress(Exception):
-        for node in ray.nodes():
+        return str(info.address_info["gcs_address"])
+    return address
+
+
+def session_logs(ray: Any, node_id: str | None = None) -> str:
+    """The Ray session's log folder (``--temp-dir`` moves it) on node ``node_id`` (a dead node too: Ray keeps it in
+    ``ray.nodes()``), else on the first live node, else Ray's default path. Ray 2.x has no public call for the
+    session folder; ``ray.nodes()`` names each node's raylet socket inside it (``<session>/sockets/raylet``).
+
+    Args:
+        ray: the ray module.
+        node_id: the node whose folder is wanted (None: any live node's, the same path on a one-machine cluster).
+
+    Returns:
+        The folder's path on that node.
+    """
+    with contextlib.suppress(Exception):
+        nodes = ray.nodes()
+        mine = [n for n in nodes if node_id is not None and n.get("NodeID") == node_id]
+        for node in mine or [n for n in nodes if n.get("Alive", True)]:
             sock = Path(str(node.get("RayletSocketName") or ""))
-            if node.get("Alive", True) and sock.parent.name == "sockets":
+            if sock.parent.name == "sockets":
                 return str(sock.parent.parent / "logs")
     return "/tmp/ray/session_latest/logs"
 

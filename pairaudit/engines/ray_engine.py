@@ -76,7 +76,9 @@ def run_ray(scanner: Scanner, source: Source, parts: list[Path]) -> dict[str, An
     started = False
     if not ray.is_initialized():
         if cfg.ray_address:
-            connect(ray, cfg.ray_address)
+            joined = connect(ray, cfg.ray_address)
+            scanner.log(f"ray: joined the cluster at {joined}" + (f" (--ray-address {cfg.ray_address})"
+                                                                  if joined != cfg.ray_address else ""))
         else:
             ray.init(address="local", num_cpus=os.cpu_count(), include_dashboard=False, log_to_driver=False,
                      configure_logging=False, object_store_memory=256 * 1024 * 1024)
@@ -139,6 +141,7 @@ class _RayScan:
         self.phase = "start"
         self.nodes: list[str] = []
         self.actor_ids: list[str] = []
+        self.node_ips: dict[str, str] = {}  # node id -> its IP (ray.nodes() at the start)
         self.rows_read: list[int] = []  # per shard, from ``map``: what its writer must account for
 
     def start(self) -> None:
@@ -164,7 +167,9 @@ class _RayScan:
             ray.get([a.set_splits.remote([list(s) for s in scanner.source.splits]) for a in actors])
         self.nodes = ray.get([a.node.remote() for a in actors])
         self.actor_ids = ray.get([a.actor_id.remote() for a in actors])
-        scanner.log(node_line(self.nodes, ray.nodes()))
+        nodes = ray.nodes()
+        self.node_ips = {n.get("NodeID"): n.get("NodeManagerAddress", "?") for n in nodes}
+        scanner.log(node_line(self.nodes, nodes))
 
     def stop_actors(self) -> None:
         """Kill this scan's actors (those not started are removed from the scheduler's queue)."""
@@ -178,9 +183,11 @@ class _RayScan:
         ids = self.actor_ids  # known once every actor has started
         dead = getattr(exc, "actor_id", None)
         k = ids.index(dead) if dead in ids else None
-        who = (f"worker {k} of {len(ids)} (actor {dead}"
-               + (f", node {self.nodes[k][:12]}" if k is not None and k < len(self.nodes) else "") + ")"
-               if k is not None else f"a worker ({type(exc).__name__})")
+        node = self.nodes[k] if k is not None and k < len(self.nodes) else None
+        where = (f", on ray_node:{sorted(set(self.nodes)).index(node)} = {self.node_ips.get(node, '?')} "
+                 f"(node {node[:12]})" if node else "")
+        who = (f"worker ray_actor:{k} of {len(ids)} (actor {dead}{where})" if k is not None
+               else f"a worker ({type(exc).__name__})")
         held = [s for s, owner in enumerate(self.run.owners) if k is not None and owner == k]
         self.drop_spills()
         self.stop_actors()
@@ -191,7 +198,9 @@ class _RayScan:
             + f"; Ray said: {first}; nothing was written: the previous outputs in --out are untouched",
             fix="run the same scan again (a worker's shards live in its memory, so a lost worker restarts the "
                 "scan); if workers keep dying, look for out-of-memory kills in the Ray logs "
-                f"({session_logs(self.ray)}, on each node) and give the nodes more memory or pass fewer --ray-workers, "
+                + (f"of that node ({self.node_ips.get(node, '?')}: {session_logs(self.ray, node)}) "
+                   if node else f"({session_logs(self.ray)}, on each node) ")
+                + "and give the nodes more memory or pass fewer --ray-workers, "
                 "or use --engine local")
 
     def map(self) -> list[list[Any]]:

@@ -258,7 +258,7 @@ def run_sample(run: RayRun, stage: Any) -> Outcome:
     n = sum(counts)
     if n == 0:
         return Outcome([[] for _ in range(n_shards)])
-    limit = int(stage.p_flip.get("fit_sample_rows", 200_000))
+    limit = int(stage.p_flip["fit_sample_rows"])
     offsets = _offsets(counts)
     sample = np.arange(n) if n <= limit else np.sort(np.random.default_rng(0).choice(n, limit, replace=False))
     taken = _local(sample, offsets, counts)

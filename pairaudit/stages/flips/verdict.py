@@ -24,7 +24,7 @@ LIKELY_FLIPPED_INFO = CheckInfo(
     extra="flips",
     default_enabled=True,
     thresholds={"threshold": 0.8, "folds": 5, "min_rows": 200, "z_min": 3.0, "min_auroc_for_rate": 0.75,
-                "min_auroc_for_flags": 0.75, "use_reference": True, "use_embedding": True, "fit_sample_rows": 200_000},
+                "min_auroc_for_flags": 0.75, "use_reference": True, "use_embedding": True, "fit_sample_rows": 100_000},
     why="studies of noisy preference data find that removing suspected flips is safer than flipping them back "
         "(a wrong flip injects a new error, and weak detectors have many false positives); flag for review, "
         "drop with --drop likely_flipped, or flip with --flip likely_flipped when the evidence is strong",
