@@ -49,12 +49,14 @@ def drive(address: str, source: str, out: str, only: list[str] | None, report: b
 
     import pairaudit
     import pairaudit.api
+    from pairaudit.engines.memwatch import rss_parts
 
-    proc, stop, phase, phases = psutil.Process(), threading.Event(), ["start"], {}
+    proc, stop, phase, phases, owns = psutil.Process(), threading.Event(), ["start"], {}, {}
 
-    def sample() -> None:  # the driver's RSS per phase (MB), sampled every 0.2 s
+    def sample() -> None:  # the driver's RSS per phase (MB), and of it its own memory (RSS - RssShmem), every 0.2 s
         while not stop.is_set():
             phases[phase[0]] = max(phases.get(phase[0], 0), round(proc.memory_info().rss / 2**20))
+            owns[phase[0]] = max(owns.get(phase[0], 0), round(rss_parts()[0]))
             stop.wait(0.2)
 
     def progress(name: str, done: int, total: int | None) -> None:
@@ -84,7 +86,7 @@ def drive(address: str, source: str, out: str, only: list[str] | None, report: b
     timings = json.loads((Path(out) / "timings.json").read_text(encoding="utf-8"))
     print(json.dumps({"rows": audit.totals["input"], "seconds": round(seconds, 1),
                       "driver_peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
-                      "driver_phase_peak_rss_mb": phases,
+                      "driver_phase_peak_rss_mb": phases, "driver_phase_peak_own_mb": owns,
                       "engine": audit.report["stats"]["engine"], "findings": audit.report["totals"],
                       "near": {k: v for k, v in (audit.report["stats"].get("near_duplicates") or {}).items()
                                if k in ("mode", "index", "nlist", "nprobe", "n_candidates", "hybrid_candidate_rows",
@@ -209,6 +211,8 @@ def main() -> None:
                   f"  actors peak RSS {res['actor_peak_rss_mb']} MB")
             print("  driver peak RSS per phase (MB, sampled): "
                   + ", ".join(f"{k} {v}" for k, v in res["driver_phase_peak_rss_mb"].items()))
+            print("  driver own memory per phase (RSS - RssShmem, MB, sampled): "
+                  + ", ".join(f"{k} {v}" for k, v in res["driver_phase_peak_own_mb"].items()))
             print(f"  bytes to driver {t['ray_bytes_to_driver'] / 2**20:.2f} MB"
                   f" ({t['ray_bytes_to_driver'] / res['rows']:.1f} B/row), from driver "
                   f"{t['ray_bytes_from_driver'] / 2**20:.2f} MB, shuffled worker to worker "
