@@ -198,3 +198,38 @@ def test_pooled_hidden_state_is_the_completion_mean(tiny: dict[str, Path], tmp_p
     res2 = again.score_pairs(PAIRS)
     assert again.n_computed == 0 and again._model is None  # all from the cache, model never loaded
     np.testing.assert_array_equal(res2.hidden_chosen, res.hidden_chosen)
+
+
+def test_a_batch_out_of_device_memory_is_scored_in_smaller_batches(tiny: dict[str, Path], tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A forward that runs out of device memory (raised as CUDA raises it: no GPU here) halves the batch budget
+    for the rest of the scan and scores the same values; a lone sequence that does not fit is an error."""
+    want = LogpScorer(str(tiny["ref"]), cache_dir=tmp_path / "a", device="cpu", precision="fp32",
+                      max_length=None, batch_tokens=4096).score_pairs(PAIRS)
+    said: list[str] = []
+    scorer = LogpScorer(str(tiny["ref"]), cache_dir=tmp_path / "b", device="cpu", precision="fp32",
+                        max_length=None, batch_tokens=4096, log=said.append)
+    seen: list[int] = []
+
+    def small_device(decoder, room: int):  # room for ``room`` padded tokens a batch
+        real = decoder.forward
+
+        def forward(input_ids, **kw):
+            seen.append(input_ids.numel())
+            if input_ids.numel() > room:
+                raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+            return real(input_ids=input_ids, **kw)
+        monkeypatch.setattr(decoder, "forward", forward)
+
+    small_device(scorer.model.get_decoder(), 40)
+    got = scorer.score_pairs(PAIRS)
+    for a, b in ((got.logp_chosen, want.logp_chosen), (got.logp_rejected, want.logp_rejected),
+                 (got.tokens_chosen, want.tokens_chosen)):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+    assert scorer.batch_tokens <= 40 < seen[0]  # the budget the device allowed, kept for the next calls
+    assert sum(x > 40 for x in seen) <= 3  # 240 padded tokens, then 120, then 60: no retry of the same size
+    assert [m for m in said if "out of cpu memory; scoring continues with batches of at most 30 tokens" in m]
+    lone = LogpScorer(str(tiny["ref"]), cache_dir=tmp_path / "c", device="cpu", precision="fp32", max_length=None)
+    small_device(lone.model.get_decoder(), 8)
+    with pytest.raises(torch.cuda.OutOfMemoryError):
+        lone.score_pairs(PAIRS[1:2])  # its rejected alone is longer than 8 tokens

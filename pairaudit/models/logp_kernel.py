@@ -15,6 +15,7 @@ from (stored float16).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from contextlib import contextmanager
 from typing import Any
 
@@ -85,81 +86,146 @@ def chunked_head(model: Any) -> bool:
     return getattr(model.config, "model_type", None) in PLAIN_HEAD_TYPES and model.get_output_embeddings() is not None
 
 
+def out_of_memory(exc: BaseException) -> bool:
+    """Whether ``exc`` says the device ran out of memory (CUDA's ``OutOfMemoryError``; the MPS and CPU allocators'
+    RuntimeErrors), so that smaller batches may succeed.
+
+    Args:
+        exc: an exception raised by a forward.
+
+    Returns:
+        True for an out-of-memory error.
+
+    Example:
+        >>> out_of_memory(RuntimeError("MPS backend out of memory (MPS allocated: 7.9 GB)"))
+        True
+        >>> out_of_memory(ValueError("bad shape"))
+        False
+    """
+    import torch
+
+    oom = getattr(torch, "OutOfMemoryError", None) or torch.cuda.OutOfMemoryError
+    text = str(exc).lower()
+    return isinstance(exc, oom) or (isinstance(exc, RuntimeError)
+                                    and ("out of memory" in text or "can't allocate memory" in text))
+
+
+def _batch_arrays(seqs: list[Seq], batch: list[int], T: int, pad_id: int, pool: bool
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray, np.ndarray, np.ndarray]:
+    """One batch's right-padded ``ids`` and ``mask`` ``(len(batch), T)``, the completion-mean ``weights`` (with
+    ``pool``), and per scored token (row by row, position by position) its row, the position whose logits score it
+    (``t - 1``) and its id: numpy, a slice per sequence (no loop over tokens)."""
+    n = len(batch)
+    ids = np.full((n, T), pad_id, dtype=np.int64)
+    mask = np.zeros((n, T), dtype=np.int64)
+    weights = np.zeros((n, T), dtype=np.float32) if pool else None
+    rows, pos, tgt = [], [], []
+    for b, i in enumerate(batch):
+        p, c = seqs[i]
+        full = np.asarray(p + c, dtype=np.int64)
+        end = len(full)
+        ids[b, :end] = full
+        mask[b, :end] = 1
+        if weights is not None and c:
+            weights[b, len(p): end] = 1.0 / len(c)
+        start = max(len(p), 1)
+        if end > start:
+            rows.append(np.full(end - start, b, dtype=np.int64))
+            pos.append(np.arange(start - 1, end - 1, dtype=np.int64))
+            tgt.append(full[start:])
+    none = np.zeros(0, dtype=np.int64)
+    return (ids, mask, weights, np.concatenate(rows) if rows else none, np.concatenate(pos) if pos else none,
+            np.concatenate(tgt) if tgt else none)
+
+
+def _score_batch(model: Any, seqs: list[Seq], batch: list[int], T: int, out: np.ndarray, pooled: np.ndarray | None,
+                 pad_id: int, head_chunk: int, timings: dict[str, float] | None) -> None:
+    """Score one batch of ``seqs`` (indices ``batch``, padded to ``T``) into ``out`` and ``pooled``."""
+    import torch
+
+    device = next(model.parameters()).device
+    plain = chunked_head(model)
+    with _phase(timings, "batching", device):
+        ids, mask, weights, rows, pos, tgt = _batch_arrays(seqs, batch, T, pad_id, pooled is not None)
+        rows_t, pos_t, tgt_t = (torch.from_numpy(a).to(device) for a in (rows, pos, tgt))
+        ids_d, mask_d = torch.from_numpy(ids).to(device), torch.from_numpy(mask).to(device)
+    lp = torch.empty(len(tgt), dtype=torch.float32, device=device)
+    with torch.inference_mode():
+        with _phase(timings, "forward", device):
+            if plain:
+                hidden = model.get_decoder()(input_ids=ids_d, attention_mask=mask_d).last_hidden_state
+                sel = hidden[rows_t, pos_t]
+            else:
+                res = model(input_ids=ids_d, attention_mask=mask_d, output_hidden_states=pooled is not None)
+                logits = res.logits
+                hidden = res.hidden_states[-1] if pooled is not None else None
+        with _phase(timings, "log_softmax", device):
+            head = model.get_output_embeddings() if plain else None
+            for s in range(0, len(tgt), head_chunk):
+                if plain:
+                    chunk = head(sel[s: s + head_chunk]).float()
+                else:
+                    chunk = logits[rows_t[s: s + head_chunk], pos_t[s: s + head_chunk]].float()
+                lp[s: s + head_chunk] = chunk.log_softmax(-1).gather(1, tgt_t[s: s + head_chunk, None])[:, 0]
+        if pooled is not None:
+            with _phase(timings, "pooling", device):
+                pooled_b = torch.einsum("bt,btd->bd", torch.from_numpy(weights).to(device), hidden.float())
+                pooled[batch] = pooled_b.cpu().numpy().astype(np.float16)
+    if not len(tgt):
+        return
+    lp_np = lp.double().cpu().numpy()
+    sums = np.bincount(rows, weights=lp_np, minlength=len(batch))
+    counts = np.bincount(rows, minlength=len(batch))
+    mins = np.zeros(len(batch))
+    np.minimum.at(mins, rows, lp_np)
+    out[batch] = np.stack([sums, counts, mins], axis=1)
+
+
 def sequence_logps(model: Any, seqs: list[Seq], *, batch_tokens: int = 4096, max_batch: int = 64,
                    pad_id: int = 0, head_chunk: int = 1024, pool: bool = False,
-                   timings: dict[str, float] | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+                   timings: dict[str, float] | None = None,
+                   on_oom: Callable[[int, int], None] | None = None) -> tuple[np.ndarray, np.ndarray | None]:
     """``(stats, pooled)``: stats ``(n, 3)`` float64 = summed completion log-prob, scored tokens, min
     token log-prob (0 if none); pooled ``(n, hidden)`` float16 = mean last-layer hidden state over the
     completion tokens (zeros for an empty completion), or None without ``pool``.
 
+    A batch the device has no memory for (``out_of_memory``) is not an error while it holds more than one
+    sequence: the token budget becomes half the failed batch's padded tokens, the rest of the sequences are
+    batched again with it (the same order) and ``on_oom(batch_tokens, max_batch)`` is told the new budget; one
+    sequence alone that does not fit raises.
+
     ``timings`` (optional) accumulates seconds per phase: ``batching``, ``forward``, ``log_softmax``,
     ``pooling``.
     """
-    import torch
-
     out = np.zeros((len(seqs), 3), dtype=np.float64)
     pooled = np.zeros((len(seqs), hidden_size(model)), dtype=np.float16) if pool else None
-    if not seqs:
-        return out, pooled
-    device = next(model.parameters()).device
     lengths = [len(p) + len(c) for p, c in seqs]
-    plain = chunked_head(model)
-    decoder = model.get_decoder() if plain else None
-    head = model.get_output_embeddings() if plain else None
-    for batch in make_batches(lengths, batch_tokens, max_batch):
+    todo = make_batches(lengths, batch_tokens, max_batch)
+    k = 0
+    while k < len(todo):
+        batch = todo[k]
         T = max(lengths[i] for i in batch)
-        if T == 0:
+        try:
+            if T:
+                _score_batch(model, seqs, batch, T, out, pooled, pad_id, head_chunk, timings)
+        except Exception as exc:
+            if len(batch) == 1 or not out_of_memory(exc):
+                raise
+            _free_cache(model)
+            batch_tokens = max(1, min(batch_tokens, len(batch) * T) // 2)  # half the batch that failed
+            rest = [i for b in todo[k:] for i in b]  # longest first already: re-batched in the same order
+            todo = todo[:k] + [[rest[j] for j in b] for b in make_batches([lengths[i] for i in rest], batch_tokens,
+                                                                          max_batch)]
+            if on_oom is not None:
+                on_oom(batch_tokens, max_batch)
             continue
-        with _phase(timings, "batching", device):
-            ids = torch.full((len(batch), T), pad_id, dtype=torch.long)
-            mask = torch.zeros((len(batch), T), dtype=torch.long)
-            weights = torch.zeros((len(batch), T), dtype=torch.float32) if pool else None
-            rows, pos, tgt = [], [], []
-            for b, i in enumerate(batch):
-                p, c = seqs[i]
-                full = p + c
-                if full:
-                    ids[b, : len(full)] = torch.tensor(full, dtype=torch.long)
-                    mask[b, : len(full)] = 1
-                if weights is not None and c:
-                    weights[b, len(p): len(full)] = 1.0 / len(c)
-                for t in range(max(len(p), 1), len(full)):
-                    rows.append(b)
-                    pos.append(t - 1)
-                    tgt.append(full[t])
-            rows_t = torch.tensor(rows, dtype=torch.long, device=device)
-            pos_t = torch.tensor(pos, dtype=torch.long, device=device)
-            tgt_t = torch.tensor(tgt, dtype=torch.long, device=device)
-            ids_d, mask_d = ids.to(device), mask.to(device)
-        lp = torch.empty(len(tgt), dtype=torch.float32, device=device)
-        with torch.inference_mode():
-            with _phase(timings, "forward", device):
-                if plain:
-                    hidden = decoder(input_ids=ids_d, attention_mask=mask_d).last_hidden_state
-                    sel = hidden[rows_t, pos_t]
-                else:
-                    res = model(input_ids=ids_d, attention_mask=mask_d, output_hidden_states=pool)
-                    logits = res.logits
-                    hidden = res.hidden_states[-1] if pool else None
-            with _phase(timings, "log_softmax", device):
-                for s in range(0, len(tgt), head_chunk):
-                    if plain:
-                        chunk = head(sel[s: s + head_chunk]).float()
-                    else:
-                        chunk = logits[rows_t[s: s + head_chunk], pos_t[s: s + head_chunk]].float()
-                    lp[s: s + head_chunk] = chunk.log_softmax(-1).gather(1, tgt_t[s: s + head_chunk, None])[:, 0]
-            if pooled is not None:
-                with _phase(timings, "pooling", device):
-                    w = weights.to(device)
-                    pooled_b = torch.einsum("bt,btd->bd", w, hidden.float()).cpu().numpy()
-                    pooled[batch] = pooled_b.astype(np.float16)
-        if not tgt:
-            continue
-        lp_np = lp.double().cpu().numpy()
-        rows_np = np.asarray(rows)
-        sums = np.bincount(rows_np, weights=lp_np, minlength=len(batch))
-        counts = np.bincount(rows_np, minlength=len(batch))
-        mins = np.zeros(len(batch))
-        np.minimum.at(mins, rows_np, lp_np)
-        out[batch] = np.stack([sums, counts, mins], axis=1)
+        k += 1
     return out, pooled
+
+
+def _free_cache(model: Any) -> None:
+    """Give the failed batch's memory back to the device (CUDA's caching allocator keeps it otherwise)."""
+    import torch
+
+    if next(model.parameters()).device.type == "cuda":
+        torch.cuda.empty_cache()

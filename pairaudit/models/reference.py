@@ -167,18 +167,28 @@ class LogpScorer:
     def batch_size(self) -> tuple[int, int]:
         """Tokens and rows of a batch: as asked, else by device and model. On CUDA, where only the completion
         tokens' logits are computed a chunk at a time (``logp_kernel.chunked_head``: a batch's memory is the
-        forward's activations), 131,072 tokens and 256 rows: 3x the first pass's tokens/s of 32,768 and 64 on an
-        H100 (docs/performance.md); 32,768 and 64 for a model whose full logits are computed; 4,096 and 64 on a CPU.
+        forward's activations, which grow with the hidden size), 131,072 tokens for the bundled model's hidden size
+        (576) and proportionally fewer for wider models (at least 16,384: 18,432 for a 4,096-wide 7B), and 256 rows:
+        3x the first pass's tokens/s of 32,768 and 64 on an H100 (docs/performance.md); 32,768 and 64 for a model
+        whose full logits are computed; 4,096 and 64 on a CPU. A batch the device has no memory for halves the
+        budget for the rest of the scan (``sequence_logps``; logged).
 
         Returns:
             ``(batch_tokens, max_batch)``.
         """
-        from pairaudit.models.logp_kernel import chunked_head
+        from pairaudit.models.logp_kernel import chunked_head, hidden_size
 
         cuda = self.device.startswith("cuda")
         wide = cuda and chunked_head(self.model)
-        return (self.batch_tokens or (131072 if wide else 32768 if cuda else 4096),
-                self.max_batch or (256 if wide else 64))
+        tokens = max(16384, min(131072, 131072 * 576 // hidden_size(self.model))) if wide else 32768 if cuda else 4096
+        return self.batch_tokens or tokens, self.max_batch or (256 if wide else 64)
+
+    def _smaller_batches(self, tokens: int, rows: int) -> None:
+        """``sequence_logps`` ran out of device memory: the rest of the scan uses ``tokens`` and ``rows``."""
+        self.batch_tokens, self.max_batch = tokens, rows
+        hint = "free device memory or pass --device cpu" if self.device != "cpu" else "free memory or pass fewer --workers"
+        self.log(f"{self.role}: out of {self.device} memory; scoring continues with batches of at most {tokens:,} "
+                 f"tokens and {rows} rows (slower; {hint} if this repeats)")
 
     def to_json(self) -> dict[str, Any]:
         return {**self.spec.to_json(), "device": self.device, "precision": self.precision}
@@ -264,7 +274,7 @@ class LogpScorer:
             pad = self.dtok.pad_id if self.dtok.pad_id is not None else (self.dtok.eos_id or 0)
             tokens, rows = self.batch_size()
             res, pooled = sequence_logps(model, [seqs[i] for i in todo], batch_tokens=tokens, max_batch=rows,
-                                         pad_id=pad, pool=True, timings=self.timings)
+                                         pad_id=pad, pool=True, timings=self.timings, on_oom=self._smaller_batches)
             dt = time.perf_counter() - t0
             ntok = sum(len(seqs[i][0]) + len(seqs[i][1]) for i in todo)
             self.seconds += dt
