@@ -234,3 +234,44 @@ def test_worker_pool_with_reference_and_policy_models_changes_no_output(tmp_path
     assert int(scores["policy_logit"].is_not_nan().sum()) == int(scored.sum())
     for name in outs[1]:
         assert outs[2][name] == outs[1][name], name
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_reference_model_failing_mid_scan_fails_its_stage_not_the_scan(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch,
+                                                                        workers: int) -> None:
+    """The reference model raising on its second batch (a GPU out of memory for one sequence, a broken driver):
+    with the pool the main process scores the workers' batches as it absorbs them, and a failure there once
+    ended the whole scan with a traceback. Now, as in one process, the stage fails (exit 4, report.json says why),
+    every row is still written, and the other checks' results stand."""
+    pytest.importorskip("torch")
+    from support.tiny_lm import build_model, build_tokenizer
+
+    import pairaudit
+    from pairaudit.engines import local
+    from pairaudit.models.reference import LogpScorer
+
+    src = _planted(tmp_path / "planted.jsonl")
+    ref = tmp_path / "ref"
+    build_model(ref, 0, len(build_tokenizer(ref)))
+    monkeypatch.setattr(local, "POOL_MIN_ROWS", 0)
+    monkeypatch.setenv("PAIRAUDIT_CACHE", _cold_cache(tmp_path / "cache"))
+    real, calls = LogpScorer.score_seqs, []
+
+    def second_fails(self, seqs):
+        calls.append(len(seqs))
+        if len(calls) == 2:
+            raise RuntimeError("CUDA error: out of memory for one sequence of 9,000 tokens")
+        return real(self, seqs)
+
+    monkeypatch.setattr(LogpScorer, "score_seqs", second_fails)
+    logs: list[str] = []
+    audit = pairaudit.scan(src, out=tmp_path / "o", progress=False, log=logs.append, workers=workers, batch_size=37,
+                           only=["likely_flipped", "identical_pair"], reference=str(ref))
+    assert audit.exit_code == 4 and audit.report["status"] == "incomplete"
+    check = audit.report["checks"]["likely_flipped"]
+    assert check["status"] == "failed" and "out of memory for one sequence" in check["reason"], check
+    assert audit.report["checks"]["identical_pair"]["status"] == "ran"
+    totals = audit.totals
+    assert totals["input"] == totals["kept"] + totals["dropped"] == sum(1 for _ in open(src, encoding="utf-8"))
+    assert [m for m in logs if "stage FlipStage failed" in m]

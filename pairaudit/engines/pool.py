@@ -272,7 +272,10 @@ def _absorb(scanner: Scanner, out: dict[str, Any], parts: list[Path], done: dict
         if name in out["errors"]:
             scanner.stage_failed(stage, RuntimeError(out["errors"][name]))
             continue
-        stage.absorb_state(state)
+        try:  # the main process's part of the stage's work (e.g. the reference model scoring the batch)
+            stage.absorb_state(state)
+        except Exception as exc:  # noqa: BLE001 - as a stage failing in one process: recorded, the scan goes on
+            scanner.stage_failed(stage, exc)
     for phase, n in out["progress"].items():
         if phase != "read":
             done[phase] = done.get(phase, 0) + n
