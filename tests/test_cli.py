@@ -145,3 +145,17 @@ def test_ray_options_with_the_local_engine_are_a_usage_error(tmp_path: Path) -> 
     assert "--engine ray" in r.output and not out.exists()
     assert without_ray_options(ScanConfig(ray_shards=3)).ray_shards is None
     assert without_ray_options(ScanConfig(engine="ray", ray_shards=3)).ray_shards == 3
+
+
+def test_a_reference_folder_that_is_no_model_names_the_option_and_what_a_model_is(tmp_path: Path) -> None:
+    """A folder without a model given to --reference: the error named --tokenizer in its fix (the tokenizer is the
+    first part loaded) and said only "check that the folder holds a complete model"."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "readme.txt").write_text("not a model\n", encoding="utf-8")
+    src = write_jsonl(tmp_path / "p.jsonl", [{"prompt": "Hi?", "chosen": "Hello there.", "rejected": "Go away."}] * 3)
+    r = runner.invoke(app, ["scan", str(src), "--out", str(tmp_path / "o"), "--only", "likely_flipped",
+                            "--reference", str(notes)])
+    assert r.exit_code != 0, r.output
+    assert f"could not load tokenizer from {notes} (--reference)" in r.output, r.output
+    assert "--reference a complete model folder or .gguf file" in r.output and "--tokenizer" not in r.output

@@ -201,6 +201,14 @@ def test_reference_joins_by_default_only_where_it_is_cheap(monkeypatch: pytest.M
     assert wants_reference(ScanConfig(), {"likely_flipped", "dpo_overflow_risk"})
 
 
+def test_a_reference_cap_without_a_reference_says_it_does_nothing(tmp_path: Path) -> None:
+    """--reference-max-rows on a CPU scan without --reference once passed silently (exit 0, only report.json knew)."""
+    said: list[str] = []
+    FlipStage(Context(ScanConfig(device="cpu", reference_max_rows=10), tmp_path, said.append, params={}),
+              {"likely_flipped"})
+    assert [m for m in said if "--reference-max-rows 10 has no effect: no reference model runs" in m], said
+
+
 def test_hub_embedder_leaves_the_length_signal_with_a_note(tmp_path: Path) -> None:
     pytest.importorskip("model2vec")
     ctx = Context(ScanConfig(embedder="org/not-a-local-folder", device="cpu"), tmp_path, params={})

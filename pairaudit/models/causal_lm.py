@@ -21,12 +21,12 @@ def _dequantized_dir(cache_dir: Path | None, spec: ModelSpec) -> Path | None:
 
 def load_causal_lm(spec: ModelSpec, *, cache_dir: Path | None = None, device: str = "cpu",
                    precision: str = "fp32", trust_remote_code: bool = False,
-                   log: Callable[[str], None] | None = None) -> Any:
+                   log: Callable[[str], None] | None = None, option: str = "--reference") -> Any:
     """Load a causal LM (HF folder, hub id or GGUF file) in eval mode on ``device``/``precision``.
 
     A GGUF file is dequantized by transformers (tens of seconds for 135M parameters); the
     dequantized weights are saved once under ``cache_dir/reference/models/<sha>`` and reloaded
-    from there (well under a second).
+    from there (well under a second). ``option``: the command-line option that named it (errors name it).
     """
     require("torch", "models", "reference-model scoring")
     from transformers import AutoModelForCausalLM
@@ -55,7 +55,7 @@ def load_causal_lm(spec: ModelSpec, *, cache_dir: Path | None = None, device: st
     except Exception as exc:
         if isinstance(exc, ModelError):
             raise
-        raise hub_error(spec, "model", exc) from exc
+        raise hub_error(spec, "model", exc, option) from exc
     model.eval()
     return model.to(device)
 

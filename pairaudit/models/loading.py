@@ -116,13 +116,17 @@ def check_model_arg(spec: str | None, option: str) -> None:
                           fix="check the path, or pass a hub id like org/name (needs a reachable hub)")
 
 
-def hub_error(spec: ModelSpec, what: str, exc: Exception) -> ModelError:
-    """A clear error for a model that could not be loaded (offline hub, bad folder...)."""
+def hub_error(spec: ModelSpec, what: str, exc: Exception, option: str | None = None) -> ModelError:
+    """A clear error for a model that could not be loaded (offline hub, bad folder...); ``option``: the command-line
+    option that named it (default ``--<what>``), which the fix names."""
+    option = option or f"--{what}"
     if not spec.local:
         return ModelError(
             f"could not load {what} '{spec.display}' from the Hugging Face hub: {type(exc).__name__}: {exc}",
             expected="a reachable hub, or a local folder / .gguf file",
-            fix=f"download it where a hub is reachable and pass the local folder, e.g. --{what} /path/to/model",
+            fix=f"download it where a hub is reachable and pass the local folder, e.g. {option} /path/to/model",
         )
-    return ModelError(f"could not load {what} from {spec.display}: {type(exc).__name__}: {exc}",
-                      fix="check that the folder holds a complete transformers model/tokenizer")
+    return ModelError(f"could not load {what} from {spec.display} ({option}): {type(exc).__name__}: {exc}",
+                      expected="a transformers model folder (config.json, the weights, the tokenizer's files) or a "
+                               ".gguf file",
+                      fix=f"pass {option} a complete model folder or .gguf file (`{option} default`: the bundled model)")

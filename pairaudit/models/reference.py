@@ -125,7 +125,7 @@ class LogpScorer:
         self.trust_remote_code = trust_remote_code
         self.spec = resolve_model(model_arg)
         if dpo_tokenizer is None:
-            tok, _ = load_tokenizer(model_arg, self.cache_dir, trust_remote_code=trust_remote_code)
+            tok, _ = load_tokenizer(model_arg, self.cache_dir, trust_remote_code=trust_remote_code, option=f"--{role}")
             dpo_tokenizer = DPOTokenizer(tok, self.spec, max_length=max_length, max_prompt_length=max_prompt_length,
                                          max_completion_length=max_completion_length,
                                          truncation_mode=truncation_mode)
@@ -153,7 +153,7 @@ class LogpScorer:
             t0 = time.perf_counter()
             self._model = load_causal_lm(self.spec, cache_dir=self.cache_dir, device=self.device,
                                          precision=self.precision, trust_remote_code=self.trust_remote_code,
-                                         log=self.log)
+                                         log=self.log, option=f"--{self.role}")
             vocab = self._model.get_input_embeddings().weight.shape[0]
             if vocab < self.dtok.vocab_size:
                 raise ModelError(

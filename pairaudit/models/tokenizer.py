@@ -32,12 +32,13 @@ def assumptions(spec: ModelSpec | None, trainer: TrainerSettings, *, display: st
 _TOKENIZER_CACHE: dict[tuple[str, str | None], Any] = {}
 
 
-def load_tokenizer(spec_arg: str | None, cache_dir: Path | None = None, *, trust_remote_code: bool = False
-                   ) -> tuple[Any, ModelSpec]:
+def load_tokenizer(spec_arg: str | None, cache_dir: Path | None = None, *, trust_remote_code: bool = False,
+                   option: str = "--tokenizer") -> tuple[Any, ModelSpec]:
     """Load the training tokenizer: a HF folder or id, a GGUF file, or the bundled SmolLM2 GGUF.
 
     Parsing a GGUF file takes seconds, so its tokenizer is saved once under ``cache_dir`` (keyed
-    by the file's sha256) and reloaded from there.
+    by the file's sha256) and reloaded from there. ``option``: the command-line option that named it (errors
+    name it in their fix).
     """
     spec = resolve_model(spec_arg)
     key = (spec.path, spec.gguf_file)
@@ -60,7 +61,7 @@ def load_tokenizer(spec_arg: str | None, cache_dir: Path | None = None, *, trust
             tok = AutoTokenizer.from_pretrained(spec.path, trust_remote_code=trust_remote_code,
                                                 **spec.from_pretrained_kwargs())
     except Exception as exc:
-        raise hub_error(spec, "tokenizer", exc) from exc
+        raise hub_error(spec, "tokenizer", exc, option) from exc
     _TOKENIZER_CACHE[key] = tok
     return tok, spec
 

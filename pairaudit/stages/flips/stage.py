@@ -71,6 +71,9 @@ class FlipStage(Stage):
             self.reward = RewardScorer(cfg.reward_model, cache_dir=ctx.cache_dir, device=cfg.device,
                                        precision=cfg.precision, trust_remote_code=cfg.trust_remote_code, log=ctx.log)
             ctx.models["reward_model"] = self.reward.to_json()
+        if self.cap is not None and self.ref is None and flips_on:
+            ctx.log(f"likely_flipped: --reference-max-rows {self.cap} has no effect: no reference model runs "
+                    "(on CPU it runs with --reference default)")
         if flips_on and self.p_flip.get("use_embedding", True):
             try:
                 from pairaudit.models.embedder import Embedder
@@ -266,8 +269,9 @@ class FlipStage(Stage):
         models = 2 if self.policy is not None else 1
         rate = self.ref.tokens_per_s
         est = f", ~{models * n_tokens / rate:.0f}s at {rate:.0f} tokens/s" if rate else ""
-        self.ctx.log(f"likely_flipped: {n_pairs} pairs: {n_new} of {n_seqs} sequences to score ({n_tokens} tokens, "
-                     f"{models} model(s)) on {self.ref.device}/{self.ref.precision}{est}; the rest are cached")
+        rest = "; the rest are cached" if n_new < n_seqs else ""
+        self.ctx.log(f"likely_flipped: {n_pairs:,} pairs: {n_new:,} of {n_seqs:,} sequences to score ({n_tokens:,} "
+                     f"tokens, {models} model(s)) on {self.ref.device}/{self.ref.precision}{est}{rest}")
 
     # -- finalize ------------------------------------------------------------------------------
     def finalize(self) -> StageResult:
