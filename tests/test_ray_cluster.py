@@ -193,7 +193,12 @@ def test_flip_model_on_two_nodes(cluster: object, flipped: tuple[Path, list[int]
     sample = {"likely_flipped": {"fit_sample_rows": 500}}
     audit = pairaudit.scan(path, out=tmp_path / "sample", only=only, thresholds=sample, engine="ray", ray_shards=3,
                            log=lambda m: None)
-    assert "a seeded sample of 500 of 1000 rows" in audit.report["stats"]["likely_flipped"]["fitted_on"]
+    assert "a seeded sample of 500 of 1,000 rows" in audit.report["stats"]["likely_flipped"]["fitted_on"]
+    from pairaudit.report.flip_section import flip_lines  # the terminal's and report.html's words say it too
+
+    said = flip_lines(audit.report)
+    assert [x for x in said if x.startswith("model fitted on a seeded sample of 500 of 1,000 rows")], said
+    assert [x for x in said if x.startswith("rows scored per signal in the fitting sample: ")], said
     y = [int(i in set(truth)) for i in range(1000)]
     auc = {}
     for name in ("local", "sample"):

@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -191,7 +192,8 @@ class _RayScan:
         held = [s for s, owner in enumerate(self.run.owners) if k is not None and owner == k]
         self.drop_spills()
         self.stop_actors()
-        first = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
+        said = re.sub(r"\x1b\[[0-9;]*m", "", str(exc)).strip()  # Ray's raylet lines carry terminal colours
+        first = said.splitlines()[0][:300] if said else type(exc).__name__
         return WorkerLost(
             f"the Ray engine lost {who} during {self.phase}"
             + (f"; it held shard(s) {', '.join(map(str, held))} of {len(self.shards)}" if held else "")

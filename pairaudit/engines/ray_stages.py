@@ -277,7 +277,7 @@ def run_sample(run: RayRun, stage: Any) -> Outcome:
         run.scanner.ctx.models.setdefault(key, value)
     stats = meta["stats"]
     if n > limit and "likely_flipped" in stats:
-        stats["likely_flipped"]["fitted_on"] = (f"a seeded sample of {limit} of {n} rows (--engine ray, "
+        stats["likely_flipped"]["fitted_on"] = (f"a seeded sample of {limit:,} of {n:,} rows (--engine ray, "
                                                 "likely_flipped.fit_sample_rows); the other rows are scored by the "
                                                 "mean of its fold models")
     return Outcome(parts, stats, meta["timings"])

@@ -23,7 +23,11 @@ def flip_lines(report: dict[str, Any]) -> list[str]:
         parts = [f"{s} {per[s]:,}" for s in SIGNAL_ORDER if s in per]
         ref = st.get("reference") or {}
         why = "" if per.get("reference") else f" (reference model {ref.get('rows', 'not run')})"
-        lines.append("rows scored per signal: " + ", ".join(parts) + why)
+        fitted = st.get("fitted_on")  # --engine ray above fit_sample_rows: the verdict and counts are the sample's
+        lines.append(("rows scored per signal in the fitting sample: " if fitted else "rows scored per signal: ")
+                     + ", ".join(parts) + why)
+        if fitted:
+            lines.append(f"model fitted on {fitted}")
     if st.get("status") == "informative":
         rate = st.get("estimated_flip_rate")
         if rate is None:

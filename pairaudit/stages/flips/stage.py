@@ -71,6 +71,10 @@ class FlipStage(Stage):
             self.reward = RewardScorer(cfg.reward_model, cache_dir=ctx.cache_dir, device=cfg.device,
                                        precision=cfg.precision, trust_remote_code=cfg.trust_remote_code, log=ctx.log)
             ctx.models["reward_model"] = self.reward.to_json()
+        given = (ctx.params.get("likely_flipped") or {}).get("fit_sample_rows")
+        if given is not None and flips_on and cfg.engine != "ray":
+            ctx.log(f"likely_flipped: fit_sample_rows {given} has no effect with --engine {cfg.engine}: it fits "
+                    "every row (the setting is --engine ray's fitting sample)")
         if self.cap is not None and self.ref is None and flips_on:
             ctx.log(f"likely_flipped: --reference-max-rows {self.cap} has no effect: no reference model runs "
                     "(on CPU it runs with --reference default)")
