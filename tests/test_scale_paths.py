@@ -222,9 +222,14 @@ def test_worker_pool_with_reference_and_policy_models_changes_no_output(tmp_path
         monkeypatch.setenv("PAIRAUDIT_CACHE", _cold_cache(tmp_path / f"cache{workers}"))
         out = tmp_path / f"w{workers}"
         logs[workers] = []
-        pairaudit.scan(src, out=out, progress=False, log=logs[workers].append, workers=workers, batch_size=37,
+        seen: list[tuple[int, int | None]] = []
+        pairaudit.scan(src, out=out, log=logs[workers].append, workers=workers, batch_size=37,
                        only=["likely_flipped", "dpo_overflow_risk"], reference=str(models["ref"]),
-                       policy=str(models["policy"]), reference_max_rows=cap)
+                       policy=str(models["policy"]), reference_max_rows=cap,
+                       progress=lambda phase, done, total, seen=seen: seen.append((done, total)) if phase == "reference"
+                       else None)
+        # the "reference model" progress phase moves while the main process scores (it never did)
+        assert seen and [d for d, _ in seen] == sorted(d for d, _ in seen) and seen[-1][0] > 0, seen
         outs[workers] = {f: (out / f).read_bytes() for f in ("findings.parquet", "scores.parquet", "report.json",
                                                              "clean.jsonl", "dropped.jsonl")}
     assert not [m for m in logs[2] if "every batch runs in this process" in m], logs[2]

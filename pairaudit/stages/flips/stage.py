@@ -44,7 +44,7 @@ class FlipStage(Stage):
              "_lenf": Column(np.float32), "_pkey": Column(np.int64), "_hid": Column(np.float16, join=stack_hidden),
              "_n_ref": Count(),
              "_ref_rows": Items(), "_skipped": Tally(), "_notes": Items(), "_ref_todo": Items()}
-    local = ("_spill",)  # the embedding differences move to disk when large, per process
+    local = ("_spill", "seqs_scored")  # per process: the spilled embedding differences; a progress count
     uses_models = True
     distribute = "sample"  # the Ray engine: fitted on a bounded seeded sample, applied where the rows are
 
@@ -56,6 +56,7 @@ class FlipStage(Stage):
         self.cap = cfg.reference_max_rows
         self.beta = float(cfg.beta)
         self.scoring_deferred = False  # a pool worker: prepare the reference sequences, the main process scores
+        self.seqs_scored = 0  # reference sequences scored so far (progress only; not part of the state)
         self._spill = Spill()  # the embedding differences move to disk when large
         self.ref = self.policy = self.reward = self.static = None
         self._same_tok = False
@@ -234,6 +235,8 @@ class FlipStage(Stage):
             cols["policy_logp_chosen"][:take], cols["policy_logp_rejected"][:take] = pr.logp_chosen, pr.logp_rejected
         self._ref_rows.extend(rows[:take].tolist())
         self._n_ref += take
+        self.seqs_scored += len(flat)  # the progress phase "reference model" (sequences; cached ones included)
+        self.ctx.progress("reference", self.seqs_scored, None)
         if r.hidden_chosen is None:
             return np.full((n, 0), np.nan, np.float16)
         hid = np.full((n, r.hidden_chosen.shape[1]), np.nan, np.float16)
