@@ -117,6 +117,11 @@ def lost_errors(ray: Any) -> tuple[type[BaseException], ...]:
     return ex.RayActorError, ex.WorkerCrashedError, ex.ObjectLostError, ex.NodeDiedError
 
 
+def node_ips(nodes: list[dict[str, Any]]) -> dict[str, str]:
+    """Each node's IP by node id, from ``ray.nodes()``."""
+    return {n.get("NodeID"): n.get("NodeManagerAddress", "?") for n in nodes}
+
+
 def node_line(actor_nodes: list[str], nodes: list[dict[str, Any]]) -> str:
     """The log line naming the nodes the actors run on, in the order of timings.json's ``ray_node:<k>:`` keys
     (sorted by node id): each one's IP, node id and actors.
@@ -128,7 +133,7 @@ def node_line(actor_nodes: list[str], nodes: list[dict[str, Any]]) -> str:
     Returns:
         The line.
     """
-    ips = {n.get("NodeID"): n.get("NodeManagerAddress", "?") for n in nodes}
+    ips = node_ips(nodes)
     used = sorted(set(actor_nodes))
     parts = [f"ray_node:{k} = {ips.get(node, '?')} (node {node[:12]}, {_actors(actor_nodes.count(node))})"
              for k, node in enumerate(used)]

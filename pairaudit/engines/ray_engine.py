@@ -46,6 +46,7 @@ from pairaudit.engines.ray_cluster import (
     actor_plan,
     connect,
     lost_errors,
+    node_ips,
     node_line,
     session_logs,
 )
@@ -169,7 +170,7 @@ class _RayScan:
         self.nodes = ray.get([a.node.remote() for a in actors])
         self.actor_ids = ray.get([a.actor_id.remote() for a in actors])
         nodes = ray.nodes()
-        self.node_ips = {n.get("NodeID"): n.get("NodeManagerAddress", "?") for n in nodes}
+        self.node_ips = node_ips(nodes)
         scanner.log(node_line(self.nodes, nodes))
 
     def stop_actors(self) -> None:
