@@ -42,9 +42,10 @@ CHEAP = ["empty_prompt", "empty_response", "all_padding", "out_of_vocab", "encod
          "contradictory_pair", "length_outlier"]
 
 
-def drive(address: str, source: str, out: str, only: list[str] | None, report: bool, shards: int | None) -> None:
-    """One scan as a Ray driver (``report``: with report.html, as ``pairaudit.scan``; ``shards``: --ray-shards);
-    prints a JSON line."""
+def drive(address: str, source: str, out: str, only: list[str] | None, report: bool, shards: int | None,
+          trace: bool = False) -> None:
+    """One scan as a Ray driver (``report``: with report.html, as ``pairaudit.scan``; ``shards``: --ray-shards;
+    ``trace``: the driver's Python allocations traced per phase, ``_Trace``); prints a JSON line."""
     import psutil
 
     import pairaudit
@@ -59,13 +60,17 @@ def drive(address: str, source: str, out: str, only: list[str] | None, report: b
             owns[phase[0]] = max(owns.get(phase[0], 0), round(rss_parts()[0]))
             stop.wait(0.2)
 
+    tracer = _Trace() if trace else None
+
     def progress(name: str, done: int, total: int | None) -> None:
+        if tracer is not None and name != phase[0]:
+            tracer.phase_ends(phase[0])
         phase[0] = name
 
     render = pairaudit.api.render_report
 
     def render_report(out_dir: Any) -> Any:  # report.html as a phase of its own
-        phase[0] = "report.html"
+        progress("report.html", 0, None)
         return render(out_dir)
 
     pairaudit.api.render_report = render_report
@@ -91,7 +96,30 @@ def drive(address: str, source: str, out: str, only: list[str] | None, report: b
                       "near": {k: v for k, v in (audit.report["stats"].get("near_duplicates") or {}).items()
                                if k in ("mode", "index", "nlist", "nprobe", "n_candidates", "hybrid_candidate_rows",
                                         "near_duplicate_groups", "near_contradiction_groups")},
-                      "timings": {k: v for k, v in timings.items() if k.startswith("ray_")}}))
+                      "timings": {k: v for k, v in timings.items() if k.startswith("ray_")},
+                      "driver_trace": tracer.phase_ends(phase[0]) if tracer is not None else None}))
+
+
+class _Trace:
+    """The driver's Python allocations (``tracemalloc``) per phase: the peak while it ran, what was still held at
+    its end, and the source lines holding most of that (a memory that grows with the rows or shards shows where)."""
+
+    def __init__(self) -> None:
+        import tracemalloc
+
+        tracemalloc.start(4)
+        self.phases: dict[str, Any] = {}
+
+    def phase_ends(self, name: str) -> dict[str, Any]:
+        import tracemalloc
+
+        held, peak = tracemalloc.get_traced_memory()
+        top = tracemalloc.take_snapshot().filter_traces([tracemalloc.Filter(False, tracemalloc.__file__)])
+        sites = [f"{st.size / 2**20:.1f} MB {st.count} blocks: " + " < ".join(
+            f"{Path(fr.filename).name}:{fr.lineno}" for fr in st.traceback[:4]) for st in top.statistics("traceback")[:8]]
+        self.phases[name] = {"peak_mb": round(peak / 2**20, 1), "held_mb": round(held / 2**20, 1), "top": sites}
+        tracemalloc.reset_peak()
+        return self.phases
 
 
 def scale_set(folder: Path, n: int) -> Path:
@@ -165,12 +193,15 @@ def main() -> None:
     ap.add_argument("--store-mb", type=int, default=1024, help="object store per worker node")
     ap.add_argument("--shards", type=int, default=0,
                     help="--ray-shards of the scans (default: the engine's, SHARDS_PER_ACTOR per actor)")
-    ap.add_argument("--drive", nargs=6, metavar=("ADDRESS", "SOURCE", "OUT", "ONLY", "REPORT", "SHARDS"),
+    ap.add_argument("--trace-driver", action="store_true",
+                    help="trace the driver's Python allocations per phase (tracemalloc: slower driver)")
+    ap.add_argument("--drive", nargs=7, metavar=("ADDRESS", "SOURCE", "OUT", "ONLY", "REPORT", "SHARDS", "TRACE"),
                     help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.drive:
-        address, source, out, only, report, shards = args.drive
-        drive(address, source, out, only.split(",") if only != "default" else None, report == "1", int(shards) or None)
+        address, source, out, only, report, shards, trace = args.drive
+        drive(address, source, out, only.split(",") if only != "default" else None, report == "1", int(shards) or None,
+              trace == "1")
         return
     import ray
     from ray.cluster_utils import Cluster
@@ -196,7 +227,7 @@ def main() -> None:
             watcher.start()
             proc = subprocess.run([sys.executable, __file__, "--drive", cluster.address, str(src),
                                    str(work / f"out-{n}"), ",".join(only or ["default"]), "0" if args.no_report else "1",
-                                   str(args.shards)],
+                                   str(args.shards), "1" if args.trace_driver else "0"],
                                   capture_output=True, text=True)
             stop.set()
             watcher.join()
@@ -213,6 +244,9 @@ def main() -> None:
                   + ", ".join(f"{k} {v}" for k, v in res["driver_phase_peak_rss_mb"].items()))
             print("  driver own memory per phase (RSS - RssShmem, MB, sampled): "
                   + ", ".join(f"{k} {v}" for k, v in res["driver_phase_peak_own_mb"].items()))
+            for name, tr in (res.get("driver_trace") or {}).items():
+                print(f"  driver Python allocations, {name}: peak {tr['peak_mb']} MB, held at its end {tr['held_mb']} MB; "
+                      "most held by: " + "; ".join(tr["top"][:5]))
             print(f"  bytes to driver {t['ray_bytes_to_driver'] / 2**20:.2f} MB"
                   f" ({t['ray_bytes_to_driver'] / res['rows']:.1f} B/row), from driver "
                   f"{t['ray_bytes_from_driver'] / 2**20:.2f} MB, shuffled worker to worker "

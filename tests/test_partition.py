@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -61,3 +63,25 @@ def test_actor_plan(nodes: list, stages: set, workers: int, gpus: float | None) 
     assert n == workers and opts["num_cpus"] == 1 and opts["scheduling_strategy"] == "SPREAD"
     assert opts.get("num_gpus") == gpus
     assert actor_plan(nodes, 1, models)[0] == 1  # --ray-workers caps it
+
+
+def test_piece_file_gives_each_piece_once_and_goes_after_the_last(tmp_path: Path) -> None:
+    """The hash shuffle's parked pieces (``engines/exchange.py``): read back by index in any order, equal to what
+    was cut, and the file removed once every piece was read; ``pack`` keeps keys, order and empty blobs."""
+    from pairaudit.engines.exchange import PieceFile, pack, unpack
+    from pairaudit.engines.wire import dumps, loads
+
+    state = {"_unordered": [np.arange(10, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)],
+             "_rows": [np.arange(100, 110, dtype=np.int64)]}
+    parts = split_state(state, "_unordered", 3)
+    f = PieceFile(tmp_path / "shard0.stage1.pieces", (dumps(p) for p in parts))
+    got = {i: loads(f.read(i)) for i in (2, 0)}
+    assert f.path.exists()
+    got[1] = loads(f.read(1))
+    assert not f.path.exists()
+    for i, part in enumerate(parts):
+        for key, cols in part.items():
+            assert all(np.array_equal(a, b) for a, b in zip(got[i][key], cols)), (i, key)
+    assert sorted(np.concatenate([got[i]["_rows"][0] for i in range(3)]).tolist()) == list(range(100, 110))
+    items = [(7, dumps(parts[0])), (2, b""), (0, b"\x00" * 17)]
+    assert unpack(pack(items)) == items and unpack(b"") == []

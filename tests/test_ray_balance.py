@@ -56,7 +56,10 @@ def slowed(monkeypatch: pytest.MonkeyPatch) -> None:
     cls, real = _slowed_actor(0, DELAY_S), ray.remote
 
     def remote(*args: Any, **kwargs: Any) -> Any:
-        return real(cls) if args and args[0] is ShardActor else real(*args, **kwargs)
+        if not args:  # ``ray.remote(**options)(ShardActor)``, as the engine declares its concurrency groups
+            deco = real(**kwargs)
+            return lambda c: deco(cls if c is ShardActor else c)
+        return real(cls) if args[0] is ShardActor else real(*args, **kwargs)
 
     monkeypatch.setattr(ray, "remote", remote)
 
@@ -104,14 +107,14 @@ def test_a_worker_lost_after_an_uneven_map_is_named_with_the_shards_it_read(
     seen: dict[str, Any] = {}
     real_reduce = ray_engine._RayScan.reduce
 
-    def reduce(scan: Any, buckets: list[list[Any]]) -> Any:
+    def reduce(scan: Any) -> Any:
         actors = scan.run.actors
         held = ray.get([a.held.remote() for a in actors])
         pids = ray.get([a.pid.remote() for a in actors])
         victim = min(range(len(actors)), key=lambda k: len(held[k]))
         seen.update(victim=victim, held=held[victim], n=len(actors))
         os.kill(pids[victim], signal.SIGKILL)
-        return real_reduce(scan, buckets)
+        return real_reduce(scan)
 
     monkeypatch.setattr(ray_engine._RayScan, "reduce", reduce)
     res = runner.invoke(app, ["scan", str(src), "--out", str(tmp_path / "out"), "--only", ",".join(CHEAP),

@@ -4,12 +4,13 @@ An actor keeps what it read where it read it: per shard, the per-pair findings, 
 the stages' observed state. What leaves it is small or goes to another worker, never to the driver:
 
 * ``scan``: reads and checks one shard; returns a small ``meta`` (counts, errors, summaries of
-  ``distribute = "summary"`` stages, and the state of the stages the driver still finalizes) and, per
-  ``distribute = "hash"`` stage, one object per hash partition, consumed by ``reduce`` on some worker;
-* ``reduce``: one hash partition of one stage, finalized by the stage's own ``finalize``; returns a
-  small status and one object per shard (its findings and scores), consumed by ``finish``;
-* ``finish``: one shard's findings merged, the check plan applied, and its part of every output written
-  into the output generation (a folder every node sees); returns counts;
+  ``distribute = "summary"`` stages, and the state of the stages the driver still finalizes); per
+  ``distribute = "hash"`` stage it parks one piece per hash partition here (``ray_exchange``);
+* ``reduce``: one hash partition of one stage: its pieces pulled from every actor, finalized by the stage's
+  own ``finalize``; parks one part per shard (its findings and scores) here and returns a small status;
+* ``finish``: one shard's findings merged (the hash stages' parts pulled from every actor), the check plan
+  applied, and its part of every output written into the output generation (a folder every node sees);
+  returns counts;
 * ``commit``: the parts concatenated in shard (= row) order into the output files.
 
 Everything that travels is encoded by :mod:`pairaudit.engines.wire` (JSON + ``.npy``, no pickle).
@@ -27,11 +28,12 @@ import numpy as np
 
 from pairaudit.engines.parked import discard, park_shard, unpark
 from pairaudit.engines.partition import finding_list, findings_of, merge_routed, route, split_state
+from pairaudit.engines.ray_exchange import ExchangeOps
 from pairaudit.engines.ray_ops import StageOps
 from pairaudit.engines.wire import dumps, loads, result_to_wire
 
 
-class ShardActor(StageOps):
+class ShardActor(StageOps, ExchangeOps):
     def __init__(self, cfg: dict[str, Any], fmt: str | None, stage_specs: list[tuple[str, list[str]]],
                  cache_dir: str) -> None:
         from pairaudit.batch import BatchProcessor
@@ -113,6 +115,8 @@ class ShardActor(StageOps):
         from pairaudit.stages.spill import sweep_dead
 
         self.shards.clear()
+        for parked in (getattr(self, "pieces", {}), getattr(self, "routed", {})):
+            parked.clear()
         shutil.rmtree(self.spill_folder, ignore_errors=True)
         sweep_dead()
 
@@ -149,15 +153,16 @@ class ShardActor(StageOps):
         kept: dict[str, Any] = {}
         meta_states: dict[str, Any] = {}
         summaries: dict[str, Any] = {}
-        buckets: list[bytes] = []
+        shuffled = 0
         spills: dict[str, Any] = {}
-        for stage in self.stages:
+        for k, stage in enumerate(self.stages):
             name = type(stage).__name__
             state, spill = stage.export_spilled()
             if spill is not None:
                 spills[name] = spill
             if stage.distribute == "hash" and not stage.reads_findings:
-                buckets.extend(dumps(b) for b in split_state(state, stage.partition_key, n_parts))
+                shuffled += self.park_pieces(k, s, (dumps(b) for b in split_state(state, stage.partition_key,
+                                                                                 n_parts)))
             elif stage.distribute == "summary":
                 kept[name] = state
                 stage.absorb_state(state)
@@ -183,25 +188,23 @@ class ShardActor(StageOps):
                           "spec": spec, "spills": spills}
         seconds = time.perf_counter() - t0
         self.seconds += seconds
-        meta = dumps({"results": results, "states": meta_states, "summaries": summaries, "errors": errors,
-                      "models": self.ctx.models, "rows": n_records, "seconds": seconds,
-                      "shuffle_bytes": sum(len(b) for b in buckets)})
-        return [meta, *buckets] if buckets else meta
+        return dumps({"results": results, "states": meta_states, "summaries": summaries, "errors": errors,
+                      "models": self.ctx.models, "rows": n_records, "seconds": seconds, "shuffle_bytes": shuffled})
 
     # -- reduce -------------------------------------------------------------------------------
-    def reduce(self, k: int, starts: list[int], near: bytes, *buckets: bytes) -> Any:
-        """One hash partition of stage ``k`` finalized (see the module's docstring); its peak RSS recorded."""
+    def reduce(self, k: int, p: int, starts: list[int], near: bytes) -> bytes:
+        """Hash partition ``p`` of stage ``k`` finalized (see the module's docstring); its peak RSS recorded."""
         with self.op_peak(f"reduce.hash.{type(self.stages[k]).__name__}"):
-            return self._reduce(k, starts, near, *buckets)
+            return self._reduce(k, p, starts, near)
 
-    def _reduce(self, k: int, starts: list[int], near: bytes, *buckets: bytes) -> Any:
+    def _reduce(self, k: int, p: int, starts: list[int], near: bytes) -> bytes:
         from pairaudit.pipeline import stage_findings
 
         t0 = time.perf_counter()
         stage = self.stages[k]
         fresh = type(stage)(self.ctx, stage.enabled)
         fresh.on_partition()  # e.g. its statistics are merged over the partitions (merge_partition_stats)
-        for b in buckets:
+        for b in self.pull_pieces(k, p):  # every shard's piece, in shard (= row) order
             fresh.absorb_state(loads(b))
         if fresh.reads_findings:
             near_f, ran = loads(near)
@@ -209,21 +212,19 @@ class ShardActor(StageOps):
         try:
             res = fresh.finalize()
         except Exception as exc:  # noqa: BLE001 - reported on the driver
-            status = {"error": f"{type(exc).__name__}: {exc}", "stats": {}, "timings": {}}
-            return [dumps(status), *[dumps({"findings": [], "rows": np.zeros(0, np.int64), "scores": {}})
-                                     for _ in starts]]
+            return dumps({"error": f"{type(exc).__name__}: {exc}", "stats": {}, "timings": {}})  # nothing parked
         parts = route(res, stage_findings(fresh, res, self.plan), starts)
+        sent = self.park_routed(k, p, (dumps(part) for part in parts))
         seconds = time.perf_counter() - t0
         self.seconds += seconds
-        out = [dumps(p) for p in parts]
-        status = {"error": None, "stats": res.stats, "timings": res.timings, "seconds": seconds,
-                  "shuffle_bytes": sum(len(b) for b in out)}
-        return [dumps(status), *out]
+        return dumps({"error": None, "stats": res.stats, "timings": res.timings, "seconds": seconds,
+                      "shuffle_bytes": sent})
 
     # -- write --------------------------------------------------------------------------------
     def finish(self, s: int, plan: bytes, *routed: bytes) -> bytes:
-        """``plan``: failed stages, merged summaries, per stage the number of routed parts, decisions in range,
-        where to write; ``routed``: this shard's parts of every stage's results, in stage order."""
+        """``plan``: failed stages, merged summaries, per stage the number of routed parts, the hash stages whose
+        parts this shard pulls (``pulled``), decisions in range, where to write; ``routed``: this shard's parts of
+        the other stages' results, in stage order."""
         from pairaudit.engines.shard_output import write_shard
         from pairaudit.pipeline import stage_findings
 
@@ -238,10 +239,11 @@ class ShardActor(StageOps):
         findings = findings_of([{"findings": unpark(shard["findings"], remove=True)}])
         stage_scores, errors, stats = [], [], {}
         it = iter(routed)
-        for stage in self.stages:
+        for k, stage in enumerate(self.stages):
             name = type(stage).__name__
             if stage.distribute != "summary":
-                mine = [loads(next(it)) for _ in range(p["parts"].get(name, 0))]
+                mine = ([loads(b) for b in self.pull_routed(k, s)] if name in p["pulled"]
+                        else [loads(next(it)) for _ in range(p["parts"].get(name, 0))])
                 if name not in p["failed"]:
                     findings.extend(findings_of(mine))
                     merged = merge_routed(mine)

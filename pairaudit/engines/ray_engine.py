@@ -7,8 +7,9 @@ whichever actor is free (``_RayScan.map``), and its owner (``RayRun.owners``) ge
 whole-dataset work then runs where the data is, with the stages' own code (``Stage.distribute``):
 
 * ``duplicate_pair`` / ``contradictory_pair`` / ``split_leakage``: each shard's hashes are cut into
-  hash partitions; each partition is finalized on a worker (a map-reduce shuffle through Ray's object
-  store, worker to worker); only findings (row, group) and score columns go on, to the shards' writers;
+  hash partitions; each partition is finalized on a worker, which pulls its pieces from the workers that cut
+  them, and each shard's writer pulls its findings (row, group) and score columns from the reducers
+  (:mod:`.exchange`: worker to worker, the driver hands out O(shards + partitions) tasks and owns no piece);
 * ``length_outlier``: per-shard length histograms (a few KB) merged on the driver; every shard scores
   its own rows against the merged summary;
 * near duplicates and ``likely_flipped``: still finalized on the driver from the shards' compact state
@@ -50,6 +51,7 @@ from pairaudit.engines.ray_cluster import (
     node_line,
     session_logs,
 )
+from pairaudit.engines.ray_exchange import CONCURRENCY_GROUPS
 from pairaudit.errors import ConfigError, WorkerLost, require
 
 if TYPE_CHECKING:
@@ -96,9 +98,9 @@ def _run(ray: Any, scanner: Scanner, source: Source) -> dict[str, Any]:
     scan = _RayScan(ray, scanner, source)
     try:  # the one place a lost worker is caught: nothing of this run is committed (``Scanner.run`` aborts)
         scan.start()
-        buckets = scan.map()
+        scan.map()
         scan.mark("map")
-        parts, stage_stats = scan.reduce(buckets)
+        parts, stage_stats = scan.reduce()
         scan.mark("reduce")
         scan.write(parts, stage_stats)
         scan.mark("write")
@@ -107,6 +109,7 @@ def _run(ray: Any, scanner: Scanner, source: Source) -> dict[str, Any]:
         raise scan.lost(exc) from exc
     finally:
         scan.drop_spills()
+        scan.stop_actors()  # each actor holds the others' handles (``set_peers``): they would outlive the scan
 
 
 class _RayScan:
@@ -130,7 +133,7 @@ class _RayScan:
         specs = [(p, sorted(by_cls[p.rsplit(":", 1)[1]].enabled)) for p in stage_paths()
                  if p.rsplit(":", 1)[1] in by_cls]
         self.order = [by_cls[p.rsplit(":", 1)[1]] for p, _ in specs]  # the actors' stage list, same order
-        actor_cls = ray.remote(ShardActor)
+        actor_cls = ray.remote(concurrency_groups=CONCURRENCY_GROUPS)(ShardActor)  # ``serve``: pulls answered
         actors = [actor_cls.options(**self.opts).remote(absolute_paths(cfg.to_json(), CONFIG_PATHS), scanner.fmt, specs,
                                                         str(Path(scanner.ctx.cache_dir).absolute()))
                   for _ in range(self.workers)]
@@ -165,6 +168,7 @@ class _RayScan:
         if not all(ray.get(refs)):
             raise ConfigError(f"--out {scanner.out.out} is not visible to every Ray node (workers write their part "
                               "of the outputs there)", fix="pass an --out on a filesystem every node mounts (NFS, ...)")
+        ray.get([a.set_peers.remote(actors, k) for k, a in enumerate(actors)])  # who to pull hash pieces from
         if scanner.source.splits:
             ray.get([a.set_splits.remote([list(s) for s in scanner.source.splits]) for a in actors])
         self.nodes = ray.get([a.node.remote() for a in actors])
@@ -206,47 +210,40 @@ class _RayScan:
                 + "and give the nodes more memory or pass fewer --ray-workers, "
                 "or use --engine local")
 
-    def map(self) -> list[list[Any]]:
+    def map(self) -> None:
         """Every shard read, checked and observed by whichever actor is free (``MAP_IN_FLIGHT`` shards queued per
         actor; an actor that finishes early takes the next shard), its owner recorded (``run.owners``); the metas
-        are absorbed in shard order, so nothing depends on who read what. Returns, per shard, the object references
-        of its early hash partitions (they stay in the cluster)."""
+        are absorbed in shard order, so nothing depends on who read what. The shards' pieces of the early hash
+        stages stay with the actors that cut them (``ray_exchange``)."""
         scanner, run = self.scanner, self.run
         self.phase = "map"
         t = time.perf_counter()
         n = len(self.shards)
         run.owners = [None] * n
-        buckets: list[list[Any]] = [[] for _ in range(n)]
         todo = iter(range(n))
         flying: dict[Any, int] = {}  # meta reference -> shard
         for _ in range(MAP_IN_FLIGHT):
             for k in range(self.workers):
-                self._submit(next(todo, None), k, flying, buckets)
+                self._submit(next(todo, None), k, flying)
         metas: dict[int, dict[str, Any]] = {}
         done = 0
         while flying:
             ready, _ = self.ray.wait(list(flying), num_returns=1)
             s = flying.pop(ready[0])
             metas[s] = run.get(ready)[0]
-            self._submit(next(todo, None), run.owners[s], flying, buckets)  # the actor that finished takes more
+            self._submit(next(todo, None), run.owners[s], flying)  # the actor that finished takes more
             while done in metas:  # absorbed in shard order (summaries, results: as the local engine reads them)
                 self._absorb(done, metas.pop(done))
                 done += 1
         scanner.ctx.progress("read", scanner.n_input, scanner.n_input)
         scanner.timings["ray_pipeline"] += time.perf_counter() - t
-        return buckets
 
-    def _submit(self, s: int | None, k: int | None, flying: dict[Any, int], buckets: list[list[Any]]) -> None:
+    def _submit(self, s: int | None, k: int | None, flying: dict[Any, int]) -> None:
         """Shard ``s`` read by actor ``k`` (nothing when every shard is handed out)."""
         if s is None or k is None:
             return
-        n_parts = self.run.hash_parts
-        n_ret = 1 + len(self.early) * n_parts
         self.run.owners[s] = k
-        refs = self.run.actors[k].scan.options(num_returns=n_ret).remote(s, json.dumps(self.shards[s]), n_parts)
-        refs = refs if n_ret > 1 else [refs]
-        flying[refs[0]] = s
-        buckets[s] = refs[1:]
+        flying[self.run.actors[k].scan.remote(s, json.dumps(self.shards[s]), self.run.hash_parts)] = s
 
     def _absorb(self, s: int, meta: dict[str, Any]) -> None:
         scanner = self.scanner
@@ -255,25 +252,22 @@ class _RayScan:
         _absorb_meta(scanner, meta, self.by_cls, self.run.summaries, self.per_node[self.nodes[self.run.owners[s]]])
         scanner.ctx.progress("read", scanner.n_input, self.source.total)
 
-    def reduce(self, buckets: list[list[Any]]) -> tuple[dict[str, list[list[Any]]], dict[str, dict[str, Any]]]:
+    def reduce(self) -> tuple[dict[str, list[list[Any]]], dict[str, dict[str, Any]]]:
         """Every stage finalized where its data is (``Stage.distribute``), in stage order; returns per stage the
-        routed results of each shard, and the stages' statistics."""
+        routed results of each shard (none for hash stages: each shard's writer pulls them), and the stages'
+        statistics."""
         from pairaudit.engines.wire import dumps
 
-        scanner, run, n_parts, n_shards = self.scanner, self.run, self.run.hash_parts, len(self.shards)
+        scanner, run, n_shards = self.scanner, self.run, len(self.shards)
         self.phase = "reduce"
         t = time.perf_counter()
-        reduced: dict[str, list[list[Any]]] = {}
+        reduced: dict[str, list[Any]] = {}  # hash stages: each partition's status
         parts: dict[str, list[list[Any]]] = {}
         stage_stats: dict[str, dict[str, Any]] = {}
         empty_near = dumps([[], []])
-        for h, stage in enumerate(self.early):
-            reduced[type(stage).__name__] = [
-                run.worker(p).reduce.options(num_returns=1 + n_shards).remote(
-                    self.order.index(stage), run.starts, empty_near,
-                    *[buckets[s][h * n_parts + p] for s in range(n_shards)])
-                for p in range(n_parts)]
-        del buckets[:]
+        for stage in self.early:
+            reduced[type(stage).__name__] = [run.worker(p).reduce.remote(self.order.index(stage), p, run.starts,
+                                                                          empty_near) for p in range(run.hash_parts)]
         later: list[Any] = []  # near_duplicate_pair findings, read by later stages
         todo = [st for st in self.order if st in scanner.stages and st not in self.early and st.distribute != "summary"]
         for k, stage in enumerate(todo):
@@ -291,18 +285,18 @@ class _RayScan:
                 parts.pop(name, None)
         for name, refs in reduced.items():
             stage_stats[name] = self._partitions_done(name, refs)
-            parts[name] = [[r[1 + s] for r in refs] for s in range(n_shards)]
+            parts[name] = [[] for _ in range(n_shards)]  # pulled by the writers (``finish``)
         scanner.ctx.progress("finalize", len(todo), len(todo))
         scanner.timings["ray_reduce"] += time.perf_counter() - t
         return parts, stage_stats
 
-    def _partitions_done(self, name: str, refs: list[list[Any]]) -> dict[str, Any]:
+    def _partitions_done(self, name: str, refs: list[Any]) -> dict[str, Any]:
         """The statuses of one stage's hash partitions: a failure fails the stage; their statistics merged."""
         from pairaudit.engines.partition import merge_stats
         from pairaudit.engines.wire import loads
 
         scanner = self.scanner
-        raws = self.ray.get([r[0] for r in refs])
+        raws = self.ray.get(refs)
         self.run.to_driver += sum(len(r) for r in raws)
         statuses = [loads(r) for r in raws]
         self.shuffled += sum(st.get("shuffle_bytes", 0) for st in statuses)
@@ -329,8 +323,9 @@ class _RayScan:
         ends = run.starts[1:] + [None]
         finished = []
         counts = {name: len(p[0]) for name, p in parts.items() if name not in failed}
+        pulled = [name for name in counts if self.by_cls[name].distribute == "hash"]
         for s in range(len(self.shards)):
-            plan = {"failed": failed, "summaries": merged, "parts": counts,
+            plan = {"failed": failed, "summaries": merged, "parts": counts, "pulled": pulled,
                     "decisions": {str(r): _decision_json(d) for r, d in scanner.decisions.items()
                                   if r >= run.starts[s] and (ends[s] is None or r < ends[s])},
                     "splits": [list(x) for x in scanner.source.splits] if scanner.source.splits else None,

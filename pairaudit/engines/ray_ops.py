@@ -292,15 +292,18 @@ class StageOps:
         hit = np.isin(all_rows, want)
         return dumps({"rows": all_rows[hit], "keys": keys[hit].astype(np.int64)})
 
-    def split(self, k: int, s: int, n_parts: int, aliases: bytes) -> Any:
-        """One shard's kept state of a late hash stage cut into ``n_parts`` partitions; its peak RSS recorded."""
+    def split(self, k: int, s: int, n_parts: int, aliases: bytes) -> bytes:
+        """One shard's kept state of a late hash stage cut into ``n_parts`` partitions, parked here until the
+        partitions' reducers pull them (``ray_exchange``); returns the pieces' bytes. Its peak RSS recorded."""
         with self.op_peak("reduce.split"):
             return self._split(k, s, n_parts, aliases)
 
-    def _split(self, k: int, s: int, n_parts: int, aliases: bytes) -> Any:
+    def _split(self, k: int, s: int, n_parts: int, aliases: bytes) -> bytes:
         stage = self._stage_at(k)
         state = unpark(self.shards[s]["states"].pop(type(stage).__name__), remove=True)  # type: ignore[attr-defined]
         al = loads(aliases)
         parts = split_state(state, stage.partition_key, n_parts,
                             aliases=(np.asarray(al["keys"], np.int64), np.asarray(al["to"], np.int64)))
-        return self._send([dumps(p) for p in parts])
+        sent = self.park_pieces(k, s, (dumps(p) for p in parts))  # type: ignore[attr-defined]
+        self.sent = getattr(self, "sent", 0) + sent
+        return dumps({"shuffle_bytes": sent})

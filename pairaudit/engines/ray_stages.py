@@ -286,8 +286,8 @@ def run_sample(run: RayRun, stage: Any) -> Outcome:
 # -- hash partitions after earlier findings --------------------------------------------------------------------
 def run_late_hash(run: RayRun, stage: Any, findings: list[Finding], ran: set[str]) -> tuple[list[Any], Any]:
     """Cut the shards' kept state into hash partitions now (keys joined by the stage's ``partition_aliases``
-    share one), and finalize each partition on an actor with the earlier findings; returns the reduce refs
-    (status first, then one per shard, as ``ShardActor.reduce``)."""
+    share one; each shard's pieces stay with its actor), and finalize each partition on an actor with the earlier
+    findings; returns the reduce refs (one status per partition, as ``ShardActor.reduce``)."""
     from pairaudit.stages.near_duplicates.unionfind import UnionFind
 
     k, n_shards, n_parts = run.order.index(stage), len(run.starts), run.hash_parts
@@ -312,9 +312,8 @@ def run_late_hash(run: RayRun, stage: Any, findings: list[Finding], ran: set[str
         to = np.asarray([canon[uf.find(at[v])] for v in uniq], np.int64)
         aliases = {"keys": np.asarray(uniq, np.int64), "to": to}
     blob = run.put(aliases)
-    splits = [run.owner(s).split.options(num_returns=n_parts).remote(k, s, n_parts, blob) for s in range(n_shards)]
-    splits = [x if n_parts > 1 else [x] for x in splits]
+    run.get([run.owner(s).split.remote(k, s, n_parts, blob) for s in range(n_shards)])  # every piece parked where
+    # it was cut (its bytes: the actor's ``busy``) before any reducer pulls
     near = [finding_list(f) for f in findings]
     near_blob = run.put([near, sorted(ran)])
-    return [run.worker(p).reduce.options(num_returns=1 + n_shards).remote(
-        k, run.starts, near_blob, *[splits[s][p] for s in range(n_shards)]) for p in range(n_parts)], None
+    return [run.worker(p).reduce.remote(k, p, run.starts, near_blob) for p in range(n_parts)], None
