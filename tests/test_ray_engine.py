@@ -263,3 +263,40 @@ def test_the_driver_owns_no_object_per_shard_and_partition(local_ray: None, fixt
     assert max(held.values()) < 16 + 8, held
     assert audit.totals == local.totals
     assert _outputs(tmp_path / "ray")[0].equals(_outputs(tmp_path / "local")[0])
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("mode", ["auto", "static"])
+def test_ray_near_duplicates_in_many_cell_groups_match_local(local_ray: None, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch, mode: str) -> None:
+    """The near-duplicate rows cross between shards and cell groups worker to worker (assign -> search ->
+    embed -> verify -> result, ``engines/exchange.py``): with a FAISS cell index, 6 shards and several cell
+    groups on each actor, the findings and scores are the local engine's, and whenever the driver waits for the
+    stage's results it holds fewer object references than 4 x (shards + groups): a few per shard and per group
+    (it held one per shard and group at each step: 159 here before)."""
+    from pairaudit.engines import ray_stages
+
+    monkeypatch.setattr(ray_stages, "GROUP_ROWS", 40)  # ~300 rows: 4 groups per actor (capped by the cells)
+    held: list[int] = []
+    real_get = ray_stages.RayRun.get
+
+    def get(run: object, refs: list[object]) -> list[object]:
+        held.append(len(ray._private.worker.global_worker.core_worker.get_all_reference_counts()))
+        return real_get(run, refs)
+
+    monkeypatch.setattr(ray_stages.RayRun, "get", get)
+    only = ["near_duplicate_pair", "contradictory_pair", "identical_pair"]
+    th = {"near_duplicate_pair": {"exact_max_rows": 100}}
+    pairaudit.scan(MULTIPAIR, out=tmp_path / "local", only=only, embed_mode=mode, thresholds=th, log=lambda m: None)
+    audit = pairaudit.scan(MULTIPAIR, out=tmp_path / "ray", only=only, engine="ray", ray_shards=6, embed_mode=mode,
+                           thresholds=th, log=lambda m: None)
+    near = audit.report["stats"]["near_duplicates"]
+    assert near["index"].startswith("ivf") and near["nlist"] >= 4, near
+    timings = json.loads((tmp_path / "ray" / ".pairaudit" / "current" / "timings.json").read_text())
+    groups = int(timings["ray_near:cell_groups"])
+    assert groups >= 4
+    want, got = _outputs(tmp_path / "local"), _outputs(tmp_path / "ray")
+    assert "near_duplicate_pair" in set(want[0]["check"])
+    same_findings(got[0], want[0])
+    same_scores(got[1], want[1])
+    assert held and max(held) < 4 * (6 + groups), (str(held), groups)

@@ -115,8 +115,7 @@ class ShardActor(StageOps, ExchangeOps):
         from pairaudit.stages.spill import sweep_dead
 
         self.shards.clear()
-        for parked in (getattr(self, "pieces", {}), getattr(self, "routed", {})):
-            parked.clear()
+        getattr(self, "parked", {}).clear()
         shutil.rmtree(self.spill_folder, ignore_errors=True)
         sweep_dead()
 
@@ -161,7 +160,7 @@ class ShardActor(StageOps, ExchangeOps):
             if spill is not None:
                 spills[name] = spill
             if stage.distribute == "hash" and not stage.reads_findings:
-                shuffled += self.park_pieces(k, s, (dumps(b) for b in split_state(state, stage.partition_key,
+                shuffled += self.park(f"hash{k}", s, (dumps(b) for b in split_state(state, stage.partition_key,
                                                                                  n_parts)))
             elif stage.distribute == "summary":
                 kept[name] = state
@@ -204,7 +203,7 @@ class ShardActor(StageOps, ExchangeOps):
         stage = self.stages[k]
         fresh = type(stage)(self.ctx, stage.enabled)
         fresh.on_partition()  # e.g. its statistics are merged over the partitions (merge_partition_stats)
-        for b in self.pull_pieces(k, p):  # every shard's piece, in shard (= row) order
+        for b in self.gather(f"hash{k}", p):  # every shard's piece, in shard (= row) order
             fresh.absorb_state(loads(b))
         if fresh.reads_findings:
             near_f, ran = loads(near)
@@ -214,7 +213,7 @@ class ShardActor(StageOps, ExchangeOps):
         except Exception as exc:  # noqa: BLE001 - reported on the driver
             return dumps({"error": f"{type(exc).__name__}: {exc}", "stats": {}, "timings": {}})  # nothing parked
         parts = route(res, stage_findings(fresh, res, self.plan), starts)
-        sent = self.park_routed(k, p, (dumps(part) for part in parts))
+        sent = self.park(f"routed{k}", p, (dumps(part) for part in parts))
         seconds = time.perf_counter() - t0
         self.seconds += seconds
         return dumps({"error": None, "stats": res.stats, "timings": res.timings, "seconds": seconds,
@@ -242,7 +241,7 @@ class ShardActor(StageOps, ExchangeOps):
         for k, stage in enumerate(self.stages):
             name = type(stage).__name__
             if stage.distribute != "summary":
-                mine = ([loads(b) for b in self.pull_routed(k, s)] if name in p["pulled"]
+                mine = ([loads(b) for b in self.gather(f"routed{k}", s)] if name in p["pulled"]
                         else [loads(next(it)) for _ in range(p["parts"].get(name, 0))])
                 if name not in p["failed"]:
                     findings.extend(findings_of(mine))

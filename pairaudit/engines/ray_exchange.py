@@ -1,16 +1,18 @@
-"""The Ray actor's side of the hash shuffle without the driver (:mod:`.exchange`).
+"""The Ray actor's side of the exchange without the driver (:mod:`.exchange`).
 
-An actor parks the pieces it cut (``park_pieces``: a shard's state, one piece per partition) and the parts it
-reduced (``park_routed``: a partition's results, one part per shard) in its spill folder, and serves them to the
-actor that asks (``serve_pieces`` / ``serve_routed``, run in the actor's ``serve`` concurrency group, so an actor
-busy reducing still answers: serving asks nobody, so no cycle of waits can form). ``pull_pieces`` /
-``pull_routed`` ask every actor (itself directly) and give the blobs in shard / partition order.
+An actor parks what it cut for other actors (``park``: under a tag and a key, one blob per receiver: a shard's
+hash pieces, one per partition; a partition's results, one per shard; a shard's rows of each near-duplicate cell
+group; a group's results, one per shard) in its spill folder and serves them to the actor that asks
+(``serve_all`` / ``serve_one``, run in the actor's ``serve`` concurrency group, so an actor busy with its own
+work still answers: serving asks nobody, so no cycle of waits can form). ``gather`` asks every actor for blob
+``i`` of all it parked under a tag; ``fetch`` asks each key's owner in turn (one blob in memory at a time). The
+driver waits for the parking tasks before it starts the pulling ones, so every blob is there when asked for.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,49 +31,49 @@ class ExchangeOps:
         """Every actor of the scan (this one is ``peers[me]``)."""
         self.peers, self.me = peers, me
         self.xlock = threading.Lock()
-        self.pieces: dict[tuple[int, int], PieceFile] = {}  # (stage, shard) -> one piece per partition
-        self.routed: dict[tuple[int, int], PieceFile] = {}  # (stage, partition) -> one part per shard
+        self.parked: dict[tuple[str, int], PieceFile] = {}
 
-    def park_pieces(self, k: int, s: int, blobs: Iterable[bytes]) -> int:
-        """Shard ``s``'s pieces of stage ``k`` (one per partition) kept until pulled; returns their bytes."""
-        f = PieceFile(Path(self.spill_folder) / f"shard{s}.stage{k}.pieces", blobs)
+    def park(self, tag: str, key: int, blobs: Iterable[bytes]) -> int:
+        """``blobs`` (one per receiver, by index) kept under ``(tag, key)`` until pulled; returns their bytes."""
+        f = PieceFile(Path(self.spill_folder) / f"{tag}.{key}.parked", blobs)
         with self.xlock:
-            self.pieces[(k, s)] = f
+            self.parked[(tag, key)] = f
         return f.size
 
-    def park_routed(self, k: int, p: int, blobs: Iterable[bytes]) -> int:
-        """Partition ``p``'s results of stage ``k`` (one part per shard) kept until pulled; returns their bytes."""
-        f = PieceFile(Path(self.spill_folder) / f"part{p}.stage{k}.routed", blobs)
+    def serve_all(self, tag: str, i: int) -> bytes:
+        """Blob ``i`` of everything parked here under ``tag``, as ``(key, blob)`` pairs."""
         with self.xlock:
-            self.routed[(k, p)] = f
-        return f.size
+            files = sorted((key, f) for (t, key), f in self.parked.items() if t == tag)
+        return pack([(key, f.read(i)) for key, f in files])
 
-    def serve_pieces(self, k: int, p: int) -> bytes:
-        """Piece ``p`` of every shard of stage ``k`` this actor cut, as ``(shard, piece)`` pairs."""
+    def serve_one(self, tag: str, key: int, i: int) -> bytes:
+        """Blob ``i`` parked here under ``(tag, key)``."""
         with self.xlock:
-            files = sorted((s, f) for (kk, s), f in self.pieces.items() if kk == k)
-        return pack([(s, f.read(p)) for s, f in files])
+            f = self.parked[(tag, key)]
+        return f.read(i)
 
-    def serve_routed(self, k: int, s: int) -> bytes:
-        """Shard ``s``'s part of every partition of stage ``k`` this actor reduced, as ``(partition, part)``."""
-        with self.xlock:
-            files = sorted((p, f) for (kk, p), f in self.routed.items() if kk == k)
-        return pack([(p, f.read(s)) for p, f in files])
-
-    def pull_pieces(self, k: int, p: int) -> list[bytes]:
-        """Partition ``p`` of stage ``k``: every shard's piece, in shard order."""
-        return self._pull("serve_pieces", k, p)
-
-    def pull_routed(self, k: int, s: int) -> list[bytes]:
-        """Shard ``s``'s results of stage ``k``: every partition's part, in partition order."""
-        return self._pull("serve_routed", k, s)
-
-    def _pull(self, method: str, k: int, key: int) -> list[bytes]:
+    def gather(self, tag: str, i: int) -> list[bytes]:
+        """Blob ``i`` of every key parked under ``tag`` on any actor, in key order (hash pieces: shard order)."""
         import ray
 
-        refs = [None if i == self.me else getattr(peer, method).options(concurrency_group=SERVE).remote(k, key)
-                for i, peer in enumerate(self.peers)]
+        refs = [None if j == self.me else peer.serve_all.options(concurrency_group=SERVE).remote(tag, i)
+                for j, peer in enumerate(self.peers)]
         items: list[tuple[int, bytes]] = []
         for ref in refs:  # a lost peer raises here (Ray's error names it): the scan stops (ray_engine._run)
-            items += unpack(getattr(self, method)(k, key) if ref is None else ray.get(ref))
+            items += unpack(self.serve_all(tag, i) if ref is None else ray.get(ref))
         return [blob for _, blob in sorted(items, key=lambda item: item[0])]
+
+    def fetch(self, tag: str, keys: list[int], owners: list[int], i: int) -> Iterator[bytes]:
+        """Blob ``i`` of ``(tag, key)`` for each key in turn, from the actor ``owners[key]`` (the next one asked
+        for while this one is used: at most two in memory)."""
+        import ray
+
+        def ask(key: int) -> Any:
+            owner = owners[key]
+            return key if owner == self.me else self.peers[owner].serve_one.options(
+                concurrency_group=SERVE).remote(tag, key, i)
+
+        pending = ask(keys[0]) if keys else None
+        for n in range(len(keys)):
+            now, pending = pending, (ask(keys[n + 1]) if n + 1 < len(keys) else None)
+            yield self.serve_one(tag, now, i) if isinstance(now, int) else ray.get(now)

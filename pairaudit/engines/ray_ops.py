@@ -30,6 +30,13 @@ def _cat(parts: list[np.ndarray]) -> np.ndarray | None:
     return np.concatenate(parts) if parts else None
 
 
+def _packed(pieces: Iterator[dict[str, Any]]) -> bytes:
+    """A shard's rows of one cell group, cut in pieces as they are read (``cells.shard_assign``), in one message."""
+    from pairaudit.engines.exchange import pack
+
+    return pack([(j, dumps(piece)) for j, piece in enumerate(pieces)])
+
+
 def hwm_mb() -> float:
     """This process's peak resident memory since the last :func:`reset_hwm` (``VmHWM``, MB); ``ru_maxrss``
     where /proc is not there."""
@@ -101,7 +108,7 @@ class StageOps:
         self.seconds += seconds  # type: ignore[attr-defined]
         if op in ("search", "verify", "result"):
             out[-1] = {**out[-1], "_timings": timings, "_seconds": seconds}
-        return self._send([x if isinstance(x, list) else dumps(x) for x in out])  # ``assign``: lists of refs
+        return self._send([x if isinstance(x, list) else dumps(x) for x in out])
 
     def _nd_prepare(self, stage: Any, key: int, a: dict, parts: list[Any], timings: dict) -> list[Any]:
         from pairaudit.stages.near_duplicates import cells as nd
@@ -118,41 +125,51 @@ class StageOps:
         return list(self.index.build())
 
     def _nd_assign(self, stage: Any, key: int, a: dict, parts: list[Any], timings: dict) -> list[Any]:
+        """This shard's rows of every cell group parked here (``ray_exchange``: each group's ``search`` pulls its
+        part); returns the shard's cell sizes."""
         from pairaudit.stages.near_duplicates import cells as nd
 
-        return nd.shard_assign(self._kept(key, type(stage).__name__), a["plan"], parts[0], encode=self._put_pieces)
+        out = nd.shard_assign(self._kept(key, type(stage).__name__), a["plan"], parts[0], encode=_packed)
+        self._park_parts(stage, "assign", key, out[:-1])
+        return [out[-1]]
 
-    def _put_pieces(self, pieces: Any) -> list[Any]:
-        """Each piece encoded and put in the object store as it is cut; the group's ``search`` gets the list of
-        their refs (and fetches them one at a time): a shard's part of a group is never whole in memory here."""
-        import ray
+    def _park_parts(self, stage: Any, op: str, key: int, parts: list[Any]) -> None:
+        """``parts`` (one per receiver: a shard or a cell group) parked under ``op`` and ``key`` for the next
+        operation to pull (counted as sent on: ``busy``)."""
+        blobs = (p if isinstance(p, bytes) else dumps(p) for p in parts)
+        sent = self.park(f"cells.{type(stage).__name__}.{op}", key, blobs)  # type: ignore[attr-defined]
+        self.sent = getattr(self, "sent", 0) + sent
 
-        refs = []
-        for piece in pieces:
-            blob = dumps(piece)
-            self.sent = getattr(self, "sent", 0) + len(blob)
-            refs.append(ray.put(blob))
-        return refs
+    def _pulled(self, stage: Any, op: str, keys: int, owners: list[int], i: int) -> Iterator[Any]:
+        """Part ``i`` of what ``op`` parked under each key ``0 .. keys - 1`` (on actor ``owners[key]``), decoded,
+        one at a time."""
+        tag = f"cells.{type(stage).__name__}.{op}"
+        return (loads(b) for b in self.fetch(tag, list(range(keys)), owners, i))  # type: ignore[attr-defined]
 
     def _nd_search(self, stage: Any, key: int, a: dict, parts: list[Any], timings: dict) -> list[Any]:
-        """``parts[2]``: the object refs of the shards' rows of this group, fetched one at a time, their large
-        columns spilled as they come (``CellGroup``): the group's memory does not grow with its rows."""
-        import ray
-
+        """The shards' rows of this group pulled from the actors that hold them, one shard at a time, their large
+        columns spilled as they come (``CellGroup``): the group's memory does not grow with its rows. Its
+        results, one part per shard, are parked here for ``embed`` (hybrid) or ``result``."""
+        from pairaudit.engines.exchange import unpack
         from pairaudit.stages.near_duplicates.cell_groups import CellGroup
         from pairaudit.stages.spill import Spill
 
-        shards = (loads(ray.get(piece)) for ref in parts[2] for piece in ray.get(ref))  # in shard and row order
+        owners = a["owners"]
+        tag = f"cells.{type(stage).__name__}.assign"
+        shards = (loads(piece) for blob in self.fetch(tag, list(range(len(owners))), owners, key)  # type: ignore[attr-defined]
+                  for _, piece in unpack(blob))  # in shard and row order
         group = self.groups[key] = CellGroup(key, a["plan"], parts[0]["cell_group"], shards, Spill(limit=0))
         rule = (a["rule"]["dup"], a["rule"]["con"]) if a["rule"] else None
         out = group.search(parts[1]["keys"], rule, a["offsets"], timings, parts[1].get("two"))
         if rule is not None:
             del self.groups[key]
-        return out
+        self._park_parts(stage, "search", key, out[:-1])
+        return [out[-1]]
 
     def _nd_embed(self, stage: Any, key: int, a: dict, parts: list[Any], timings: dict) -> list[Any]:
         from pairaudit.stages.near_duplicates import cells as nd
 
+        parts = list(self._pulled(stage, "search", len(a["group_owners"]), a["group_owners"], key))
         d = self._kept(key, type(stage).__name__)
         d["best"] = Parked(Path(self.spill_folder) / f"shard{key}.best.npz", parts)  # type: ignore[attr-defined]
         out = nd.shard_embed(stage, d, [np.asarray(p.get("wanted", ()), np.int64) for p in parts],
@@ -160,7 +177,8 @@ class StageOps:
         # the candidate and sample rows' chosen and rejected vectors wait on disk for the calibration (``rows``):
         # held, every shard of this actor kept them from here (~3 KB a candidate row; 171,660 rows at 2M)
         d["tvec"] = Parked(Path(self.spill_folder) / f"shard{key}.tvec.npz", list(d["tvec"]))  # type: ignore[attr-defined]
-        return out
+        self._park_parts(stage, "embed", key, out[:-2])  # per group: the vectors it asked for (``verify``)
+        return out[-2:]
 
     def _nd_calib_plan(self, stage: Any, key: int, a: dict, parts: list[Any], timings: dict) -> list[Any]:
         idx = np.concatenate([np.asarray(p["idx"], np.int64) for p in parts]) if a["hybrid"] else None
@@ -190,14 +208,17 @@ class StageOps:
         return [{"dup": dup, "con": con, "info": info}]
 
     def _nd_verify(self, stage: Any, key: int, a: dict, parts: list[Any], timings: dict) -> list[Any]:
-        import ray
-
         group = self.groups.pop(key)
-        vectors = (loads(ray.get(ref)) for ref in parts[1])  # the shards' vectors for this group, one at a time
-        return group.verify(parts[0]["keys"], (a["rule"]["dup"], a["rule"]["con"]), vectors, timings,
-                            a["offsets"], parts[0].get("two"))
+        vectors = self._pulled(stage, "embed", len(a["owners"]), a["owners"], key)  # the shards', one at a time
+        out = group.verify(parts[0]["keys"], (a["rule"]["dup"], a["rule"]["con"]), vectors, timings,
+                           a["offsets"], parts[0].get("two"))
+        self._park_parts(stage, "verify", key, out[:-1])
+        return [out[-1]]
 
     def _nd_result(self, stage: Any, key: int, a: dict, parts: list[Any], timings: dict) -> list[Any]:
+        """This shard's parts of every group's results pulled (``a["pull"]``: ``verify``'s in hybrid mode, else
+        ``search``'s; none in hybrid mode without candidates)."""
+        parts = list(self._pulled(stage, a["pull"], len(a["group_owners"]), a["group_owners"], key)) if a["pull"] else []
         return self._cells_result(stage, key, a, parts, timings)
 
     def _send(self, blobs: list[Any]) -> Any:
@@ -304,6 +325,6 @@ class StageOps:
         al = loads(aliases)
         parts = split_state(state, stage.partition_key, n_parts,
                             aliases=(np.asarray(al["keys"], np.int64), np.asarray(al["to"], np.int64)))
-        sent = self.park_pieces(k, s, (dumps(p) for p in parts))  # type: ignore[attr-defined]
+        sent = self.park(f"hash{k}", s, (dumps(p) for p in parts))  # type: ignore[attr-defined]
         self.sent = getattr(self, "sent", 0) + sent
         return dumps({"shuffle_bytes": sent})

@@ -123,39 +123,43 @@ def run_cells(run: RayRun, stage: Any) -> Outcome:
     del prep
     meta = run.get([index[0]])[0]
     quantizer, keys = index[1], index[2]
-    asg = [run.owner(s).cells.options(num_returns=groups + 1).remote("assign", k, s, run.put({"plan": plan}), quantizer)
-           for s in range(n_shards)]
+    # every exchange of rows between shards and cell groups goes worker to worker (``ray_exchange``): an operation
+    # parks one part per receiver, and the next one, started once all have parked, pulls its parts
+    asg = [run.owner(s).cells.remote("assign", k, s, run.put({"plan": plan}), quantizer) for s in range(n_shards)]
     hybrid = mode == "hybrid"
     rule = None
     if not hybrid:
         dup, con, stats["calibration"], _ = _calibrate(run, k, offsets, None, "deciding", mode)
         rule = {"dup": dup, "con": con}
-    srch = [run.worker(g).cells.options(num_returns=n_shards + 1).remote(  # the shards' parts: refs in a list, fetched
-        "search", k, g, run.put({"plan": plan, "rule": rule, "offsets": offsets}), quantizer, keys,  # one at a time
-        [asg[s][g] for s in range(n_shards)]) for g in range(groups)]
-    assigned = run.get([a[-1] for a in asg])
+    assigned = run.get(asg)
     del asg
-    found = run.get([x[-1] for x in srch])
+    owners = [int(o) for o in run.owners]
+    srch = [run.worker(g).cells.remote("search", k, g, run.put({"plan": plan, "rule": rule, "offsets": offsets,
+                                                                 "owners": owners}), quantizer, keys)
+            for g in range(groups)]
+    found = run.get(srch)
+    del srch
     search = _search_stats(cells, n, assigned, found)
     for x in found:
         _add(timings, x["_timings"])
     timings.update({"ray_near:cell_groups": float(groups),
                     "ray_near:pairs_across_groups": float(sum(x["pairs_across_groups"] for x in found)),
                     "ray_near:rows_sent_to_groups": float(sum(x["copies"] for x in assigned))})
-    edges, ver = found, []
+    edges, pull = found, "search"
     if hybrid:
         search["n_candidate_pairs"] = sum(x["n_candidate_pairs"] for x in found)
-        edges, ver = _verify_hybrid(run, k, offsets, srch, keys, meta["sample"], stats, search, timings)
+        edges = _verify_hybrid(run, k, offsets, groups, keys, meta["sample"], stats, search, timings)
+        pull = "verify" if edges else None
     stats["mode"] = mode
     counts: dict[str, float] = {}
     findings = edges_findings(edges, plan["want_dups"], plan["want_con"], search, counts) if edges else []
     timings.update({f"ray_near:{key}": v for key, v in counts.items()})
     stats.update(search)
     stats.update(meta["stats"])
+    group_owners = [g % run.workers for g in range(groups)]  # ``run.worker(g)``
     res_refs = [run.owner(s).cells.options(num_returns=2).remote(
-        "result", k, s, run.put({"mode": mode, "start": run.starts[s]}),
-        *([v[s] for v in ver] if hybrid else [srch[g][s] for g in range(groups)])) for s in range(n_shards)]
-    del srch, ver
+        "result", k, s, run.put({"mode": mode, "start": run.starts[s], "pull": pull, "group_owners": group_owners}))
+        for s in range(n_shards)]
     results = run.get([r[1] for r in res_refs])
     dim = plan["dim"]
     for x in results:
@@ -174,31 +178,33 @@ def run_cells(run: RayRun, stage: Any) -> Outcome:
     return Outcome(parts, {"near_duplicates": stats}, timings, near)
 
 
-def _verify_hybrid(run: RayRun, k: int, offsets: list[int], srch: list[Any], keys: Any, sample: Any,
-                   stats: dict[str, Any], search: dict[str, Any], timings: dict[str, float]
-                   ) -> tuple[list[Any], list[Any]]:
+def _verify_hybrid(run: RayRun, k: int, offsets: list[int], groups: int, keys: Any, sample: Any,
+                   stats: dict[str, Any], search: dict[str, Any], timings: dict[str, float]) -> list[Any]:
     """Hybrid mode: the transformer embeds the candidate rows (and the calibration sample) where they are, the
-    copy threshold is calibrated on them, and each cell group verifies its candidates; returns the edges and
-    the groups' per-shard results (the nearest pairs' outcomes: ``near_duplicate_pair_reason``)."""
-    groups, n_shards = len(srch), len(offsets)
+    copy threshold is calibrated on them, and each cell group verifies its candidates; returns the edges (none
+    without candidates). The groups' per-shard results (the nearest pairs' outcomes:
+    ``near_duplicate_pair_reason``) stay parked with them for ``result``."""
+    n_shards = len(offsets)
     if not search["n_candidate_pairs"]:  # no candidates: no transformer calibration either (the local engine's)
         sample = np.zeros(0, np.int64)
-    emb = [run.owner(s).cells.options(num_returns=groups + 2).remote(
-        "embed", k, s, run.put({"sample": sample}), *[srch[g][s] for g in range(groups)]) for s in range(n_shards)]
+    group_owners = [g % run.workers for g in range(groups)]  # ``run.worker(g)``: where ``search`` parked
+    emb = [run.owner(s).cells.options(num_returns=2).remote(
+        "embed", k, s, run.put({"sample": sample, "group_owners": group_owners})) for s in range(n_shards)]
     n_cand = sum(x["candidates"] for x in run.get([e[-1] for e in emb]))
     stats["hybrid_candidate_rows"] = n_cand
     if n_cand == 0:
         stats["calibration"] = _calibrate(run, k, offsets, None, "deciding", "static (hybrid: no candidates)")[2]
-        return [], []
+        return []
     dup, con, stats["calibration"], search["n_rows"] = _calibrate(
-        run, k, offsets, [e[-2] for e in emb], "transformer", "transformer (candidates + sample)")
-    ver = [run.worker(g).cells.options(num_returns=n_shards + 1).remote(
-        "verify", k, g, run.put({"rule": {"dup": dup, "con": con}, "offsets": offsets}), keys,
-        [emb[s][g] for s in range(n_shards)]) for g in range(groups)]  # refs: fetched in turn by the group
-    edges = run.get([v[-1] for v in ver])
+        run, k, offsets, [e[0] for e in emb], "transformer", "transformer (candidates + sample)")
+    owners = [int(o) for o in run.owners]
+    ver = [run.worker(g).cells.remote(
+        "verify", k, g, run.put({"rule": {"dup": dup, "con": con}, "offsets": offsets, "owners": owners}), keys)
+        for g in range(groups)]  # each pulls the shards' vectors in turn
+    edges = run.get(ver)
     for x in edges:
         _add(timings, x["_timings"])
-    return edges, [v[:-1] for v in ver]
+    return edges
 
 
 def _cells_plan(run: RayRun, stage: Any, summ: list[dict[str, Any]], n: int) -> dict[str, Any]:
