@@ -12,8 +12,9 @@ whole-dataset work then runs where the data is, with the stages' own code (``Sta
   (:mod:`.exchange`: worker to worker, the driver hands out O(shards + partitions) tasks and owns no piece);
 * ``length_outlier``: per-shard length histograms (a few KB) merged on the driver; every shard scores
   its own rows against the merged summary;
-* near duplicates and ``likely_flipped``: still finalized on the driver from the shards' compact state
-  (float16 vectors, compressed texts, features): their memory is the driver's (docs/scale.md);
+* near duplicates: cell groups searched and verified on the workers (:mod:`.ray_stages` ``run_cells``), the rows
+  crossing between shards and groups worker to worker as the hash pieces do; the driver gets the edges;
+* ``likely_flipped``: fitted on one worker from a bounded seeded sample, applied where the rows are;
 * writers: each worker writes its shard's findings, scores and (JSONL sources) clean/dropped parts into
   the output generation, and one worker concatenates them in row order; ``--out`` must be on a
   filesystem every node sees (checked before the scan). Other sources: the driver writes clean/dropped

@@ -125,8 +125,8 @@ def shard_assign(d: dict[str, Any], plan: dict[str, Any], quantizer: dict[str, A
                  ) -> list[Any]:
     """Every row to its nprobe nearest cells; per cell group, the rows that group needs (its cells' members and
     the rows probing them), then the shard's cell sizes. ``encode``: given each group's rows as pieces of at most
-    ``piece_rows`` rows, cut as they are read (the Ray actor puts each in the object store: one piece's columns
-    in memory at a time, whatever the shard's size); None: each group's rows as one dict."""
+    ``piece_rows`` rows, cut as they are read (the Ray actor encodes each as it comes and parks the group's part
+    for the group's actor to pull: ``engines/ray_exchange.py``); None: each group's rows as one dict."""
     n, nlist, groups = d["n"], plan["nlist"], plan["groups"]
     if nlist > 1 and n:
         S = _on_disk(d, "sums", d["P"].shape, np.float32, lambda out: sum_vectors(*(d[k] for k in VECTORS), out=out))
