@@ -188,7 +188,8 @@ def main() -> None:
     ap.add_argument("--nodes", type=int, default=2)
     ap.add_argument("--cpus", type=int, default=1, help="CPUs per worker node")
     ap.add_argument("--checks", choices=("default", "cheap"), default="default")
-    ap.add_argument("--data", default="/work/data", help="folder of hh-<size>.jsonl scale sets (built when absent)")
+    ap.add_argument("--data", default="/work/data",
+                    help="folder of the scale sets hh-100k.jsonl, hh-1m.jsonl, ... (built there when absent)")
     ap.add_argument("--no-report", action="store_true", help="scan without report.html")
     ap.add_argument("--store-mb", type=int, default=1024, help="object store per worker node")
     ap.add_argument("--shards", type=int, default=0,

@@ -207,10 +207,15 @@ def test_a_reference_cap_without_a_reference_says_it_does_nothing(tmp_path: Path
     FlipStage(Context(ScanConfig(device="cpu", reference_max_rows=10), tmp_path, said.append, params={}),
               {"likely_flipped"})
     assert [m for m in said if "--reference-max-rows 10 has no effect: no reference model runs" in m], said
-    said.clear()  # likewise --engine ray's fitting sample under the local engine
-    FlipStage(Context(ScanConfig(device="cpu"), tmp_path, said.append, params={"likely_flipped": {"fit_sample_rows": 9}}),
+    said.clear()  # likewise --engine ray's fitting sample under the local engine, when the user set it
+    asked = {"likely_flipped": {"fit_sample_rows": 9}}
+    FlipStage(Context(ScanConfig(device="cpu", thresholds=asked), tmp_path, said.append, params=asked),
               {"likely_flipped"})
     assert [m for m in said if "fit_sample_rows 9 has no effect with --engine local: it fits every row" in m], said
+    said.clear()  # the default (in every scan's params) says nothing: it once warned on every default local scan
+    defaults = {"likely_flipped": {"fit_sample_rows": 100_000}}
+    FlipStage(Context(ScanConfig(device="cpu"), tmp_path, said.append, params=defaults), {"likely_flipped"})
+    assert not [m for m in said if "fit_sample_rows" in m], said
 
 
 def test_hub_embedder_leaves_the_length_signal_with_a_note(tmp_path: Path) -> None:

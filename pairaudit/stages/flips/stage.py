@@ -72,7 +72,8 @@ class FlipStage(Stage):
             self.reward = RewardScorer(cfg.reward_model, cache_dir=ctx.cache_dir, device=cfg.device,
                                        precision=cfg.precision, trust_remote_code=cfg.trust_remote_code, log=ctx.log)
             ctx.models["reward_model"] = self.reward.to_json()
-        given = (ctx.params.get("likely_flipped") or {}).get("fit_sample_rows")
+        given = (cfg.thresholds.get("likely_flipped") or {}).get("fit_sample_rows")  # as the user set it (the
+        # plan's params hold every default)
         if given is not None and flips_on and cfg.engine != "ray":
             ctx.log(f"likely_flipped: fit_sample_rows {given} has no effect with --engine {cfg.engine}: it fits "
                     "every row (the setting is --engine ray's fitting sample)")
