@@ -25,29 +25,37 @@ _LEN = struct.Struct("<qQ")  # a packed item's header: its key (shard or partiti
 
 
 class PieceFile:
-    """Blobs written one after the other to ``path``; each read back by its index, and the file removed once
-    every blob was read (:meth:`read`). Safe to read from two threads (the actor's own work and its serving).
+    """Blobs written one after the other to ``path`` (given at once, or added with :meth:`append` as they are
+    cut); each read back by its index, and the file removed once every blob was read (:meth:`read`). Safe to
+    read from two threads (the actor's own work and its serving).
 
     Args:
         path: the file to write (in the actor's spill folder).
-        blobs: the pieces, in index order (partition or shard).
+        blobs: the pieces, in index order (partition or shard); more may follow with :meth:`append`.
 
     Example:
         >>> import tempfile
-        >>> f = PieceFile(Path(tempfile.mkdtemp()) / "x.pieces", [b"ab", b"", b"c"])
+        >>> f = PieceFile(Path(tempfile.mkdtemp()) / "x.pieces", [b"ab", b""])
+        >>> f.append(b"c")
         >>> f.read(2), f.read(0), f.read(1), f.path.exists()
         (b'c', b'ab', b'', False)
     """
 
-    def __init__(self, path: Path, blobs: Iterable[bytes]) -> None:
-        ends, pos = [], 0
+    def __init__(self, path: Path, blobs: Iterable[bytes] = ()) -> None:
+        self.path, self.ends, self.size, self.taken = path, [], 0, 0
+        self.lock = threading.Lock()
         with open(path, "wb") as fh:
             for blob in blobs:
-                pos += fh.write(blob)
-                ends.append(pos)
-        self.path, self.ends, self.size = path, ends, pos
-        self.left = len(ends)
-        self.lock = threading.Lock()
+                self.size += fh.write(blob)
+                self.ends.append(self.size)
+
+    def append(self, blob: bytes | Iterable[bytes]) -> None:
+        """One more blob (the next index), or one made of the pieces of an iterable, each written as it comes
+        (only the piece being cut is in memory)."""
+        with open(self.path, "ab") as fh:
+            for piece in [blob] if isinstance(blob, bytes) else blob:
+                self.size += fh.write(piece)
+        self.ends.append(self.size)
 
     def read(self, i: int) -> bytes:
         """Blob ``i``; the file goes when the last unread blob is read (each is read once)."""
@@ -56,8 +64,8 @@ class PieceFile:
             with open(self.path, "rb") as fh:
                 fh.seek(lo)
                 blob = fh.read(hi - lo)
-            self.left -= 1
-            if self.left == 0:
+            self.taken += 1
+            if self.taken == len(self.ends):
                 self.path.unlink(missing_ok=True)
         return blob
 

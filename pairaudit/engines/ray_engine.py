@@ -199,7 +199,7 @@ class _RayScan:
         self.drop_spills()
         self.stop_actors()
         said = re.sub(r"\x1b\[[0-9;]*m", "", str(exc)).strip()  # Ray's raylet lines carry terminal colours
-        first = said.splitlines()[0][:300] if said else type(exc).__name__
+        first = said.splitlines()[0][:300].rstrip(". ") if said else type(exc).__name__
         return WorkerLost(
             f"the Ray engine lost {who} during {self.phase}"
             + (f"; it held shard(s) {', '.join(map(str, held))} of {len(self.shards)}" if held else "")

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from pairaudit.engines.exchange import PieceFile
 from pairaudit.engines.parked import Parked, discard, unpark
 from pairaudit.engines.partition import route, split_state
 from pairaudit.engines.wire import dumps, loads
@@ -30,11 +31,13 @@ def _cat(parts: list[np.ndarray]) -> np.ndarray | None:
     return np.concatenate(parts) if parts else None
 
 
-def _packed(pieces: Iterator[dict[str, Any]]) -> bytes:
-    """A shard's rows of one cell group, cut in pieces as they are read (``cells.shard_assign``), in one message."""
+def _packed(pieces: Iterator[dict[str, Any]]) -> Iterator[bytes]:
+    """A shard's rows of one cell group, cut in pieces as they are read (``cells.shard_assign``), as the parts of
+    one :func:`.exchange.pack` message, each encoded as it comes."""
     from pairaudit.engines.exchange import pack
 
-    return pack([(j, dumps(piece)) for j, piece in enumerate(pieces)])
+    for j, piece in enumerate(pieces):
+        yield pack([(j, dumps(piece))])
 
 
 def hwm_mb() -> float:
@@ -129,14 +132,16 @@ class StageOps:
         part); returns the shard's cell sizes."""
         from pairaudit.stages.near_duplicates import cells as nd
 
-        out = nd.shard_assign(self._kept(key, type(stage).__name__), a["plan"], parts[0], encode=_packed)
-        self._park_parts(stage, "assign", key, out[:-1])
+        f = self.parking(f"cells.{type(stage).__name__}.assign", key)  # type: ignore[attr-defined]
+        out = nd.shard_assign(self._kept(key, type(stage).__name__), a["plan"], parts[0],
+                              encode=lambda pieces: f.append(_packed(pieces)))  # a piece in memory at a time
+        self._park_parts(stage, "assign", key, f)
         return [out[-1]]
 
-    def _park_parts(self, stage: Any, op: str, key: int, parts: list[Any]) -> None:
-        """``parts`` (one per receiver: a shard or a cell group) parked under ``op`` and ``key`` for the next
-        operation to pull (counted as sent on: ``busy``)."""
-        blobs = (p if isinstance(p, bytes) else dumps(p) for p in parts)
+    def _park_parts(self, stage: Any, op: str, key: int, parts: list[Any] | PieceFile) -> None:
+        """``parts`` (one per receiver: a shard or a cell group; or a file already filled) parked under ``op`` and
+        ``key`` for the next operation to pull (counted as sent on: ``busy``)."""
+        blobs = parts if isinstance(parts, PieceFile) else (p if isinstance(p, bytes) else dumps(p) for p in parts)
         sent = self.park(f"cells.{type(stage).__name__}.{op}", key, blobs)  # type: ignore[attr-defined]
         self.sent = getattr(self, "sent", 0) + sent
 
