@@ -1,6 +1,6 @@
 """A Ray worker killed in the middle of a scan (issue 37, docs/scale.md "A lost worker").
 
-An actor's shards (their findings, metrics and stage columns) live in its memory, so a killed actor cannot be
+An actor's shards (their findings, metrics and stage columns) live in its memory and spill folder, so a killed actor cannot be
 restarted with its state: the scan stops with exit 4, naming the lost worker, its shards and the phase, and the
 previous output generation is left byte for byte as it was (no new generation, no temp files). Running the scan
 again (the error's fix) gives the undisturbed scan's outputs. A shard whose rows go missing between reading and

@@ -204,7 +204,7 @@ class _RayScan:
             f"the Ray engine lost {who} during {self.phase}"
             + (f"; it held shard(s) {', '.join(map(str, held))} of {len(self.shards)}" if held else "")
             + f"; Ray said: {first}; nothing was written: the previous outputs in --out are untouched",
-            fix="run the same scan again (a worker's shards live in its memory, so a lost worker restarts the "
+            fix="run the same scan again (a worker's shards live in its memory and spill folder, so a lost worker restarts the "
                 "scan); if workers keep dying, look for out-of-memory kills in the Ray logs "
                 + (f"of that node ({self.node_ips.get(node, '?')}: {session_logs(self.ray, node)}) "
                    if node else f"({session_logs(self.ray)}, on each node) ")
