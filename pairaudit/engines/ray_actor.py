@@ -221,9 +221,9 @@ class ShardActor(StageOps, ExchangeOps):
 
     # -- write --------------------------------------------------------------------------------
     def finish(self, s: int, plan: bytes, *routed: bytes) -> bytes:
-        """``plan``: failed stages, merged summaries, per stage the number of routed parts, the hash stages whose
-        parts this shard pulls (``pulled``), decisions in range, where to write; ``routed``: this shard's parts of
-        the other stages' results, in stage order."""
+        """``plan``: failed stages, merged summaries, per stage that did not fail the number of routed parts
+        (hash stages: none; this shard pulls its parts from the reducers), decisions in range, where to write;
+        ``routed``: this shard's parts of the other stages' results, in stage order."""
         from pairaudit.engines.shard_output import write_shard
         from pairaudit.pipeline import stage_findings
 
@@ -241,7 +241,8 @@ class ShardActor(StageOps, ExchangeOps):
         for k, stage in enumerate(self.stages):
             name = type(stage).__name__
             if stage.distribute != "summary":
-                mine = ([loads(b) for b in self.gather(f"routed{k}", s)] if name in p["pulled"]
+                mine = ([loads(b) for b in self.gather(f"routed{k}", s)]
+                        if stage.distribute == "hash" and name in p["parts"]
                         else [loads(next(it)) for _ in range(p["parts"].get(name, 0))])
                 if name not in p["failed"]:
                     findings.extend(findings_of(mine))

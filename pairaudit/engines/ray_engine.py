@@ -324,9 +324,8 @@ class _RayScan:
         ends = run.starts[1:] + [None]
         finished = []
         counts = {name: len(p[0]) for name, p in parts.items() if name not in failed}
-        pulled = [name for name in counts if self.by_cls[name].distribute == "hash"]
         for s in range(len(self.shards)):
-            plan = {"failed": failed, "summaries": merged, "parts": counts, "pulled": pulled,
+            plan = {"failed": failed, "summaries": merged, "parts": counts,
                     "decisions": {str(r): _decision_json(d) for r, d in scanner.decisions.items()
                                   if r >= run.starts[s] and (ends[s] is None or r < ends[s])},
                     "splits": [list(x) for x in scanner.source.splits] if scanner.source.splits else None,

@@ -36,7 +36,7 @@ class ExchangeOps:
     def park(self, tag: str, key: int, blobs: Iterable[bytes] | PieceFile) -> int:
         """``blobs`` (one per receiver, by index; or a :meth:`parking` file, filled) kept under ``(tag, key)``
         until pulled; returns their bytes."""
-        f = blobs if isinstance(blobs, PieceFile) else PieceFile(self.parking(tag, key).path, blobs)
+        f = blobs if isinstance(blobs, PieceFile) else PieceFile(self._path(tag, key), blobs)
         with self.xlock:
             self.parked[(tag, key)] = f
         return f.size
@@ -44,7 +44,10 @@ class ExchangeOps:
     def parking(self, tag: str, key: int) -> PieceFile:
         """An empty file for what ``(tag, key)`` will hold, filled blob by blob as it is cut (``append``), then
         handed to :meth:`park`."""
-        return PieceFile(Path(self.spill_folder) / f"{tag}.{key}.parked")
+        return PieceFile(self._path(tag, key))
+
+    def _path(self, tag: str, key: int) -> Path:
+        return Path(self.spill_folder) / f"{tag}.{key}.parked"
 
     def serve_all(self, tag: str, i: int) -> bytes:
         """Blob ``i`` of everything parked here under ``tag``, as ``(key, blob)`` pairs."""

@@ -105,13 +105,13 @@ class StageOps:
                "result": self._nd_result}
         if op not in ops:
             raise ValueError(f"unknown cells op {op!r}")
-        with self.op_peak(f"reduce.cells.{op}"):  # a list of object refs is loaded by the op (``search``)
+        with self.op_peak(f"reduce.cells.{op}"):  # a list of object refs is loaded by the op (``calibrate``)
             out: list[Any] = ops[op](stage, key, a, [b if isinstance(b, list) else loads(b) for b in blobs], timings)
         seconds = time.perf_counter() - t0
         self.seconds += seconds  # type: ignore[attr-defined]
         if op in ("search", "verify", "result"):
             out[-1] = {**out[-1], "_timings": timings, "_seconds": seconds}
-        return self._send([x if isinstance(x, list) else dumps(x) for x in out])
+        return self._send([dumps(x) for x in out])
 
     def _nd_prepare(self, stage: Any, key: int, a: dict, parts: list[Any], timings: dict) -> list[Any]:
         from pairaudit.stages.near_duplicates import cells as nd
@@ -141,7 +141,7 @@ class StageOps:
     def _park_parts(self, stage: Any, op: str, key: int, parts: list[Any] | PieceFile) -> None:
         """``parts`` (one per receiver: a shard or a cell group; or a file already filled) parked under ``op`` and
         ``key`` for the next operation to pull (counted as sent on: ``busy``)."""
-        blobs = parts if isinstance(parts, PieceFile) else (p if isinstance(p, bytes) else dumps(p) for p in parts)
+        blobs = parts if isinstance(parts, PieceFile) else (dumps(p) for p in parts)
         sent = self.park(f"cells.{type(stage).__name__}.{op}", key, blobs)  # type: ignore[attr-defined]
         self.sent = getattr(self, "sent", 0) + sent
 
@@ -227,8 +227,8 @@ class StageOps:
         return self._cells_result(stage, key, a, parts, timings)
 
     def _send(self, blobs: list[Any]) -> Any:
-        """Results that go on to other workers (counted: ``busy``; the refs of pieces were counted as put)."""
-        self.sent = getattr(self, "sent", 0) + sum(len(b) for b in blobs if isinstance(b, bytes))
+        """Results that go on to other workers (counted: ``busy``; parked parts are counted as parked)."""
+        self.sent = getattr(self, "sent", 0) + sum(len(b) for b in blobs)
         return blobs if len(blobs) > 1 else blobs[0]
 
     def _cells_result(self, stage: Any, s: int, a: dict[str, Any], parts: list[dict[str, Any]],

@@ -61,7 +61,16 @@ class RayRun:
 
     def worker(self, i: int) -> Any:
         """The actor that runs hash partition / cell group ``i`` (round robin: they are not shards)."""
-        return self.actors[i % self.workers]
+        return self.actors[self.worker_index(i)]
+
+    def worker_index(self, i: int) -> int:
+        """The index in ``actors`` of :meth:`worker` ``(i)`` (where it parks what it cut for others)."""
+        return i % self.workers
+
+    def shard_owners(self) -> list[int]:
+        """The index of the actor that read each shard (after the map: where each shard's parts are parked)."""
+        assert None not in self.owners, "a shard was never read"
+        return [k for k in self.owners if k is not None]
 
     def get(self, refs: list[Any]) -> list[Any]:
         raws = self.ray.get(refs)
@@ -133,7 +142,7 @@ def run_cells(run: RayRun, stage: Any) -> Outcome:
         rule = {"dup": dup, "con": con}
     assigned = run.get(asg)
     del asg
-    owners = [int(o) for o in run.owners]
+    owners = run.shard_owners()
     srch = [run.worker(g).cells.remote("search", k, g, run.put({"plan": plan, "rule": rule, "offsets": offsets,
                                                                  "owners": owners}), quantizer, keys)
             for g in range(groups)]
@@ -156,7 +165,7 @@ def run_cells(run: RayRun, stage: Any) -> Outcome:
     timings.update({f"ray_near:{key}": v for key, v in counts.items()})
     stats.update(search)
     stats.update(meta["stats"])
-    group_owners = [g % run.workers for g in range(groups)]  # ``run.worker(g)``
+    group_owners = [run.worker_index(g) for g in range(groups)]
     res_refs = [run.owner(s).cells.options(num_returns=2).remote(
         "result", k, s, run.put({"mode": mode, "start": run.starts[s], "pull": pull, "group_owners": group_owners}))
         for s in range(n_shards)]
@@ -187,7 +196,7 @@ def _verify_hybrid(run: RayRun, k: int, offsets: list[int], groups: int, keys: A
     n_shards = len(offsets)
     if not search["n_candidate_pairs"]:  # no candidates: no transformer calibration either (the local engine's)
         sample = np.zeros(0, np.int64)
-    group_owners = [g % run.workers for g in range(groups)]  # ``run.worker(g)``: where ``search`` parked
+    group_owners = [run.worker_index(g) for g in range(groups)]  # where ``search`` parked
     emb = [run.owner(s).cells.options(num_returns=2).remote(
         "embed", k, s, run.put({"sample": sample, "group_owners": group_owners})) for s in range(n_shards)]
     n_cand = sum(x["candidates"] for x in run.get([e[-1] for e in emb]))
@@ -197,7 +206,7 @@ def _verify_hybrid(run: RayRun, k: int, offsets: list[int], groups: int, keys: A
         return []
     dup, con, stats["calibration"], search["n_rows"] = _calibrate(
         run, k, offsets, [e[0] for e in emb], "transformer", "transformer (candidates + sample)")
-    owners = [int(o) for o in run.owners]
+    owners = run.shard_owners()
     ver = [run.worker(g).cells.remote(
         "verify", k, g, run.put({"rule": {"dup": dup, "con": con}, "offsets": offsets, "owners": owners}), keys)
         for g in range(groups)]  # each pulls the shards' vectors in turn
