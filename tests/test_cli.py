@@ -156,6 +156,7 @@ def test_a_reference_folder_that_is_no_model_names_the_option_and_what_a_model_i
     src = write_jsonl(tmp_path / "p.jsonl", [{"prompt": "Hi?", "chosen": "Hello there.", "rejected": "Go away."}] * 3)
     r = runner.invoke(app, ["scan", str(src), "--out", str(tmp_path / "o"), "--only", "likely_flipped",
                             "--reference", str(notes)])
-    assert r.exit_code != 0, r.output
+    assert r.exit_code == 4, r.output  # docs/contract.md: the tokenizer could not be loaded, nothing is written
+    assert not (tmp_path / "o").exists()
     assert f"could not load tokenizer from {notes} (--reference)" in r.output, r.output
     assert "--reference a complete model folder or .gguf file" in r.output and "--tokenizer" not in r.output

@@ -266,6 +266,48 @@ def test_the_driver_owns_no_object_per_shard_and_partition(local_ray: None, fixt
 
 
 @pytest.mark.timeout(600)
+def test_the_driver_holds_no_result_part_per_shard_until_the_write(local_ray: None, fixture_file: Path,
+                                                                   tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                                                   ) -> None:
+    """The near-duplicate stage's and the flip model's results stay parked where they were made until each
+    shard's writer pulls its part (``exchange.Pull``). Before, the driver held an object reference per shard for
+    each of them from finalize to the write (here 3 per shard: the cells' result, the fit's part, the applied
+    rows), and a small part (a small shard) lived in the driver's own memory: ~0.3 MB a shard at 190 shards
+    (docs/scale.md). What is left per shard is the driver's own findings of the near-duplicate stage."""
+    from pairaudit.engines import ray_engine
+
+    held: dict[str, int] = {}
+    real_mark = ray_engine._RayScan.mark
+
+    def mark(scan: object, phase: str) -> None:
+        held[phase] = len(ray._private.worker.global_worker.core_worker.get_all_reference_counts())
+        real_mark(scan, phase)
+
+    monkeypatch.setattr(ray_engine._RayScan, "mark", mark)
+    recs = [json.loads(x) for x in HH.read_text(encoding="utf-8").splitlines()[:600]]
+    recs.append({"chosen": recs[20]["rejected"], "rejected": recs[20]["chosen"]})  # a contradiction
+    path = tmp_path / "pairs.jsonl"
+    write_jsonl(path, recs)
+    only = ["near_duplicate_pair", "contradictory_pair", "likely_flipped"]
+    th = {"likely_flipped": {"fit_sample_rows": 300}}  # fitted on 300 of 601 rows, applied to the others
+    outs = {}
+    for shards in (4, 16):
+        out = tmp_path / f"ray-{shards}"
+        audit = pairaudit.scan(path, out=out, only=only, thresholds=th, engine="ray", ray_shards=shards,
+                               log=lambda m: None)
+        flips = audit.report["stats"]["likely_flipped"]
+        assert "a seeded sample of 300 of 601 rows" in flips["fitted_on"] and flips["rows_scored"] == 300, flips
+        outs[shards] = _outputs(out)
+    assert held["reduce"] <= 16 + 4, held  # at the end of finalize; 16 x 4 before: the three parts, the findings
+    same_findings(outs[16][0], outs[4][0])  # the shard count changes the embedding sums' rounding only
+    same_scores(outs[16][1], outs[4][1])
+    assert outs[16][2:] == outs[4][2:]
+    scores = outs[16][1]
+    assert scores.height == 601 and scores["likely_flipped_score"].null_count() == 0
+    assert "contradictory_pair" in set(outs[16][0]["check"])
+
+
+@pytest.mark.timeout(600)
 @pytest.mark.parametrize("mode", ["auto", "static"])
 def test_ray_near_duplicates_in_many_cell_groups_match_local(local_ray: None, tmp_path: Path,
                                                              monkeypatch: pytest.MonkeyPatch, mode: str) -> None:

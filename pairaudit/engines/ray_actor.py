@@ -21,11 +21,13 @@ from __future__ import annotations
 import json
 import os
 import time
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from pairaudit.engines.exchange import Pull
 from pairaudit.engines.parked import discard, park_shard, unpark
 from pairaudit.engines.partition import finding_list, findings_of, merge_routed, route, split_state
 from pairaudit.engines.ray_exchange import ExchangeOps
@@ -222,8 +224,9 @@ class ShardActor(StageOps, ExchangeOps):
     # -- write --------------------------------------------------------------------------------
     def finish(self, s: int, plan: bytes, *routed: bytes) -> bytes:
         """``plan``: failed stages, merged summaries, per stage that did not fail the number of routed parts
-        (hash stages: none; this shard pulls its parts from the reducers), decisions in range, where to write;
-        ``routed``: this shard's parts of the other stages' results, in stage order."""
+        (hash stages: none; this shard pulls its parts from the reducers), decisions in range, where to write,
+        ``pulls``: per part in stage order, where it is parked (a ``Pull``; the cells' and the flip model's parts)
+        or None (the next of ``routed``: the parts the driver made)."""
         from pairaudit.engines.shard_output import write_shard
         from pairaudit.pipeline import stage_findings
 
@@ -237,13 +240,14 @@ class ShardActor(StageOps, ExchangeOps):
                 state.pop("spill").close()
         findings = findings_of([{"findings": unpark(shard["findings"], remove=True)}])
         stage_scores, errors, stats = [], [], {}
-        it = iter(routed)
+        it, pulls = iter(routed), iter(p["pulls"])  # each part parked on an actor (a ``Pull``) or handed as an argument
         for k, stage in enumerate(self.stages):
             name = type(stage).__name__
             if stage.distribute != "summary":
                 mine = ([loads(b) for b in self.gather(f"routed{k}", s)]
                         if stage.distribute == "hash" and name in p["parts"]
-                        else [loads(next(it)) for _ in range(p["parts"].get(name, 0))])
+                        else [loads(next(it) if pl is None else self.pull(Pull(*pl)))
+                              for pl in islice(pulls, p["parts"].get(name, 0))])
                 if name not in p["failed"]:
                     findings.extend(findings_of(mine))
                     merged = merge_routed(mine)

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from pairaudit.engines.exchange import PieceFile, pack, unpack
+from pairaudit.engines.exchange import PieceFile, Pull, pack, unpack
 
 SERVE = "serve"  # the actors' concurrency group that answers pulls (``ray_engine`` declares it)
 CONCURRENCY_GROUPS = {SERVE: 1}
@@ -71,6 +71,15 @@ class ExchangeOps:
         for ref in refs:  # a lost peer raises here (Ray's error names it): the scan stops (ray_engine._run)
             items += unpack(self.serve_all(tag, i) if ref is None else ray.get(ref))
         return [blob for _, blob in sorted(items, key=lambda item: item[0])]
+
+    def pull(self, where: Pull) -> bytes:
+        """The blob at ``where`` (parked here or on a peer)."""
+        import ray
+
+        if where.owner == self.me:
+            return self.serve_one(where.tag, where.key, where.index)
+        return ray.get(self.peers[where.owner].serve_one.options(concurrency_group=SERVE).remote(
+            where.tag, where.key, where.index))
 
     def fetch(self, tag: str, keys: list[int], owners: list[int], i: int) -> Iterator[bytes]:
         """Blob ``i`` of ``(tag, key)`` for each key in turn, from the actor ``owners[key]`` (the next one asked

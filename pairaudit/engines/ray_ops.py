@@ -249,8 +249,9 @@ class StageOps:
         rows = d["rows"] if d["n"] else np.zeros(0, np.int64)
         res = StageResult(findings=findings, rows=rows, scores=scores if d["n"] else {})
         part = route(res, stage_findings(stage, res, self.plan), [a["start"]])[0]  # type: ignore[attr-defined]
+        self._park_parts(stage, "result", s, [part])  # this actor writes the shard: its writer pulls it here
         dim = int(d.get("dim", 0))
-        return [part, {"models": self.ctx.models, "dim": dim, "transformer": report}]  # type: ignore[attr-defined]
+        return [{"models": self.ctx.models, "dim": dim, "transformer": report}]  # type: ignore[attr-defined]
 
     # -- the flip model -----------------------------------------------------------------------------------------
     def sample(self, op: str, k: int, key: int, args: bytes, *blobs: bytes) -> Any:
@@ -282,8 +283,9 @@ class StageOps:
             if ref and "rows_seen" in ref:
                 ref["rows_seen"] = int(a["n"])
             parts = route(res, stage_findings(stage, res, self.plan), a["starts"])  # type: ignore[attr-defined]
+            self._park_sample(stage, "fit", 0, parts)  # one part per shard, each pulled by the shard's writer
             meta = {"stats": res.stats, "timings": res.timings, "models": self.ctx.models}  # type: ignore[attr-defined]
-            out = [*parts, model, meta]
+            out = [model, meta]
         elif op == "apply":
             state = unpark(self.shards[key]["states"].pop(name), remove=True)  # type: ignore[attr-defined]
             spill = self.shards[key]["spills"].pop(name, None)  # type: ignore[attr-defined]
@@ -294,11 +296,18 @@ class StageOps:
             finally:
                 if spill is not None:
                     spill.close()
-            out = [route(res, stage_findings(stage, res, self.plan), [a["start"]])[0]]  # type: ignore[attr-defined]
+            self._park_sample(stage, "apply", key, route(res, stage_findings(stage, res, self.plan),  # type: ignore[attr-defined]
+                                                         [a["start"]]))
+            out = [{"n": n - len(a["taken"])}]
         else:
             raise ValueError(f"unknown sample op {op!r}")
         self.seconds += time.perf_counter() - t0  # type: ignore[attr-defined]
         return self._send([dumps(x) for x in out])
+
+    def _park_sample(self, stage: Any, op: str, key: int, parts: list[Any]) -> None:
+        """The flip model's routed results (one part per shard) parked here for the shards' writers."""
+        sent = self.park(f"sample.{type(stage).__name__}.{op}", key, (dumps(p) for p in parts))  # type: ignore[attr-defined]
+        self.sent = getattr(self, "sent", 0) + sent
 
     # -- hash partitions after earlier findings -----------------------------------------------------------------
     def keys_of(self, k: int, s: int, rows: bytes) -> bytes:

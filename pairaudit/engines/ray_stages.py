@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pairaudit.config import clamp_record
+from pairaudit.engines.exchange import Pull
 from pairaudit.engines.partition import finding_list
 from pairaudit.engines.wire import dumps, loads
 from pairaudit.stages.near_duplicates.search import nprobe_why
@@ -85,7 +86,8 @@ class RayRun:
 
 @dataclass
 class Outcome:
-    parts: list[list[Any]]  # per shard: object refs of routed results (findings, rows, scores) for its writer
+    parts: list[list[Any]]  # per shard, for its writer: where its routed results (findings, rows, scores) are
+    # parked (``Pull``), or object refs of those the driver made
     stats: dict[str, Any] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)  # near_duplicate_pair findings (for later stages)
@@ -166,10 +168,11 @@ def run_cells(run: RayRun, stage: Any) -> Outcome:
     stats.update(search)
     stats.update(meta["stats"])
     group_owners = [run.worker_index(g) for g in range(groups)]
-    res_refs = [run.owner(s).cells.options(num_returns=2).remote(
+    res_refs = [run.owner(s).cells.remote(
         "result", k, s, run.put({"mode": mode, "start": run.starts[s], "pull": pull, "group_owners": group_owners}))
-        for s in range(n_shards)]
-    results = run.get([r[1] for r in res_refs])
+        for s in range(n_shards)]  # each shard's part of the results stays parked with its writer
+    results = run.get(res_refs)
+    del res_refs
     dim = plan["dim"]
     for x in results:
         _add(timings, x["_timings"])
@@ -182,7 +185,8 @@ def run_cells(run: RayRun, stage: Any) -> Outcome:
     stats.update(dim=dim, bytes_per_row_observed=int(itemsize * dim * 3 + sk_size * 3 + 3 * 4 + 16 + blob // n))
     res = StageResult(findings=findings)
     driver = route(res, stage_findings(stage, res, run.scanner.plan), run.starts)
-    parts = [[r[0], run.ray.put(run.put(driver[s]))] for s, r in enumerate(res_refs)]
+    owners, tag = run.shard_owners(), f"cells.{type(stage).__name__}.result"
+    parts = [[Pull(tag, s, owners[s], 0), run.ray.put(run.put(driver[s]))] for s in range(n_shards)]
     near = [f for f in res.findings if f.check == "near_duplicate_pair" and f.group is not None]
     return Outcome(parts, {"near_duplicates": stats}, timings, near)
 
@@ -279,15 +283,20 @@ def run_sample(run: RayRun, stage: Any) -> Outcome:
     taken = _local(sample, offsets, counts)
     takes = [run.owner(s).sample.remote("take", k, s, run.put({"take": taken[s]})) for s in range(n_shards)]
     totals = stage.sample_totals(summ) if n > limit else None  # every row's figures, not only the sample's
-    fitter = run.actors[-1]
-    fit = fitter.sample.options(num_returns=n_shards + 2).remote(
+    fitter, name = len(run.actors) - 1, type(stage).__name__
+    model, fit = run.actors[fitter].sample.options(num_returns=2).remote(
         "fit", k, 0, run.put({"n": n, "totals": totals, "starts": run.starts}), takes)  # refs: fetched in turn
-    parts = [[fit[s]] for s in range(n_shards)]
+    meta = run.get([fit])[0]
+    del takes
+    # the results stay parked where they were made (the fitter: one part per shard; each shard's own actor: the
+    # rest of its rows), and each shard's writer pulls its parts: the driver holds none of them
+    parts = [[Pull(f"sample.{name}.fit", 0, fitter, s)] for s in range(n_shards)]
     if n > limit:
+        owners = run.shard_owners()
+        run.get([run.owner(s).sample.remote("apply", k, s, run.put({"taken": taken[s], "start": run.starts[s]}), model)
+                 for s in range(n_shards)])
         for s in range(n_shards):
-            parts[s].append(run.owner(s).sample.remote("apply", k, s, run.put({"taken": taken[s],
-                                                                              "start": run.starts[s]}), fit[n_shards]))
-    meta = run.get([fit[-1]])[0]
+            parts[s].append(Pull(f"sample.{name}.apply", s, owners[s], 0))
     for key, value in meta["models"].items():
         run.scanner.ctx.models.setdefault(key, value)
     stats = meta["stats"]
