@@ -225,12 +225,19 @@ def test_ray_messages_name_the_nodes_and_the_session_logs(local_ray: None) -> No
 
 
 def test_ray_reports_the_whole_dataset_checks_as_progress(local_ray: None, fixture_file: Path, tmp_path: Path) -> None:
-    """The reduce phase says where it is, as the local engine's ``finalize_stages`` does (it was silent)."""
+    """The reduce phase says where it is, as the local engine's ``finalize_stages`` does (it was silent), and
+    counts the same stages."""
     calls: list[tuple[str, int, int | None]] = []
-    pairaudit.scan(fixture_file, out=tmp_path / "ray", only=[*CHEAP, "near_duplicate_pair"], engine="ray",
+    local: list[tuple[str, int, int | None]] = []
+    only = [*CHEAP, "near_duplicate_pair"]
+    pairaudit.scan(fixture_file, out=tmp_path / "local", only=only, log=lambda m: None,
+                   progress=lambda phase, done, total: local.append((phase, done, total)))
+    pairaudit.scan(fixture_file, out=tmp_path / "ray", only=only, engine="ray",
                    ray_shards=2, log=lambda m: None, progress=lambda phase, done, total: calls.append((phase, done, total)))
     fin = [(d, t) for ph, d, t in calls if ph == "finalize"]
     assert fin and fin[0][0] == 0 and fin[-1][0] == fin[-1][1] >= 1  # from 0 to every stage done
+    # the same count of stages as the local engine's (it said 0 / 3 where the local engine said 0 / 5)
+    assert {t for _, t in fin} == {t for ph, _, t in local if ph == "finalize"}, (fin, local)
     assert [d for d, _ in fin] == sorted(d for d, _ in fin)
     phases = [ph for ph, _, _ in calls]
     assert max(i for i, p in enumerate(phases) if p == "read") < phases.index("finalize")

@@ -272,9 +272,10 @@ class _RayScan:
                                                                           empty_near) for p in range(run.hash_parts)]
         later: list[Any] = []  # near_duplicate_pair findings, read by later stages
         todo = [st for st in self.order if st in scanner.stages and st not in self.early and st.distribute != "summary"]
-        for k, stage in enumerate(todo):
+        total = sum(st in scanner.stages for st in self.order)  # every stage, as the local engine counts them: the
+        for k, stage in enumerate(todo):  # early hash partitions and the summaries end with the last one
             name = type(stage).__name__
-            scanner.ctx.progress("finalize", k, len(todo))  # as the local engine's ``finalize_stages``
+            scanner.ctx.progress("finalize", k, total)  # as the local engine's ``finalize_stages``
             if stage not in scanner.stages:  # failed meanwhile
                 continue
             try:
@@ -288,7 +289,7 @@ class _RayScan:
         for name, refs in reduced.items():
             stage_stats[name] = self._partitions_done(name, refs)
             parts[name] = [[] for _ in range(n_shards)]  # pulled by the writers (``finish``)
-        scanner.ctx.progress("finalize", len(todo), len(todo))
+        scanner.ctx.progress("finalize", total, total)
         scanner.timings["ray_reduce"] += time.perf_counter() - t
         return parts, stage_stats
 
