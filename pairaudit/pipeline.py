@@ -21,7 +21,14 @@ from pairaudit.cache import cache_report, start_scan
 from pairaudit.config import Context, Progress, ScanConfig, default_cache_dir, take_clamps, validate_config
 from pairaudit.datatypes import Finding
 from pairaudit.decisions import Resolution, load_decisions, resolve
-from pairaudit.errors import ConfigError, InputError, MissingDependency, file_system_error, os_error_of
+from pairaudit.errors import (
+    ConfigError,
+    InputError,
+    MissingDependency,
+    ModelError,
+    file_system_error,
+    os_error_of,
+)
 from pairaudit.io.formats import IMPLICIT_FORMATS, parse_columns
 from pairaudit.io.readers import Record, Source, open_source
 from pairaudit.models.runtime import check_runtime
@@ -105,6 +112,11 @@ class Scanner:
                 for n in names:
                     self.status.setdefault(n, {"status": "skipped", "reason": str(exc).replace("\n  ", "; ")})
                 self.log(f"skipping {', '.join(sorted(names))}: {exc}")
+            except ModelError as exc:  # a model the stage loads at the start (--reference): its checks failed,
+                msg = f"{type(exc).__name__}: {exc}".replace("\n  ", "; ")  # as when it fails while running
+                for n in names:
+                    self.status[n] = {"status": "failed", "reason": msg}
+                self.log(f"stage {cls.__name__} failed: {msg}")
 
     # -- streaming ----------------------------------------------------------------------------
     def absorb(self, res: BatchResult, parts: list[Path], observe: bool = True) -> None:

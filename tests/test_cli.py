@@ -147,7 +147,7 @@ def test_ray_options_with_the_local_engine_are_a_usage_error(tmp_path: Path) -> 
     assert without_ray_options(ScanConfig(engine="ray", ray_shards=3)).ray_shards == 3
 
 
-def test_a_reference_folder_that_is_no_model_names_the_option_and_what_a_model_is(tmp_path: Path) -> None:
+def test_a_reference_folder_that_is_no_model_names_the_option_and_fails_its_checks(tmp_path: Path) -> None:
     """A folder without a model given to --reference: the error named --tokenizer in its fix (the tokenizer is the
     first part loaded) and said only "check that the folder holds a complete model"."""
     notes = tmp_path / "notes"
@@ -156,7 +156,17 @@ def test_a_reference_folder_that_is_no_model_names_the_option_and_what_a_model_i
     src = write_jsonl(tmp_path / "p.jsonl", [{"prompt": "Hi?", "chosen": "Hello there.", "rejected": "Go away."}] * 3)
     r = runner.invoke(app, ["scan", str(src), "--out", str(tmp_path / "o"), "--only", "likely_flipped",
                             "--reference", str(notes)])
-    assert r.exit_code == 4, r.output  # docs/contract.md: the tokenizer could not be loaded, nothing is written
-    assert not (tmp_path / "o").exists()
     assert f"could not load tokenizer from {notes} (--reference)" in r.output, r.output
-    assert "--reference a complete model folder or .gguf file" in r.output and "--tokenizer" not in r.output
+    # docs/contract.md: a model that cannot load fails its checks, exit 4 with the outputs written (it stopped
+    # the scan with nothing written, unlike --embedder, --reward-model or --policy; helper-61)
+    assert r.exit_code == 4, r.output
+    report = json.loads((tmp_path / "o" / "report.json").read_text(encoding="utf-8"))
+    assert report["status"] == "incomplete" and report["checks"]["likely_flipped"]["status"] == "failed"
+    said = report["checks"]["likely_flipped"]["reason"]
+    assert "(--reference)" in said and "fix: pass --reference a complete model folder or .gguf file" in said, said
+    assert "--tokenizer" not in said, said
+    assert (tmp_path / "o" / "clean.jsonl").read_text(encoding="utf-8").count("\n") == 3
+    # the trainer's tokenizer is needed to read any row: the scan stops before writing anything
+    r = runner.invoke(app, ["scan", str(src), "--out", str(tmp_path / "t"), "--tokenizer", str(notes)])
+    assert r.exit_code == 4 and not (tmp_path / "t").exists(), r.output
+    assert f"could not load tokenizer from {notes} (--tokenizer)" in r.output, r.output
