@@ -23,7 +23,7 @@ class PromptMismatch(PairCheck):
         summary="dialogue histories differ",
         why="different histories: the two responses answer different conversations and the trainer would see a "
             "wrong prompt; a chosen reply that invents turns teaches the policy to write the user's lines",
-        rejected_negative="a rejected reply that invents the user's next turn is a useful negative",
+        rejected_negative="a rejected reply that invents further dialogue turns is a useful negative",
     )
 
     def check(self, pair: Pair, enc: EncodedPair | None, out: list[Finding]) -> None:
