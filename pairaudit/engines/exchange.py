@@ -73,8 +73,10 @@ class PieceFile:
 
 class Pull(NamedTuple):
     """Where a shard's writer finds one of its parts of a stage's results: blob ``index`` parked under ``(tag,
-    key)`` on the actor ``owner`` (the driver hands the writer this address, not the part: a part the driver
-    holds a reference to stays in the driver's memory until the write when it is small, ~0.3 MB a shard).
+    key)`` on the actor ``owner``. The driver hands the writer this address, not the part: a task result the
+    driver holds a reference to lives in the driver's own memory when it is small (Ray's inline limit), so many
+    small shards' results would sit in the driver until the write (docs/scale.md "Results parked with their
+    writers").
 
     Example:
         >>> Pull("cells.NearDuplicateStage.result", 3, 1, 0).owner

@@ -167,18 +167,8 @@ def run_cells(run: RayRun, stage: Any) -> Outcome:
     timings.update({f"ray_near:{key}": v for key, v in counts.items()})
     stats.update(search)
     stats.update(meta["stats"])
-    group_owners = [run.worker_index(g) for g in range(groups)]
-    res_refs = [run.owner(s).cells.remote(
-        "result", k, s, run.put({"mode": mode, "start": run.starts[s], "pull": pull, "group_owners": group_owners}))
-        for s in range(n_shards)]  # each shard's part of the results stays parked with its writer
-    results = run.get(res_refs)
-    del res_refs
-    dim = plan["dim"]
-    for x in results:
-        _add(timings, x["_timings"])
-        dim = int(x.get("dim") or dim)
-        for key, value in x["models"].items():
-            run.scanner.ctx.models.setdefault(key, value)
+    results = _shard_results(run, k, n_shards, groups, {"mode": mode, "pull": pull}, timings)
+    dim = next((int(x["dim"]) for x in reversed(results) if x.get("dim")), plan["dim"])  # the last shard's
     driver_report(stage, stats, [x["transformer"] for x in results])
     blob = sum(int(x.get("blob_bytes", 0)) for x in summ)
     itemsize, sk_size = next(x["itemsizes"] for x in summ if x["n"])
@@ -189,6 +179,21 @@ def run_cells(run: RayRun, stage: Any) -> Outcome:
     parts = [[Pull(tag, s, owners[s], 0), run.ray.put(run.put(driver[s]))] for s in range(n_shards)]
     near = [f for f in res.findings if f.check == "near_duplicate_pair" and f.group is not None]
     return Outcome(parts, {"near_duplicates": stats}, timings, near)
+
+
+def _shard_results(run: RayRun, k: int, n_shards: int, groups: int, args: dict[str, Any],
+                   timings: dict[str, float]) -> list[dict[str, Any]]:
+    """Each shard's result made on its own actor from the groups' parts and parked there for its writer
+    (``Pull``); returns their statistics (the models they loaded are recorded, their timings added)."""
+    group_owners = [run.worker_index(g) for g in range(groups)]
+    results = run.get([run.owner(s).cells.remote(
+        "result", k, s, run.put({**args, "start": run.starts[s], "group_owners": group_owners}))
+        for s in range(n_shards)])
+    for x in results:
+        _add(timings, x["_timings"])
+        for key, value in x["models"].items():
+            run.scanner.ctx.models.setdefault(key, value)
+    return results
 
 
 def _verify_hybrid(run: RayRun, k: int, offsets: list[int], groups: int, keys: Any, sample: Any,
