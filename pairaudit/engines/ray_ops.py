@@ -267,13 +267,13 @@ class StageOps:
         name = type(stage).__name__
         if op == "take":
             state = self._kept(key, name)
-            out = [stage.take_rows(state, np.asarray(a["take"], np.int64))]
+            self._park_sample(stage, "take", key, [stage.take_rows(state, np.asarray(a["take"], np.int64))])
+            out = [{"n": len(a["take"])}]
         elif op == "fit":
-            import ray
-
             model: dict[str, Any] = {}
-            for ref in blobs[0]:  # the shards' sample rows, fetched one at a time (not all held as arguments)
-                stage.absorb_state(loads(ray.get(ref)))
+            tag, owners = f"sample.{name}.take", a["owners"]  # the shards' sample rows, pulled one at a time
+            for blob in self.fetch(tag, list(range(len(owners))), owners, 0):  # type: ignore[attr-defined]
+                stage.absorb_state(loads(blob))
             try:
                 res = stage.fit(model, a.get("totals"))
             finally:

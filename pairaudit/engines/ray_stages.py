@@ -286,18 +286,18 @@ def run_sample(run: RayRun, stage: Any) -> Outcome:
     offsets = _offsets(counts)
     sample = np.arange(n) if n <= limit else np.sort(np.random.default_rng(0).choice(n, limit, replace=False))
     taken = _local(sample, offsets, counts)
-    takes = [run.owner(s).sample.remote("take", k, s, run.put({"take": taken[s]})) for s in range(n_shards)]
+    # each shard's sample rows parked on its actor (the driver waits for the statuses), pulled by the fitter
+    run.get([run.owner(s).sample.remote("take", k, s, run.put({"take": taken[s]})) for s in range(n_shards)])
+    owners = run.shard_owners()
     totals = stage.sample_totals(summ) if n > limit else None  # every row's figures, not only the sample's
     fitter, name = len(run.actors) - 1, type(stage).__name__
     model, fit = run.actors[fitter].sample.options(num_returns=2).remote(
-        "fit", k, 0, run.put({"n": n, "totals": totals, "starts": run.starts}), takes)  # refs: fetched in turn
+        "fit", k, 0, run.put({"n": n, "totals": totals, "starts": run.starts, "owners": owners}))
     meta = run.get([fit])[0]
-    del takes
     # the results stay parked where they were made (the fitter: one part per shard; each shard's own actor: the
     # rest of its rows), and each shard's writer pulls its parts: the driver holds none of them
     parts = [[Pull(f"sample.{name}.fit", 0, fitter, s)] for s in range(n_shards)]
     if n > limit:
-        owners = run.shard_owners()
         run.get([run.owner(s).sample.remote("apply", k, s, run.put({"taken": taken[s], "start": run.starts[s]}), model)
                  for s in range(n_shards)])
         for s in range(n_shards):
