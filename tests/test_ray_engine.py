@@ -243,13 +243,9 @@ def test_ray_reports_the_whole_dataset_checks_as_progress(local_ray: None, fixtu
     assert max(i for i, p in enumerate(phases) if p == "read") < phases.index("finalize")
 
 
-@pytest.mark.timeout(600)
-def test_the_driver_owns_no_object_per_shard_and_partition(local_ray: None, fixture_file: Path, tmp_path: Path,
-                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    """The hash shuffle's pieces (a piece per shard and partition, a part per partition and shard) go worker to
-    worker (``engines/exchange.py``): at the end of every phase the driver holds fewer object references than
-    shards + partitions. Before, it owned 2 x shards x partitions of them per hash stage (256 at 16 shards, 8
-    partitions, two hash stages), a count that grows with the square of the rows."""
+def _references_at_phase_ends(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    """Ray's count of the driver's object references at the end of each phase (map, reduce, write), filled as
+    the scan runs."""
     from pairaudit.engines import ray_engine
 
     held: dict[str, int] = {}
@@ -260,6 +256,17 @@ def test_the_driver_owns_no_object_per_shard_and_partition(local_ray: None, fixt
         real_mark(scan, phase)
 
     monkeypatch.setattr(ray_engine._RayScan, "mark", mark)
+    return held
+
+
+@pytest.mark.timeout(600)
+def test_the_driver_owns_no_object_per_shard_and_partition(local_ray: None, fixture_file: Path, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hash shuffle's pieces (a piece per shard and partition, a part per partition and shard) go worker to
+    worker (``engines/exchange.py``): at the end of every phase the driver holds fewer object references than
+    shards + partitions. Before, it owned 2 x shards x partitions of them per hash stage (256 at 16 shards, 8
+    partitions, two hash stages), a count that grows with the square of the rows."""
+    held = _references_at_phase_ends(monkeypatch)
     local = pairaudit.scan(fixture_file, out=tmp_path / "local", only=[*CHEAP, "preference_cycle"], log=lambda m: None)
     audit = pairaudit.scan(fixture_file, out=tmp_path / "ray", only=[*CHEAP, "preference_cycle"], engine="ray",
                            ray_shards=16, log=lambda m: None)
@@ -281,16 +288,7 @@ def test_the_driver_holds_no_result_part_per_shard_until_the_write(local_ray: No
     each of them from finalize to the write (here 3 per shard: the cells' result, the fit's part, the applied
     rows), and a small part (a small shard) lived in the driver's own memory: ~0.3 MB a shard at 190 shards
     (docs/scale.md). What is left per shard is the driver's own findings of the near-duplicate stage."""
-    from pairaudit.engines import ray_engine
-
-    held: dict[str, int] = {}
-    real_mark = ray_engine._RayScan.mark
-
-    def mark(scan: object, phase: str) -> None:
-        held[phase] = len(ray._private.worker.global_worker.core_worker.get_all_reference_counts())
-        real_mark(scan, phase)
-
-    monkeypatch.setattr(ray_engine._RayScan, "mark", mark)
+    held = _references_at_phase_ends(monkeypatch)
     recs = [json.loads(x) for x in HH.read_text(encoding="utf-8").splitlines()[:600]]
     recs.append({"chosen": recs[20]["rejected"], "rejected": recs[20]["chosen"]})  # a contradiction
     path = tmp_path / "pairs.jsonl"
