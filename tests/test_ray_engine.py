@@ -347,3 +347,25 @@ def test_ray_near_duplicates_in_many_cell_groups_match_local(local_ray: None, tm
     same_findings(got[0], want[0])
     same_scores(got[1], want[1])
     assert held and max(held) < 4 * (6 + groups), (str(held), groups)
+
+
+def test_a_tokenizer_that_cannot_load_says_so_as_with_the_local_engine(local_ray: None, fixture_file: Path,
+                                                                        tmp_path: Path) -> None:
+    """The trainer's tokenizer loads on the actors: one that cannot load (a folder that is no model) ends the
+    scan with exit 4, nothing written and the local engine's message; it printed Ray's traceback of the actor's
+    task, its colour codes escaped, with pairaudit's message last (helper-62)."""
+    from typer.testing import CliRunner
+
+    from pairaudit.cli import app
+
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "config.json").write_text('{"model_type": "llama"', encoding="utf-8")  # broken JSON
+    said = {}
+    for engine in ("local", "ray"):
+        res = CliRunner().invoke(app, ["scan", str(fixture_file), "--out", str(tmp_path / engine), "--engine", engine,
+                                       "--tokenizer", str(notes), "--only", "empty_response"])
+        assert res.exit_code == 4 and not (tmp_path / engine).exists(), res.output
+        said[engine] = next(line for line in res.output.splitlines() if line.startswith("error: "))
+    assert said["ray"] == said["local"], said
+    assert said["ray"].startswith(f"error: could not load tokenizer from {notes} (--tokenizer)"), said

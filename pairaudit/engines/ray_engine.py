@@ -54,7 +54,7 @@ from pairaudit.engines.ray_cluster import (
     session_logs,
 )
 from pairaudit.engines.ray_exchange import CONCURRENCY_GROUPS
-from pairaudit.errors import ConfigError, WorkerLost, require
+from pairaudit.errors import ConfigError, PairauditError, WorkerLost, require
 
 if TYPE_CHECKING:
     from pairaudit.io.readers import Source
@@ -109,6 +109,11 @@ def _run(ray: Any, scanner: Scanner, source: Source) -> dict[str, Any]:
         return scan.engine_stats()
     except lost_errors(ray) as exc:
         raise scan.lost(exc) from exc
+    except ray.exceptions.RayTaskError as exc:  # a user's error raised in an actor (a tokenizer that cannot
+        cause = getattr(exc, "cause", None)  # load): its own message, as the local engine prints it, not Ray's
+        if isinstance(cause, PairauditError):  # traceback of the task
+            raise cause from None
+        raise
     finally:
         scan.drop_spills()
         scan.stop_actors()  # each actor holds the others' handles (``set_peers``): they would outlive the scan
