@@ -113,10 +113,7 @@ class Scanner:
                     self.status.setdefault(n, {"status": "skipped", "reason": str(exc).replace("\n  ", "; ")})
                 self.log(f"skipping {', '.join(sorted(names))}: {exc}")
             except ModelError as exc:  # a model the stage loads at the start (--reference): its checks failed,
-                msg = f"{type(exc).__name__}: {exc}".replace("\n  ", "; ")  # as when it fails while running
-                for n in names:
-                    self.status[n] = {"status": "failed", "reason": msg}
-                self.log(f"stage {cls.__name__} failed: {msg}")
+                self._checks_failed(cls.__name__, names, exc)  # as when it fails while running
 
     # -- streaming ----------------------------------------------------------------------------
     def absorb(self, res: BatchResult, parts: list[Path], observe: bool = True) -> None:
@@ -147,13 +144,15 @@ class Scanner:
 
     def stage_failed(self, stage: Stage, exc: BaseException) -> None:
         """Record that ``stage`` failed (its checks' status, a log line) and stop running it."""
-        msg = f"{type(exc).__name__}: {exc}".replace("\n  ", "; ")
-        for info in stage.infos:
-            if info.name in stage.enabled:
-                self.status[info.name] = {"status": "failed", "reason": msg}
-        self.log(f"stage {type(stage).__name__} failed: {msg}")
+        self._checks_failed(type(stage).__name__, {i.name for i in stage.infos if i.name in stage.enabled}, exc)
         if stage in self.stages:
             self.stages.remove(stage)
+
+    def _checks_failed(self, stage_name: str, names: set[str], exc: BaseException) -> None:
+        msg = f"{type(exc).__name__}: {exc}".replace("\n  ", "; ")
+        for name in names:
+            self.status[name] = {"status": "failed", "reason": msg}
+        self.log(f"stage {stage_name} failed: {msg}")
 
     # -- run ----------------------------------------------------------------------------------
     def run(self, source_arg: Any, out_dir: Path, *, engine: Engine,

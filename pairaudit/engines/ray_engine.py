@@ -338,10 +338,9 @@ class _RayScan:
                     "splits": [list(x) for x in scanner.source.splits] if scanner.source.splits else None,
                     "tmp": self.tmp, "write": "jsonl" if jsonl else "driver",
                     "explicit_prompt": scanner.cfg.explicit_prompt}
-            mine = [(type(st).__name__, x) for st in self.order if type(st).__name__ in counts
-                    for x in parts[type(st).__name__][s]]
-            plan["pulls"] = [list(x) if isinstance(x, Pull) else None for _, x in mine]  # in the order of ``parts``
-            args = [x for _, x in mine if not isinstance(x, Pull)]
+            mine = [x for st in self.order if type(st).__name__ in counts for x in parts[type(st).__name__][s]]
+            plan["pulls"] = [list(x) if isinstance(x, Pull) else None for x in mine]  # in the order of ``parts``
+            args = [x for x in mine if not isinstance(x, Pull)]
             finished.append(run.owner(s).finish.remote(s, run.put(plan), *args))
         parts.clear()
         written = _collect(scanner, run.get(finished), self.by_cls, stage_stats)

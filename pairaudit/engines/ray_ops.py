@@ -138,11 +138,12 @@ class StageOps:
         self._park_parts(stage, "assign", key, f)
         return [out[-1]]
 
-    def _park_parts(self, stage: Any, op: str, key: int, parts: list[Any] | PieceFile) -> None:
+    def _park_parts(self, stage: Any, op: str, key: int, parts: list[Any] | PieceFile, kind: str = "cells") -> None:
         """``parts`` (one per receiver: a shard or a cell group; or a file already filled) parked under ``op`` and
-        ``key`` for the next operation to pull (counted as sent on: ``busy``)."""
+        ``key`` for the next operation or the shards' writers to pull (counted as sent on: ``busy``); ``kind``:
+        the stage's ``distribute`` (cells, sample)."""
         blobs = parts if isinstance(parts, PieceFile) else (dumps(p) for p in parts)
-        sent = self.park(f"cells.{type(stage).__name__}.{op}", key, blobs)  # type: ignore[attr-defined]
+        sent = self.park(f"{kind}.{type(stage).__name__}.{op}", key, blobs)  # type: ignore[attr-defined]
         self.sent = getattr(self, "sent", 0) + sent
 
     def _pulled(self, stage: Any, op: str, keys: int, owners: list[int], i: int) -> Iterator[Any]:
@@ -267,7 +268,7 @@ class StageOps:
         name = type(stage).__name__
         if op == "take":
             state = self._kept(key, name)
-            self._park_sample(stage, "take", key, [stage.take_rows(state, np.asarray(a["take"], np.int64))])
+            self._park_parts(stage, "take", key, [stage.take_rows(state, np.asarray(a["take"], np.int64))], "sample")
             out = [{"n": len(a["take"])}]
         elif op == "fit":
             model: dict[str, Any] = {}
@@ -283,7 +284,7 @@ class StageOps:
             if ref and "rows_seen" in ref:
                 ref["rows_seen"] = int(a["n"])
             parts = route(res, stage_findings(stage, res, self.plan), a["starts"])  # type: ignore[attr-defined]
-            self._park_sample(stage, "fit", 0, parts)  # one part per shard, each pulled by the shard's writer
+            self._park_parts(stage, "fit", 0, parts, "sample")  # one part per shard, each pulled by the shard's writer
             meta = {"stats": res.stats, "timings": res.timings, "models": self.ctx.models}  # type: ignore[attr-defined]
             out = [model, meta]
         elif op == "apply":
@@ -296,18 +297,13 @@ class StageOps:
             finally:
                 if spill is not None:
                     spill.close()
-            self._park_sample(stage, "apply", key, route(res, stage_findings(stage, res, self.plan),  # type: ignore[attr-defined]
-                                                         [a["start"]]))
+            self._park_parts(stage, "apply", key, route(res, stage_findings(stage, res, self.plan),  # type: ignore[attr-defined]
+                                                        [a["start"]]), "sample")
             out = [{"n": n - len(a["taken"])}]
         else:
             raise ValueError(f"unknown sample op {op!r}")
         self.seconds += time.perf_counter() - t0  # type: ignore[attr-defined]
         return self._send([dumps(x) for x in out])
-
-    def _park_sample(self, stage: Any, op: str, key: int, parts: list[Any]) -> None:
-        """The flip model's routed results (one part per shard) parked here for the shards' writers."""
-        sent = self.park(f"sample.{type(stage).__name__}.{op}", key, (dumps(p) for p in parts))  # type: ignore[attr-defined]
-        self.sent = getattr(self, "sent", 0) + sent
 
     # -- hash partitions after earlier findings -----------------------------------------------------------------
     def keys_of(self, k: int, s: int, rows: bytes) -> bytes:
