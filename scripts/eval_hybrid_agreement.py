@@ -12,7 +12,7 @@ crosswise), the prompt's (``s_prompt``), the weakest response's wording alone (`
 model's own decision under the transformer's calibrated rule (``static``). The table bins ``s_resp``; a "sure"
 region is a range of the static figures where the transformer's decision never differed from what the static
 figures alone say, on every set. Sets: ``hh_planted`` (scripts/bench_dedup.py's planted HH set, default
-``--plant-frac 0.1``), ``held1``..``held5`` (data/precision/neardup_heldout*.jsonl), ``example``
+``--plant-frac 0.1``), ``held1``..``held7`` (data/precision/neardup_heldout*.jsonl; held6 and held7 reword the prompts), ``example``
 (examples/hh-rlhf-helpful-base-500.jsonl), ``multipair`` (data/precision/multipair.jsonl).
 """
 
@@ -30,7 +30,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "scripts")]
 
-SETS = ("hh_planted", "held1", "held2", "held3", "held4", "held5", "example", "multipair")
+SETS = ("hh_planted", "held1", "held2", "held3", "held4", "held5", "held6", "held7", "example", "multipair")
 FINDINGS: list[dict[str, Any]] = []  # every set's findings (--findings)
 BINS = (0.55, 0.60, 0.65, 0.70, 0.75, 0.80, 0.85, 0.90, 0.95, 0.98, 1.0001)
 

@@ -22,7 +22,13 @@ held5 (a fifth held-out set, planted by another reviewer who had not read the ru
 first 300 of the seed-7373 shuffle whose prompt is in none of the four other held-out sets, the dev set (argument 4),
 hh.jsonl and examples/hh-rlhf-helpful-base-500.jsonl.
 
-Usage: python scripts/make_neardup_sets.py PLANTS.py OUT.jsonl {dev,held,held2,held3,held4,held5} [DEV_SET.jsonl]
+held6 (issue 36: reworded PROMPTS, written by a helper who had not read the rule): the first 300 of the seed-8484
+shuffle whose prompt is in none of the five other held-out sets, hh.jsonl, the shipped example and the dev and held
+sets' base rows (the first 600 of the default shuffle; the dev set's file is not needed): 99 rows are left. Its
+plants carry their own prompt: P and H map a base row to (prompt, chosen, rejected), the prompt reworded (P) or
+asking for something else on the same topic (H).
+
+Usage: python scripts/make_neardup_sets.py PLANTS.py OUT.jsonl {dev,held,held2,held3,held4,held5,held6} [DEV_SET.jsonl]
 """
 
 from __future__ import annotations
@@ -95,12 +101,26 @@ def _fresh_base(which: str, dev_set: str) -> list[dict]:
     return [r for r in distinct_rows(seed=seed) if r["prompt"] not in used][:300]
 
 
+def _held6_base() -> list[dict]:
+    """The base rows of held6 (at most 300; 99 are left): seed 8484, prompts in no earlier set.
+
+    Returns:
+        prompt/chosen/rejected dicts.
+    """
+    used = {r["prompt"] for r in distinct_rows()[:600]}
+    for p in ("neardup_heldout.jsonl", *(f"neardup_heldout{k}.jsonl" for k in range(2, 6)), "hh.jsonl"):
+        used |= _prompts(f"data/precision/{p}")
+    used |= _prompts("examples/hh-rlhf-helpful-base-500.jsonl")
+    return [r for r in distinct_rows(seed=8484) if r["prompt"] not in used][:300]
+
+
 def build(plants: str, which: str) -> list[dict]:
     """Base rows plus plants.
 
     Args:
         plants: path of a module defining P (paraphrases) and H (hard negatives).
-        which: "dev", "held", "held2", "held3", "held4" or "held5" (held2-held5 read the dev set's path from argv[4]).
+        which: "dev", "held", "held2", "held3", "held4", "held5" or "held6" (held2-held5 read the dev set's path from
+            argv[4]).
 
     Returns:
         Rows with prompt/chosen/rejected/plant_id/plant_of/plant_kind.
@@ -109,15 +129,18 @@ def build(plants: str, which: str) -> list[dict]:
         base = _held2_base(sys.argv[4])
     elif which in FRESH:
         base = _fresh_base(which, sys.argv[4])
+    elif which == "held6":
+        base = _held6_base()
     else:
         rows = distinct_rows()
         base = rows[:300] if which == "dev" else rows[300:600]
     mod = runpy.run_path(plants)
     out = [dict(r, plant_id=None, plant_of=None, plant_kind=None) for r in base]
     for kind, table in (("paraphrase", mod["P"]), ("hard_negative", mod["H"])):
-        for i, (c, r) in sorted(table.items()):
+        for i, plant in sorted(table.items()):
+            prompt, c, r = plant if len(plant) == 3 else (base[i]["prompt"], *plant)  # held6: its own prompt
             pid = f"{which}-{kind[:4]}-{i}"
-            out.append({"prompt": base[i]["prompt"], "chosen": c, "rejected": r,
+            out.append({"prompt": prompt, "chosen": c, "rejected": r,
                         "plant_id": pid, "plant_of": i, "plant_kind": kind})
     return out
 
