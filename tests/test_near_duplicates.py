@@ -352,3 +352,35 @@ def test_the_distillation_is_announced_once_a_process_when_no_cache_keeps_it(tmp
         static_embedder.StaticEmbedder.for_embedder(emb, tmp_path / "empty-cache", purpose="test", fix="-",
                                                     log=logs.append)
     assert sum("distilling" in m for m in logs) == 1, logs
+
+
+def test_prompts_pass_holds_every_pair_the_deciding_rule_reads_past_its_prompt() -> None:
+    """``verify.prompts_pass`` decides which candidate pairs' responses hybrid mode embeds and calibrates on: every
+    pair the deciding rule does not turn down on its prompt (outcome field > 0, or a match) must be among them,
+    and a pair outside them is turned down on field 0. Real HH prompts (held6: reworded copies, same-topic
+    requests for something else, unrelated rows; numbers in some), vectors that follow the wording plus noise."""
+    import json
+
+    from pairaudit.stages.near_duplicates.match import MATCHED, OTHER_WAY, UNSURE, compared_keys
+    from pairaudit.stages.near_duplicates.verify import pair_outcomes, prompts_pass
+
+    path = Path(__file__).resolve().parent.parent / "data" / "precision" / "neardup_heldout6.jsonl"
+    rows = [json.loads(line) for line in path.open(encoding="utf-8")]
+    sks = [[sketch(r[f]) for f in ("prompt", "chosen", "rejected")] for r in rows]
+    sk = np.array([[s[0] for s in row] for row in sks])
+    ln = np.array([[s[1] for s in row] for row in sks], dtype=np.int32)
+    rng = np.random.default_rng(3)
+    base = rng.normal(size=(len(rows), 3, 64)).astype(np.float32)
+    for i, r in enumerate(rows):  # a plant's vectors lean towards its base row's: some prompts land near the floor
+        if r.get("plant_of") is not None:
+            base[i] = base[int(r["plant_of"])] + rng.uniform(0.2, 1.2) * base[i]
+    P, C, R = (base[:, f] / np.linalg.norm(base[:, f], axis=1, keepdims=True) for f in range(3))
+    a, b = (x.astype(np.int64) for x in np.triu_indices(len(rows), 1))
+    dup = {**NEAR_DUPLICATE_INFO.thresholds, "floor_response": 0.85, "floor_response_flag": 0.8}
+    hresp = np.array([[hash(r["chosen"]), hash(r["rejected"])] for r in rows], dtype=np.int64)
+    live = prompts_pass(P, sk, ln, a, b, dup, dup, True)
+    out = pair_outcomes(P, C, R, sk, ln, a, b, dup, dup, True, True, compared=(hresp, compared_keys(hresp)))
+    past = (out["field"] > 0) | np.isin(out["code"], (MATCHED, UNSURE, OTHER_WAY))
+    assert past.any() and (~live).any() and live.any()
+    assert not (past & ~live).any()
+    assert (out["field"][~live] == 0).all()

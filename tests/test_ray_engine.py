@@ -369,3 +369,45 @@ def test_a_tokenizer_that_cannot_load_says_so_as_with_the_local_engine(local_ray
         said[engine] = next(line for line in res.output.splitlines() if line.startswith("error: "))
     assert said["ray"] == said["local"], said
     assert said["ray"].startswith(f"error: could not load tokenizer from {notes} (--tokenizer)"), said
+
+
+HELD6 = Path(__file__).resolve().parent.parent / "data" / "precision" / "neardup_heldout6.jsonl"
+
+
+@pytest.mark.timeout(900)
+@pytest.mark.parametrize("case", ["none pass", "some pass"])
+def test_ray_calibrates_on_the_pairs_whose_prompts_pass_as_local(local_ray: None, tmp_path: Path, case: str) -> None:
+    """Hybrid mode reads a candidate pair's responses only when its prompts may pass (``verify.prompts_pass``),
+    and calibrates the copy threshold on those pairs' rows and the sample; when no pair's prompts pass it
+    embeds no response and reports the static space's calibration. With the candidate rule's prompt floor at 0,
+    rows that carry another row's answers under an unrelated prompt are candidates the prompt turns down
+    ("none pass": only those; "some pass": held6, whose reworded copies pass): the Ray engine's findings, scores
+    and calibration are the local engine's."""
+    rows = [json.loads(line) for line in HELD6.open(encoding="utf-8")]
+    if case == "none pass":
+        base = rows[:99]
+        rows = base + [{"prompt": base[(i + 7) % 99]["prompt"], "chosen": r["chosen"], "rejected": r["rejected"]}
+                       for i, r in enumerate(base[:40])]
+    path = tmp_path / "set.jsonl"
+    write_jsonl(path, [{k: r[k] for k in ("prompt", "chosen", "rejected")} for r in rows])
+    only = ["near_duplicate_pair", "contradictory_pair"]
+    th = {"near_duplicate_pair": {"candidate_min_prompt": 0.0, "exact_max_rows": 50, "calibration_rows": 40}}
+    reports = {}
+    for engine in ("local", "ray"):
+        kw = {"engine": "ray", "ray_shards": 3} if engine == "ray" else {}
+        reports[engine] = pairaudit.scan(path, out=tmp_path / engine, only=only, thresholds=th, log=lambda m: None,
+                                         **kw).report["stats"]["near_duplicates"]
+    want, got = _outputs(tmp_path / "local"), _outputs(tmp_path / "ray")
+    same_findings(got[0], want[0])
+    same_scores(got[1], want[1])
+    cal = reports["local"]["calibration"]
+    assert reports["ray"]["calibration"] == cal and reports["ray"]["n_rows"] == reports["local"]["n_rows"]
+    assert reports["local"]["hybrid_candidate_rows"] > 0
+    timings = json.loads((tmp_path / "local" / ".pairaudit" / "current" / "timings.json").read_text())
+    if case == "none pass":
+        assert cal["space"].startswith("static (hybrid: no candidate pair's prompts pass"), cal
+        assert timings["near_duplicates:pairs_prompts_passed"] == 0
+        assert "near_duplicate_pair" not in set(want[0]["check"])
+    else:
+        assert cal["space"] == "transformer (candidates + sample)" and timings["near_duplicates:pairs_prompts_passed"] > 0
+        assert "near_duplicate_pair" in set(want[0]["check"])

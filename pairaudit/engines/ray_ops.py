@@ -101,7 +101,8 @@ class StageOps:
             self.groups, self.index = {}, None
         ops = {"prepare": self._nd_prepare, "index": self._nd_index, "assign": self._nd_assign,
                "search": self._nd_search, "embed": self._nd_embed, "calib_plan": self._nd_calib_plan,
-               "rows": self._nd_rows, "calibrate": self._nd_calibrate, "verify": self._nd_verify,
+               "prompts": self._nd_prompts, "rows": self._nd_rows, "calibrate": self._nd_calibrate,
+               "verify": self._nd_verify,
                "result": self._nd_result}
         if op not in ops:
             raise ValueError(f"unknown cells op {op!r}")
@@ -183,11 +184,20 @@ class StageOps:
         # the candidate and sample rows' chosen and rejected vectors wait on disk for the calibration (``rows``):
         # held, every shard of this actor kept them from here (~3 KB a candidate row; 171,660 rows at 2M)
         d["tvec"] = Parked(Path(self.spill_folder) / f"shard{key}.tvec.npz", list(d["tvec"]))  # type: ignore[attr-defined]
-        self._park_parts(stage, "embed", key, out[:-2])  # per group: the vectors it asked for (``verify``)
-        return out[-2:]
+        self._park_parts(stage, "embed", key, out[:-1])  # per group: the vectors it asked for (``prompts``)
+        return out[-1:]
+
+    def _nd_prompts(self, stage: Any, key: int, a: dict, parts: list[Any], timings: dict) -> list[Any]:
+        """Hybrid mode: this group's candidate vectors pulled from the shards (kept for ``verify``); the rows of the
+        pairs whose prompts may pass, for the calibration (``CellGroup.prompts``)."""
+        vectors = self._pulled(stage, "embed", len(a["owners"]), a["owners"], key)  # the shards', one at a time
+        return self.groups[key].prompts(vectors)
 
     def _nd_calib_plan(self, stage: Any, key: int, a: dict, parts: list[Any], timings: dict) -> list[Any]:
-        idx = np.concatenate([np.asarray(p["idx"], np.int64) for p in parts]) if a["hybrid"] else None
+        """The negative pairs' rows per shard: among every row, or (hybrid) the candidate pairs' rows that the
+        groups sent (``prompts``) and the calibration sample, sorted and each once (the local engine's order)."""
+        idx = np.union1d(np.concatenate([np.zeros(0, np.int64)] + [np.asarray(p["idx"], np.int64) for p in parts]),
+                         np.asarray(a.get("sample", ()), np.int64)) if a["hybrid"] else None
         out: list[Any] = [{"pos": p} for p in self.index.calibration_rows(idx, a["offsets"])]
         out.append({"n_idx": -1 if idx is None else int(len(idx))})
         return out
@@ -215,7 +225,7 @@ class StageOps:
 
     def _nd_verify(self, stage: Any, key: int, a: dict, parts: list[Any], timings: dict) -> list[Any]:
         group = self.groups.pop(key)
-        vectors = self._pulled(stage, "embed", len(a["owners"]), a["owners"], key)  # the shards', one at a time
+        vectors = self._pulled(stage, "embed", len(a["owners"]), a["owners"], key)  # unread after ``prompts``
         out = group.verify(parts[0]["keys"], (a["rule"]["dup"], a["rule"]["con"]), vectors, timings,
                            a["offsets"], parts[0].get("two"))
         self._park_parts(stage, "verify", key, out[:-1])

@@ -19,6 +19,7 @@ from pairaudit.config import clamp_record
 from pairaudit.engines.exchange import Pull
 from pairaudit.engines.partition import finding_list
 from pairaudit.engines.wire import dumps, loads
+from pairaudit.stages.near_duplicates.calibrate import NO_PROMPT_PASSED
 from pairaudit.stages.near_duplicates.search import nprobe_why
 
 if TYPE_CHECKING:
@@ -198,27 +199,38 @@ def _shard_results(run: RayRun, k: int, n_shards: int, groups: int, args: dict[s
 
 def _verify_hybrid(run: RayRun, k: int, offsets: list[int], groups: int, keys: Any, sample: Any,
                    stats: dict[str, Any], search: dict[str, Any], timings: dict[str, float]) -> list[Any]:
-    """Hybrid mode: the transformer embeds the candidate rows (and the calibration sample) where they are, the
-    copy threshold is calibrated on them, and each cell group verifies its candidates; returns the edges (none
-    without candidates). The groups' per-shard results (the nearest pairs' outcomes:
-    ``near_duplicate_pair_reason``) stay parked with them for ``result``."""
+    """Hybrid mode: the transformer embeds the candidate rows (and the calibration sample) where they are, each
+    cell group finds its pairs whose prompts may pass (``CellGroup.prompts``), the copy threshold is calibrated on
+    those pairs' rows and the sample (on the static vectors when there are none: nothing reads it then), and
+    each group verifies its candidates; returns the edges (none without candidates). The groups' per-shard
+    results (the nearest pairs' outcomes: ``near_duplicate_pair_reason``) stay parked with them for ``result``."""
     n_shards = len(offsets)
     if not search["n_candidate_pairs"]:  # no candidates: no transformer calibration either (the local engine's)
         sample = np.zeros(0, np.int64)
     group_owners = [run.worker_index(g) for g in range(groups)]  # where ``search`` parked
-    emb = [run.owner(s).cells.options(num_returns=2).remote(
-        "embed", k, s, run.put({"sample": sample, "group_owners": group_owners})) for s in range(n_shards)]
-    n_cand = sum(x["candidates"] for x in run.get([e[-1] for e in emb]))
+    emb = [run.owner(s).cells.remote("embed", k, s, run.put({"sample": sample, "group_owners": group_owners}))
+           for s in range(n_shards)]
+    counts = run.get(emb)
+    n_cand = sum(x["candidates"] for x in counts)
     stats["hybrid_candidate_rows"] = n_cand
     if n_cand == 0:
         stats["calibration"] = _calibrate(run, k, offsets, None, "deciding", "static (hybrid: no candidates)")[2]
         return []
-    dup, con, stats["calibration"], search["n_rows"] = _calibrate(
-        run, k, offsets, [e[0] for e in emb], "transformer", "transformer (candidates + sample)")
+    search["n_rows"] = sum(x["rows"] for x in counts)  # the candidate and sample rows (the local engine's)
     owners = run.shard_owners()
+    prm = [run.worker(g).cells.options(num_returns=2).remote("prompts", k, g, run.put({"owners": owners}))
+           for g in range(groups)]  # each pulls the shards' vectors in turn, and keeps them for ``verify``
+    passed = sum(x["pairs"] for x in run.get([p[1] for p in prm]))
+    timings["near_duplicates:pairs_prompts_passed"] = float(passed)  # run-specific: a pair counts once per group
+    if passed:
+        dup, con, stats["calibration"], _ = _calibrate(run, k, offsets, [p[0] for p in prm], "transformer",
+                                                       "transformer (candidates + sample)", sample)
+    else:
+        dup, con, stats["calibration"], _ = _calibrate(run, k, offsets, None, "deciding", NO_PROMPT_PASSED)
+    del prm
     ver = [run.worker(g).cells.remote(
         "verify", k, g, run.put({"rule": {"dup": dup, "con": con}, "offsets": offsets, "owners": owners}), keys)
-        for g in range(groups)]  # each pulls the shards' vectors in turn
+        for g in range(groups)]
     edges = run.get(ver)
     for x in edges:
         _add(timings, x["_timings"])
@@ -258,13 +270,14 @@ def _search_stats(cells: dict[str, Any], n: int, assigned: list[dict[str, Any]],
     return search
 
 
-def _calibrate(run: RayRun, k: int, offsets: list[int], idx: list[Any] | None, space: str, label: str
-               ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any], int]:
+def _calibrate(run: RayRun, k: int, offsets: list[int], idx: list[Any] | None, space: str, label: str,
+               sample: Any = ()) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any], int]:
     """The copy threshold, calibrated on the index actor from the local engine's negative pairs among rows
-    ``idx`` (object refs of the shards' row lists; None: every row); only the chosen pairs' rows travel."""
+    ``idx`` (object refs of the groups' row lists, with the ``sample`` rows; None: every row); only the chosen
+    pairs' rows travel."""
     n_shards = len(offsets)
     plan = run.actors[0].cells.options(num_returns=n_shards + 1).remote(
-        "calib_plan", k, 0, run.put({"hybrid": idx is not None, "offsets": offsets}), *(idx or []))
+        "calib_plan", k, 0, run.put({"hybrid": idx is not None, "offsets": offsets, "sample": sample}), *(idx or []))
     rows = [run.owner(s).cells.remote("rows", k, s, run.put({"space": space}), plan[s]) for s in range(n_shards)]
     cal = run.actors[0].cells.remote("calibrate", k, 0, run.put({"space": label}), rows)  # refs: fetched in turn
     out, n_idx = run.get([cal, plan[-1]])

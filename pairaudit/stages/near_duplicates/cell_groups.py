@@ -31,7 +31,7 @@ from pairaudit.stages.near_duplicates.search import (
     sum_vectors,
     train_cells,
 )
-from pairaudit.stages.near_duplicates.verify import match_edges, pair_outcomes, same_keys
+from pairaudit.stages.near_duplicates.verify import match_edges, pair_outcomes, prompts_pass, same_keys
 from pairaudit.stages.spill import Spill
 
 VECTORS = ("P", "C", "R")
@@ -139,6 +139,7 @@ class CellGroup:
             if n_parts else None
         self.cand: tuple[np.ndarray, np.ndarray] | None = None
         self.near: tuple[np.ndarray, np.ndarray] | None = None  # hybrid: rows and nearest rows to verify again
+        self.vec: tuple[np.ndarray, ...] | None = None  # hybrid: the candidate rows' transformer vectors (``prompts``)
 
     def _chunks(self, members: list[np.ndarray], probes: list[np.ndarray], k: int) -> list[list[int]]:
         """This group's cells in order, cut so that a chunk's searched pairs (at most ``k`` per probing row and
@@ -265,6 +266,21 @@ class CellGroup:
         part["partner"] = np.where(has, d["pos"][np.maximum(part["partner"], 0)], -1)
         return part
 
+    def prompts(self, parts: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Hybrid mode: the candidate rows' transformer vectors (``parts``: from the shards, read once; kept for
+        ``verify``) and the positions of the rows of the candidate pairs whose prompts may pass the deciding rule
+        (``verify.prompts_pass``: only their responses are read, so the calibration needs only their rows, as
+        in the local engine), then the count of those pairs."""
+        if self.d is None or self.cand is None or not len(self.cand[0]):
+            return [{"idx": np.zeros(0, np.int64)}, {"pairs": 0}]
+        d, (a, b), plan = self.d, self.cand, self.plan
+        rows_c = np.unique(np.concatenate([a, b]))
+        self.vec = _candidate_vectors(parts, d["pos"][rows_c])
+        ia, ib = np.searchsorted(rows_c, a), np.searchsorted(rows_c, b)
+        live = prompts_pass(self.vec[0], d["sk"][rows_c], d["ln"][rows_c], ia, ib, plan["dup"], plan["con"],
+                            plan["want_con"])
+        return [{"idx": d["pos"][np.unique(np.concatenate([a[live], b[live]]))]}, {"pairs": int(live.sum())}]
+
     def verify(self, keys: np.ndarray, rule: tuple[dict, dict], parts: Iterable[dict[str, Any]],
                timings: dict[str, float], starts: list[int], two: np.ndarray | None = None) -> list[dict[str, Any]]:
         """Hybrid mode: the candidate pairs verified with the transformer vectors (``parts``: from the shards, an
@@ -279,7 +295,9 @@ class CellGroup:
         d, (a, b) = self.d, self.cand
         rows_c = np.unique(np.concatenate([a, b]))  # local indices of the candidate rows
         ia, ib = np.searchsorted(rows_c, a), np.searchsorted(rows_c, b)
-        cols = (*_candidate_vectors(parts, d["pos"][rows_c]), d["sk"][rows_c], d["ln"][rows_c])  # the candidate rows'
+        vec = self.vec if self.vec is not None else _candidate_vectors(parts, d["pos"][rows_c])
+        self.vec = None
+        cols = (*vec, d["sk"][rows_c], d["ln"][rows_c])  # the candidate rows'
         kw = {"compared": (d["hresp"][rows_c], keys),
               "two_rows": np.isin(d["phash"][rows_c], two) if two is not None else None}
         es, ex = match_edges(*cols, ia, ib, rule[0], rule[1], self.plan["want_dups"], self.plan["want_con"], **kw)

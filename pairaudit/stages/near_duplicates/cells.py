@@ -11,8 +11,9 @@ union-find over edges), cut into phases that each run where their data is. Texts
    holding one of them, with its vectors, sketches and digests;
 5. groups: each of their cells' members against the rows that probe it, then the verification. Hybrid mode:
    the loose candidate rule; the shards embed their candidate rows with the transformer and send the vectors
-   to the groups that asked; the index calibrates on the local engine's negative pairs (only the rows of
-   the chosen pairs travel); the groups verify;
+   to the groups that asked; the groups find their pairs whose prompts may pass (``CellGroup.prompts``); the
+   index calibrates on the local engine's negative pairs among those pairs' rows and the sample (only the rows
+   of the chosen pairs travel); the groups verify;
 6. driver: union-find over the verified edges (``verify.edge_findings``: memory O(edges)); an edge carries its
    rows' prompt digests, so rows known to be different comparisons stay apart as in the local engine.
 
@@ -159,8 +160,8 @@ def _pieces(cols: dict[str, Any], idx: np.ndarray, rows: int) -> Iterator[dict[s
 def shard_embed(stage: NearDuplicateStage, d: dict[str, Any], wanted: list[np.ndarray], sample: np.ndarray,
                 timings: dict[str, float]) -> list[dict[str, Any]]:
     """Hybrid mode: the transformer vectors of this shard's candidate rows (``wanted``: per group, positions)
-    and calibration-sample rows, once each; per group the vectors it asked for, then for the index this
-    shard's rows of ``idx`` (candidates and sample), and its candidate count (for the driver)."""
+    and calibration-sample rows, once each; per group the vectors it asked for, then its counts of candidate rows
+    and of those rows and sample rows together (for the driver)."""
     off, n = d["offset"], d["n"]
     cand = np.unique(np.concatenate([np.asarray(w, np.int64) for w in wanted])) if wanted else np.zeros(0, np.int64)
     mine = sample[(sample >= off) & (sample < off + n)]
@@ -171,7 +172,7 @@ def shard_embed(stage: NearDuplicateStage, d: dict[str, Any], wanted: list[np.nd
     for w in wanted:
         at = np.searchsorted(idx, np.asarray(w, np.int64) - off)
         out.append({"pos": np.asarray(w, np.int64), "P": Pt[at], "C": Ct[at], "R": Rt[at]} if len(w) else {})
-    return [*out, {"idx": idx + off}, {"candidates": int(len(cand))}]
+    return [*out, {"candidates": int(len(cand)), "rows": int(len(idx))}]
 
 
 def shard_rows(d: dict[str, Any], positions: np.ndarray, space: str) -> dict[str, Any]:

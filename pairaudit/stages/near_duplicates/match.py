@@ -194,7 +194,7 @@ def match_pairs(P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln:
         s = np.where(equal, 1.0, c).astype(np.float32)
         w = np.where(equal, SAME, COSINE).astype(np.int8)
         # a pair whose length ratio keeps its wording under the field's floor fails or passes on its cosine alone
-        lx = _wording(sk, ln, ts, (ia, fa), (ib, fb), float(floor.min()) - 1e-4)
+        lx = wording(sk, ln, ts, (ia, fa), (ib, fb), float(floor.min()) - 1e-4)
         lex[idx[differ], f] = lx
         better = lx > s[differ].astype(np.float64)
         s[differ[better]] = lx[better]
@@ -218,8 +218,8 @@ def match_pairs(P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln:
     return ok, sure, sim, cos, lex, why, thr
 
 
-def _wording(sk: np.ndarray, ln: np.ndarray, ts: Any, xa: tuple[np.ndarray, int], xb: tuple[np.ndarray, int],
-             below: float) -> np.ndarray:
+def wording(sk: np.ndarray, ln: np.ndarray, ts: Any, xa: tuple[np.ndarray, int], xb: tuple[np.ndarray, int],
+            below: float) -> np.ndarray:
     """The wording similarity of rows ``xa[0]`` field ``xa[1]`` and ``xb[0]`` field ``xb[1]`` (a pair whose length
     ratio keeps it under ``below`` gets that cap: it fails or passes on its cosine alone)."""
     (ia, fa), (ib, fb) = xa, xb

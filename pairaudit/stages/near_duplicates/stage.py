@@ -12,9 +12,10 @@ Three ways to get the embeddings (``embed_mode``; docs/near_duplicates.md has th
 
 * ``hybrid`` (default): a static model distilled from the embedder with model2vec embeds every text
   (thousands of texts/s on a CPU); its vectors, with each field's dataset mean removed, find the
-  candidate pairs (a looser rule, ``candidate_min_prompt`` / ``candidate_min_response``); only the texts of
-  candidate rows and of a calibration sample (``calibration_rows``) are embedded by the
-  sentence-transformers model, whose cosines decide.
+  candidate pairs (a looser rule, ``candidate_min_prompt`` / ``candidate_min_response``); only the texts the
+  decision reads are embedded by the sentence-transformers model, whose cosines decide: the prompts the
+  candidate pairs do not share, then the responses of the pairs whose prompts may pass and of a calibration
+  sample (``calibration_rows``), on whose rows the copy threshold is calibrated (``_hybrid_decision``).
 * ``static`` (``--fast``): the static model decides alone (no transformer is loaded).
 * ``transformer``: the sentence-transformers model embeds every text (the previous behaviour; slow on
   CPU), its cosines decide.
@@ -38,7 +39,7 @@ from pairaudit.datatypes import Pair, StageResult
 from pairaudit.errors import ConfigError
 from pairaudit.stages.base import Stage
 from pairaudit.stages.exact import CONTRADICTION_INFO
-from pairaudit.stages.near_duplicates.calibrate import calibrated_rule, calibration_sample
+from pairaudit.stages.near_duplicates.calibrate import NO_PROMPT_PASSED, calibrated_rule, calibration_sample
 from pairaudit.stages.near_duplicates.infos import (
     DEFAULT_MODE,
     NEAR_DUPLICATE_INFO,
@@ -56,7 +57,7 @@ from pairaudit.stages.near_duplicates.near_identical import near_identical_findi
 from pairaudit.stages.near_duplicates.reasons import REASON_KEY, reason_texts, reverify
 from pairaudit.stages.near_duplicates.search import center, field_mean, rowdot, sum_vectors
 from pairaudit.stages.near_duplicates.texts import blob_bytes, pack, text_hash, unpack
-from pairaudit.stages.near_duplicates.verify import find_groups, pair_outcomes, two_row_prompts
+from pairaudit.stages.near_duplicates.verify import find_groups, pair_outcomes, prompts_pass, two_row_prompts
 from pairaudit.stages.spill import Spill
 from pairaudit.stages.state import Column, Count
 
@@ -285,26 +286,9 @@ class NearDuplicateStage(Stage):
             store = self._field_vectors(blobs, near_rows, timings)
             store.plan(np.repeat((np.arange(3) > 0)[:, None], len(near_rows), axis=1))  # their chosen and rejected
         elif mode == "hybrid":
-            sample = calibration_sample(phash, int(dup["calibration_rows"]))
-            idx = np.union1d(cand, sample)
-            store = self._field_vectors(blobs, np.union1d(idx, near_rows), timings)
-            # one planned pass: the prompts candidates do not share, both responses of the calibration's rows
-            # and of the near_identical_pair proposals; what the decision reads beyond it is embedded on reading
-            store.plan(decision_plan(store, out["a"], out["b"], sk, ln, np.union1d(idx, near_rows)))
-            Pt, Ct, Rt = store.view(idx)
-            pos = np.full(n, -1, dtype=np.int64)
-            pos[idx] = np.arange(len(idx))
-            dup, con, stats["calibration"] = calibrated_rule(dup, con, Ct, Rt, sk, ln, phash, idx, pos,
-                                                             "transformer (candidates + sample)")
-            kw = {"compared": (hresp[idx], compared), "ts": ts[idx], "two_rows": two[idx]}  # the deciding pass's
-            out2 = find_groups(rows[idx], Pt, Ct, Rt, sk[idx], ln[idx], dup, con, want_dups=want_dups,
-                               want_contradictions=want_con, candidates=(pos[out["a"]], pos[out["b"]]),
-                               timings=timings, prompt_keys=phash[idx], **kw)
-            out["findings"] = out2["findings"]
-            out["stats"].update(out2["stats"])
-            if want_dups:  # the nearest pairs that passed the loose rule, as the deciding rule saw them
-                reverify(out["near"], lambda x, y: pair_outcomes(Pt, Ct, Rt, sk[idx], ln[idx], pos[x], pos[y], dup,
-                                                                 con, want_dups, want_con, **kw))
+            cols = {"rows": rows, "C": C, "R": R, "sk": sk, "ln": ln, "phash": phash, "hresp": hresp,
+                    "compared": compared, "ts": ts, "two": two}
+            store, dup, con = self._hybrid_decision(out, stats, cols, blobs, (dup, con), near_rows, timings)
         res.findings = out["findings"]
         stats["mode"] = mode
         res.findings += near_identical_findings(self.ctx, rows, pair_raw, mode,
@@ -319,6 +303,50 @@ class NearDuplicateStage(Stage):
         stats.update(_shape_stats(phash, P, sk, blobs, n))
         res.timings = timings
         return res
+
+    def _hybrid_decision(self, out: dict[str, Any], stats: dict[str, Any], cols: dict[str, Any], blobs: Any,
+                         rules: tuple[dict[str, Any], dict[str, Any]], near_rows: np.ndarray,
+                         timings: dict[str, float]) -> tuple[FieldVectors, dict[str, Any], dict[str, Any]]:
+        """Hybrid mode's second look at the candidate pairs (``out["a"]``, ``out["b"]``), the transformer's in two
+        planned passes: first the prompts the pairs do not share (and the near_identical_pair proposals'
+        responses); the deciding rule reads the responses only of the pairs whose prompts may pass
+        (``verify.prompts_pass``), so then the responses of their rows and of the calibration sample, and the copy
+        threshold is calibrated on those rows. When no pair's prompts pass, nothing reads the threshold: no
+        response is embedded and the report gives the static space's calibration. ``out`` gets the findings, the
+        stats and the deciding rule's outcome of the nearest pairs; returns the vectors and the rules used."""
+        rows, C, R, sk, ln, phash = (cols[k] for k in ("rows", "C", "R", "sk", "ln", "phash"))
+        dup, con = rules
+        want_dups, want_con = "near_duplicate_pair" in self.enabled, "contradictory_pair" in self.enabled
+        a, b, n = out["a"], out["b"], len(rows)
+        sample = calibration_sample(phash, int(dup["calibration_rows"]))
+        idx = np.union1d(out["candidate_rows"], sample)
+        store = self._field_vectors(blobs, np.union1d(idx, near_rows), timings)
+        store.plan(decision_plan(store, a, b, sk, ln, near_rows))  # the prompts, the proposals' responses
+        Pt, Ct, Rt = store.view(idx)
+        pos = np.full(n, -1, dtype=np.int64)
+        pos[idx] = np.arange(len(idx))
+        kw = {"compared": (cols["hresp"][idx], cols["compared"]), "ts": cols["ts"][idx], "two_rows": cols["two"][idx]}
+        sk_i, ln_i = sk[idx], ln[idx]
+        live = prompts_pass(Pt, sk_i, ln_i, pos[a], pos[b], dup, con, want_con, kw["ts"])
+        timings["near_duplicates:pairs_prompts_passed"] = float(live.sum())  # run-specific: Ray counts per group
+        if live.any():
+            cal = np.union1d(np.concatenate([a[live], b[live]]), sample)
+            store.plan(decision_plan(store, a[live], b[live], sk, ln, cal))  # their rows' and the sample's responses
+            dup, con, stats["calibration"] = calibrated_rule(dup, con, Ct, Rt, sk, ln, phash, cal, pos,
+                                                             "transformer (candidates + sample)")
+        else:
+            every = np.arange(n)
+            dup, con, stats["calibration"] = calibrated_rule(dup, con, C, R, sk, ln, phash, every, every,
+                                                             NO_PROMPT_PASSED)
+        out2 = find_groups(rows[idx], Pt, Ct, Rt, sk_i, ln_i, dup, con, want_dups=want_dups,
+                           want_contradictions=want_con, candidates=(pos[a], pos[b]), timings=timings,
+                           prompt_keys=phash[idx], **kw)
+        out["findings"] = out2["findings"]
+        out["stats"].update(out2["stats"])
+        if want_dups:  # the nearest pairs that passed the loose rule, as the deciding rule saw them
+            reverify(out["near"], lambda x, y: pair_outcomes(Pt, Ct, Rt, sk_i, ln_i, pos[x], pos[y], dup, con,
+                                                             want_dups, want_con, **kw))
+        return store, dup, con
 
     def _embed_timings(self) -> dict[str, float]:
         """Run-specific embedding counters (timings.json)."""

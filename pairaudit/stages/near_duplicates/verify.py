@@ -22,9 +22,10 @@ from pairaudit.stages.near_duplicates.match import (
     new_outcome,
     record,
     strength,
+    wording,
 )
 from pairaudit.stages.near_duplicates.reasons import row_outcomes
-from pairaudit.stages.near_duplicates.search import neighbour_search, sum_vectors
+from pairaudit.stages.near_duplicates.search import neighbour_search, rowdot, sum_vectors
 from pairaudit.stages.near_duplicates.unionfind import Separated
 
 RULE_KEYS = ("min_prompt", "min_response", "min_response_flag", "floor_response", "floor_response_flag",
@@ -96,6 +97,51 @@ def match_edges(P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln:
         edges_x = dict(zip(EDGE_FIELDS, (a[ok_x], b[ok_x], sure_x[ok_x], sim_x[ok_x], cos_x[ok_x], lex_x[ok_x],
                                          why_x[ok_x], thr_x[ok_x])))
     return edges_s, edges_x
+
+
+def prompts_pass(P: Any, sk: Any, ln: np.ndarray, a: np.ndarray, b: np.ndarray, dup: dict[str, Any],
+                 con: dict[str, Any], want_contradictions: bool, ts: Any = None) -> np.ndarray:
+    """Which candidate pairs ``(a[i], b[i])`` may pass the deciding rule's prompt field: the same prompt text, or
+    ``max(cosine, wording) >= min_prompt`` (the smaller of the two rules' when near contradictions are wanted),
+    computed as ``match_pairs`` computes it. The deciding rule turns down every other pair on its prompt before
+    reading a response (it only lowers a prompt's similarity further: other numbers), so only these pairs'
+    responses are read, and the calibration needs only their rows (hybrid mode: their responses are then the
+    transformer's to embed; ``stage._hybrid_decision``, the Ray cell groups' ``prompts``).
+
+    Args:
+        P: the prompts' vectors (any array-like ``rowdot`` reads), indexed like ``sk``.
+        sk, ln: sketches and lengths (n, 3); ``ts``: the sketches' ``token_sorted`` forms, or None.
+        a, b: the pairs' row indices.
+        dup, con: the duplicate and contradiction rules (``min_prompt``; the calibration does not move it).
+        want_contradictions: near contradictions are wanted (their rule's ``min_prompt`` counts too).
+
+    Returns:
+        A bool array, one per pair.
+
+    Example:
+        >>> import numpy as np
+        >>> from pairaudit.stages.near_duplicates.match import sketch
+        >>> sks = [sketch(t) for t in ("how do I bake bread", "how do I bake bread?", "what is a good film")]
+        >>> sk = np.array([[s[0]] * 3 for s in sks]); ln = np.array([[s[1]] * 3 for s in sks])
+        >>> P = np.eye(3, dtype=np.float32)
+        >>> prompts_pass(P, sk, ln, np.array([0, 0]), np.array([1, 2]), {"min_prompt": 0.85}, {}, False).tolist()
+        [True, False]
+    """
+    floor = float(dup["min_prompt"])
+    if want_contradictions:
+        floor = min(floor, float(con.get("min_prompt", floor)))
+    out = np.zeros(len(a), dtype=bool)
+    for lo in range(0, len(a), MATCH_CHUNK):  # a slice of pairs at a time: their sketches are copied to compare
+        x, y = a[lo:lo + MATCH_CHUNK], b[lo:lo + MATCH_CHUNK]
+        s = np.ones(len(x), dtype=np.float32)
+        differ = np.flatnonzero(~((sk[x, 0] == sk[y, 0]) & (ln[x, 0] == ln[y, 0])))
+        if len(differ):
+            ia, ib = x[differ], y[differ]
+            c = rowdot(P, P, ia, ib)
+            lx = wording(sk, ln, ts, (ia, 0), (ib, 0), floor - 1e-4)
+            s[differ] = np.where(lx > c.astype(np.float64), lx, c)
+        out[lo:lo + MATCH_CHUNK] = s >= floor - 1e-6
+    return out
 
 
 def pair_outcomes(P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln: np.ndarray, a: np.ndarray,
