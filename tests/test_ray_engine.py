@@ -409,5 +409,5 @@ def test_ray_calibrates_on_the_pairs_whose_prompts_pass_as_local(local_ray: None
         assert timings["near_duplicates:pairs_prompts_passed"] == 0
         assert "near_duplicate_pair" not in set(want[0]["check"])
     else:
-        assert cal["space"] == "transformer (candidates + sample)" and timings["near_duplicates:pairs_prompts_passed"] > 0
+        assert cal["space"].startswith("transformer (the rows of the candidate pairs whose prompts pass") and timings["near_duplicates:pairs_prompts_passed"] > 0
         assert "near_duplicate_pair" in set(want[0]["check"])

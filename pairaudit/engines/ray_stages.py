@@ -19,7 +19,7 @@ from pairaudit.config import clamp_record
 from pairaudit.engines.exchange import Pull
 from pairaudit.engines.partition import finding_list
 from pairaudit.engines.wire import dumps, loads
-from pairaudit.stages.near_duplicates.calibrate import NO_PROMPT_PASSED
+from pairaudit.stages.near_duplicates.calibrate import NO_PROMPT_PASSED, PROMPTS_PASSED
 from pairaudit.stages.near_duplicates.search import nprobe_why
 
 if TYPE_CHECKING:
@@ -224,7 +224,7 @@ def _verify_hybrid(run: RayRun, k: int, offsets: list[int], groups: int, keys: A
     timings["near_duplicates:pairs_prompts_passed"] = float(passed)  # run-specific: a pair counts once per group
     if passed:
         dup, con, stats["calibration"], _ = _calibrate(run, k, offsets, [p[0] for p in prm], "transformer",
-                                                       "transformer (candidates + sample)", sample)
+                                                       PROMPTS_PASSED, sample)
     else:
         dup, con, stats["calibration"], _ = _calibrate(run, k, offsets, None, "deciding", NO_PROMPT_PASSED)
     del prm

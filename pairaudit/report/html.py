@@ -344,8 +344,10 @@ def multipair_rows(stats: dict) -> list[tuple[str, str]]:
                                              f"(distinct texts)"))
     cal = (stats.get("near_duplicates") or {}).get("calibration") or {}
     if cal:
+        note = f"; {cal['note']}" if cal.get("note") else ""
         rows.append(("near-duplicate copy threshold",
                      f"each response >= {cal['min_response']:.3f} (unsure band from {cal['min_response_flag']:.3f}: "
-                     f"flagged), calibrated {cal['calibrated_on']} on {cal['negatives_within_rows']} + "
-                     f"{cal['negatives_across_rows']} pairs of different answers"))
+                     f"flagged), calibrated {cal['calibrated_on']} on pairs of different answers: "
+                     f"{cal['negatives_within_rows']} within rows, {cal['negatives_across_rows']} across rows sharing "
+                     f"a prompt; vectors: {cal['space']}{note}"))
     return rows

@@ -39,7 +39,12 @@ from pairaudit.datatypes import Pair, StageResult
 from pairaudit.errors import ConfigError
 from pairaudit.stages.base import Stage
 from pairaudit.stages.exact import CONTRADICTION_INFO
-from pairaudit.stages.near_duplicates.calibrate import NO_PROMPT_PASSED, calibrated_rule, calibration_sample
+from pairaudit.stages.near_duplicates.calibrate import (
+    NO_PROMPT_PASSED,
+    PROMPTS_PASSED,
+    calibrated_rule,
+    calibration_sample,
+)
 from pairaudit.stages.near_duplicates.infos import (
     DEFAULT_MODE,
     NEAR_DUPLICATE_INFO,
@@ -333,7 +338,7 @@ class NearDuplicateStage(Stage):
             cal = np.union1d(np.concatenate([a[live], b[live]]), sample)
             store.plan(decision_plan(store, a[live], b[live], sk, ln, cal))  # their rows' and the sample's responses
             dup, con, stats["calibration"] = calibrated_rule(dup, con, Ct, Rt, sk, ln, phash, cal, pos,
-                                                             "transformer (candidates + sample)")
+                                                             PROMPTS_PASSED)
         else:
             every = np.arange(n)
             dup, con, stats["calibration"] = calibrated_rule(dup, con, C, R, sk, ln, phash, every, every,
