@@ -89,7 +89,8 @@ def static_figures(P: Any, C: Any, R: Any, sk: np.ndarray, ln: np.ndarray, ts: A
                        lexical_many(sk[a, fa], ln[a, fa], sk[b, fb], ln[b, fb], scorer="ratio"))
         return np.where(same, 1.0, np.maximum(cos, w)), np.where(same, 1.0, w)
 
-    p, _ = field(P, P, 0, 0)
+    p, pw = field(P, P, 0, 0)
+    p_cos = np.where(pw == 1.0, 1.0, rowdot(P, P, a, b).astype(np.float64))  # the static cosine alone
     cc, wc = field(C, C, 1, 1)
     rr, wr = field(R, R, 2, 2)
     cr, wcr = field(C, R, 1, 2)
@@ -98,7 +99,7 @@ def static_figures(P: Any, C: Any, R: Any, sk: np.ndarray, ln: np.ndarray, ts: A
     use_x = cross > straight
     s_resp = np.where(use_x, cross, straight)
     w_resp = np.where(use_x, np.minimum(wcr, wrc), np.minimum(wc, wr))
-    return {"s_prompt": p, "s_resp": s_resp, "w_resp": w_resp, "crosswise": use_x}
+    return {"s_prompt": p, "s_resp": s_resp, "w_resp": w_resp, "crosswise": use_x, "c_prompt": p_cos, "w_prompt": pw}
 
 
 DECISION = {"drop": "drop", "flag": "flag", "contra": "contra"}
@@ -143,6 +144,7 @@ def measure(name: str, cache: Path) -> list[dict[str, Any]]:
     return [{"set": name, "a": int(a[i]), "b": int(b[i]), "transformer": td[i], "static": sd[i],
              "t_code": int(tr["code"][i]), "s_prompt": round(float(fig["s_prompt"][i]), 4),
              "s_resp": round(float(fig["s_resp"][i]), 4), "w_resp": round(float(fig["w_resp"][i]), 4),
+             "c_prompt": round(float(fig["c_prompt"][i]), 4), "w_prompt": round(float(fig["w_prompt"][i]), 4),
              "crosswise": bool(fig["crosswise"][i]), "min_response": float(dup["min_response"])}
             for i in range(len(a))]
 

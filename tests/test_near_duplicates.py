@@ -384,3 +384,31 @@ def test_prompts_pass_holds_every_pair_the_deciding_rule_reads_past_its_prompt()
     assert past.any() and (~live).any() and live.any()
     assert not (past & ~live).any()
     assert (out["field"][~live] == 0).all()
+
+
+def test_the_candidate_rule_reads_the_prompts_cosine_and_only_a_deciding_wording() -> None:
+    """Hybrid mode's loose rule: the prompts pass on the static cosine (>= candidate_min_prompt) or on a wording that
+    passes the deciding rule alone (>= min_prompt); a wording below that (two HH prompts share their "Human: ...
+    Assistant:" frame word for word) no longer makes a candidate (docs/near_duplicates.md, "The prompts")."""
+    from pairaudit.stages.near_duplicates.verify import _rules
+
+    frame = "\n\nHuman: {}\n\nAssistant: Sure, happy to help.\n\nHuman: {}\n\nAssistant:"
+    prompts = [frame.format("How do I bake bread?", "And how long?"),
+               frame.format("Who won the cup in 1998?", "And in 2002?"),  # the frame's words: wording ~0.6
+               frame.format("How do I bake bread ?", "And how long??"),  # the same words: wording 1
+               frame.format("Best way to learn piano?", "Any apps?")]
+    sks = [sketch(t) for t in prompts]
+    resp = sketch(" Preheat the oven to 220C.")
+    sk = np.array([[s[0], resp[0], resp[0]] for s in sks])
+    ln = np.array([[s[1], resp[1], resp[1]] for s in sks], dtype=np.int32)
+    # static prompt cosines with row 0: 0.1 (row 1), 1 (row 2), 0.6 (row 3); the responses are the same
+    P = np.array([[1.0, 0.0], [0.1, np.sqrt(0.99)], [1.0, 0.0], [0.6, 0.8]], np.float32)
+    C = R = np.ones((4, 2), np.float32) / np.sqrt(2)
+    rule, _ = _rules(dict(NEAR_DUPLICATE_INFO.thresholds), {}, candidates_only=True)
+    from pairaudit.stages.near_duplicates.match import match_pairs, wording
+
+    a, b = np.array([0, 0, 0]), np.array([1, 2, 3])
+    w = wording(sk, ln, None, (a, 0), (b, 0), 0.0)
+    assert 0.5 <= w[0] < 0.85 and w[1] >= 0.85  # the frame alone lifts the wording of two unrelated prompts
+    ok = match_pairs(P, C, R, sk, ln, a, b, rule, straight=True)[0]
+    assert ok.tolist() == [False, True, True]  # frame only: out; same words: in; static cosine 0.6: in

@@ -143,9 +143,10 @@ def test_the_prompt_s_only_two_rows_match_on_words_or_meaning_per_response(tmp_p
 def test_reworded_prompts_reach_the_transformer() -> None:
     """held6 (data/precision/neardup_heldout6.jsonl, written by a helper who had not read the rule): 99 HH rows, 40
     copies whose user turns are reworded (light to from scratch), 20 same-topic requests for something else. The
-    static model's candidate rule turns a pair down on the prompt only below ``candidate_min_prompt``; the
-    transformer matched heavy rewrites at static prompt similarity 0.635 and 0.646, which a floor of 0.65 lost
-    (33 of 40 found instead of 35: docs/near_duplicates.md, "The prompts")."""
+    static model's candidate rule turns a pair down on the prompt below ``candidate_min_prompt`` (its static
+    cosine, unless the wording alone passes the deciding rule); the transformer matched heavy rewrites at static
+    cosine 0.606 and 0.646, which a floor of 0.65 lost (33 of 40 found instead of 35: docs/near_duplicates.md,
+    "The prompts")."""
     path = DATA / "neardup_heldout6.jsonl"
     rows = [json.loads(line) for line in path.open(encoding="utf-8")]
     audit = pairaudit.scan(str(path), None, progress=False, log=lambda m: None, only=CHECKS)
@@ -154,7 +155,7 @@ def test_reworded_prompts_reach_the_transformer() -> None:
     plants = {i: r["plant_of"] for i, r in enumerate(rows) if r.get("plant_kind") == "paraphrase"}
     got = sorted(i for i, o in plants.items() if i in nd and nd[i]["group"] == o)
     assert len(got) >= 35, sorted(set(plants) - set(got))
-    assert {118, 126} <= set(got)  # the two heavy rewrites at static prompt similarity 0.635-0.646
+    assert {118, 126} <= set(got)  # the two heavy rewrites at static prompt cosine 0.606-0.646
     assert not [f for f in found if f["row"] < 99], "a base row was merged"
     base = {(r["chosen"], r["rejected"]) for r in rows[:99]}
     other = [i for i, r in enumerate(rows) if r.get("plant_kind") == "hard_negative"
@@ -163,9 +164,10 @@ def test_reworded_prompts_reach_the_transformer() -> None:
 
 
 def test_reworded_requests_on_ultrafeedback() -> None:
-    """held7 (data/precision/neardup_heldout7.jsonl, written by another helper after ``candidate_min_prompt`` was
-    chosen): 200 UltraFeedback rows, 40 copies with the request reworded, 20 requests for something else of the
-    same kind worded as close to the base as possible (few-shot templates differing in a few characters)."""
+    """held7 (data/precision/neardup_heldout7.jsonl, written by another helper after the candidate rule's prompt
+    floor was first chosen): 200 UltraFeedback rows, 40 copies with the request reworded, 20 requests for
+    something else of the same kind worded as close to the base as possible (few-shot templates differing in a
+    few characters)."""
     path = DATA / "neardup_heldout7.jsonl"
     rows = [json.loads(line) for line in path.open(encoding="utf-8")]
     found = pairaudit.scan(str(path), None, progress=False, log=lambda m: None, only=CHECKS).findings.to_dicts()

@@ -149,7 +149,8 @@ def match_pairs(P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln:
     """Verify candidate row pairs (a[i], b[i]); ``sk``/``ln``: (n, 3) sketches / lengths (``ts``: the sketches'
     ``token_sorted`` forms when the caller made them: the same values, faster); ``rule``:
     ``min_prompt`` (the prompts), ``min_response`` (each response: a copy) and ``min_response_flag`` (each
-    response at least this: the unsure band, flagged).
+    response at least this: the unsure band, flagged); ``prompt_wording_from`` (hybrid mode's candidate rule):
+    the prompts' wording counts only from this value up, below it their cosine alone.
 
     ``straight``: prompt~prompt, chosen~chosen, rejected~rejected; else crosswise (chosen_a~rejected_b,
     rejected_a~chosen_b). No mean: every field must pass on its own, so two identical fields never vouch for
@@ -196,6 +197,8 @@ def match_pairs(P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln:
         # a pair whose length ratio keeps its wording under the field's floor fails or passes on its cosine alone
         lx = wording(sk, ln, ts, (ia, fa), (ib, fb), float(floor.min()) - 1e-4)
         lex[idx[differ], f] = lx
+        if f == 0 and "prompt_wording_from" in rule:  # the candidate rule: wording counts where it decides alone
+            lx = np.where(lx >= float(rule["prompt_wording_from"]) - 1e-6, lx, -1.0)
         better = lx > s[differ].astype(np.float64)
         s[differ[better]] = lx[better]
         w[differ[better]] = WORDING

@@ -34,8 +34,11 @@ RULE_KEYS = ("min_prompt", "min_response", "min_response_flag", "floor_response"
 
 def _rules(dup: dict[str, Any], con: dict[str, Any], candidates_only: bool) -> tuple[dict, dict]:
     if candidates_only:  # the looser rule of the static candidate generator (hybrid mode)
+        # the prompts: the static cosine, or the wording where it decides alone (at the deciding rule's floor,
+        # the transformer cannot turn the prompts down); below that floor the wording only stands in for
+        # the transformer's cosine, and HH prompts share their "Human: ... Assistant:" frame word for word
         r = {"min_prompt": dup["candidate_min_prompt"], "min_response": dup["candidate_min_response"],
-             "min_response_flag": dup["candidate_min_response"]}
+             "min_response_flag": dup["candidate_min_response"], "prompt_wording_from": dup["min_prompt"]}
         return r, r
     return ({k: dup[k] for k in RULE_KEYS if k in dup},
             {k: con.get(k, dup[k]) for k in RULE_KEYS if k in dup})
