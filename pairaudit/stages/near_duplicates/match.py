@@ -19,6 +19,7 @@ sketches and capped by the ratio of their lengths.
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Any
 
@@ -75,14 +76,15 @@ def lexical(sa: bytes, la: int, sb: bytes, lb: int) -> float:
 
 
 def lexical_many(sa: np.ndarray, la: np.ndarray, sb: np.ndarray, lb: np.ndarray, scorer: str = "token_sort_ratio",
-                 below: float | None = None) -> np.ndarray:
+                 below: float | None = None, cutoff: bool = False) -> np.ndarray:
     """``lexical`` (``scorer="ratio"``: ``char_ratio``) of many sketch pairs at once (float64, the same values:
     rapidfuzz's ``cpdist`` runs the same scorer over the pairs in C++ instead of one Python call per pair).
 
     ``below``: a pair of long texts whose length-ratio cap is under it gets the cap itself (an upper bound of
     its value, so also under ``below``) without running the scorer: for a caller that only asks whether the
     value reaches ``below`` (the verification's field floors), the answer is the same and ~40% of random
-    response pairs need no scorer."""
+    response pairs need no scorer. ``cutoff`` (with ``below``): the scorer's ``score_cutoff`` too, so it may stop
+    early and return 0 for a pair under ``below``; values from ``below`` up are exact."""
     from rapidfuzz import fuzz, process
 
     if not len(sa):
@@ -95,10 +97,26 @@ def lexical_many(sa: np.ndarray, la: np.ndarray, sb: np.ndarray, lb: np.ndarray,
     r = cap.copy()
     run = np.arange(len(la)) if below is None else np.flatnonzero(cap >= below)
     if len(run):
+        kw = {"score_cutoff": below * 100.0} if cutoff and below is not None else {}
         r[run] = np.minimum(cap[run], process.cpdist([x.decode("utf-8", "ignore") for x in sa[run].tolist()],
                                                      [x.decode("utf-8", "ignore") for x in sb[run].tolist()],
-                                                     scorer=getattr(fuzz, scorer), dtype=np.float64) / 100.0)
+                                                     scorer=getattr(fuzz, scorer), dtype=np.float64,
+                                                     workers=native_threads(), **kw) / 100.0)
     return r
+
+
+def native_threads() -> int:
+    """Threads a native loop of this process may use (rapidfuzz's pairs: each pair's score is computed alone, so
+    the values do not depend on it): ``OMP_NUM_THREADS`` where it is set (the pool's workers: 1; a Ray actor: its
+    CPUs), else the CPUs this process may use (the local engine's main process, whose workers are idle while the
+    stages finalize)."""
+    env = os.environ.get("OMP_NUM_THREADS", "")
+    if env.isdigit() and int(env) > 0:
+        return int(env)
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
 
 
 def char_ratio(sa: bytes, la: int, sb: bytes, lb: int) -> float:
@@ -194,11 +212,12 @@ def match_pairs(P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln:
         cos[idx, f] = c
         s = np.where(equal, 1.0, c).astype(np.float32)
         w = np.where(equal, SAME, COSINE).astype(np.int8)
-        # a pair whose length ratio keeps its wording under the field's floor fails or passes on its cosine alone
-        lx = wording(sk, ln, ts, (ia, fa), (ib, fb), float(floor.min()) - 1e-4)
-        lex[idx[differ], f] = lx
         if f == 0 and "prompt_wording_from" in rule:  # the candidate rule: wording counts where it decides alone
-            lx = np.where(lx >= float(rule["prompt_wording_from"]) - 1e-6, lx, -1.0)
+            lx = _deciding_wording(sk, ln, ts, (ia, fa), (ib, fb), c[differ] < floor[differ] - 1e-6,
+                                   float(rule["prompt_wording_from"]))
+        else:  # a pair whose length ratio keeps its wording under the field's floor fails or passes on its cosine
+            lx = wording(sk, ln, ts, (ia, fa), (ib, fb), float(floor.min()) - 1e-4)
+        lex[idx[differ], f] = np.where(lx >= 0, lx, np.nan)
         better = lx > s[differ].astype(np.float64)
         s[differ[better]] = lx[better]
         w[differ[better]] = WORDING
@@ -222,14 +241,30 @@ def match_pairs(P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln:
 
 
 def wording(sk: np.ndarray, ln: np.ndarray, ts: Any, xa: tuple[np.ndarray, int], xb: tuple[np.ndarray, int],
-            below: float) -> np.ndarray:
+            below: float, cutoff: bool = False) -> np.ndarray:
     """The wording similarity of rows ``xa[0]`` field ``xa[1]`` and ``xb[0]`` field ``xb[1]`` (a pair whose length
-    ratio keeps it under ``below`` gets that cap: it fails or passes on its cosine alone)."""
+    ratio keeps it under ``below`` gets that cap: it fails or passes on its cosine alone; ``cutoff``: any value
+    under ``below`` may come back as 0, ``lexical_many``)."""
     (ia, fa), (ib, fb) = xa, xb
     if ts is None:
-        return lexical_many(sk[ia, fa], ln[ia, fa], sk[ib, fb], ln[ib, fb], below=below)
+        return lexical_many(sk[ia, fa], ln[ia, fa], sk[ib, fb], ln[ib, fb], below=below, cutoff=cutoff)
     # token_sort_ratio = the character ratio of the word-sorted sketches
-    return lexical_many(ts[ia, fa], ln[ia, fa], ts[ib, fb], ln[ib, fb], scorer="ratio", below=below)
+    return lexical_many(ts[ia, fa], ln[ia, fa], ts[ib, fb], ln[ib, fb], scorer="ratio", below=below, cutoff=cutoff)
+
+
+def _deciding_wording(sk: np.ndarray, ln: np.ndarray, ts: Any, xa: tuple[np.ndarray, int],
+                      xb: tuple[np.ndarray, int], short: np.ndarray, at: float) -> np.ndarray:
+    """The candidate rule's prompt wording: where the cosine is ``short`` of the floor, the wording when it reaches
+    ``at`` (where it passes the deciding rule alone), else -1 (it does not count); -1 where the cosine passes
+    (the wording is not needed: a passed field's value is never reported). Only the pairs short of the floor
+    run the scorer, with ``at`` as its cutoff."""
+    (ia, fa), (ib, fb) = xa, xb
+    out = np.full(len(ia), -1.0)
+    need = np.flatnonzero(short)
+    if len(need):
+        v = wording(sk, ln, ts, (ia[need], fa), (ib[need], fb), at - 1e-4, cutoff=True)
+        out[need] = np.where(v >= at - 1e-6, v, -1.0)
+    return out
 
 
 def _other_answers(s: np.ndarray, floor: np.ndarray, masks: tuple[np.ndarray, np.ndarray], xa: tuple[np.ndarray, int],
