@@ -307,3 +307,21 @@ def test_dom_keeps_layout(rendered: tuple[Path, str]) -> None:
     # the payload's closing tags (</pre></div>) must not close our elements: every example pair stays intact
     _, html = rendered
     assert len(re.findall(r'<div class="pa-sides">', html)) == len(re.findall(r'<div class="pa-side rejected">', html))
+
+
+def test_the_report_says_what_the_near_duplicate_transformer_compared() -> None:
+    """report.html's near-duplicate rows: the copy threshold with where it was calibrated, and the transformer's
+    text count and how many it read cut (helper-65: the page said neither)."""
+    from pairaudit.report.html import multipair_rows
+
+    stats = {"near_duplicates": {"mode": "hybrid", "transformer": {"texts": 1021, "texts_cut": 50, "max_tokens": 256},
+                                 "calibration": {"min_response": 0.85, "min_response_flag": 0.8,
+                                                 "calibrated_on": "within rows", "negatives_within_rows": 40,
+                                                 "negatives_across_rows": 0, "space": "static (hybrid: no candidates)",
+                                                 "note": "fewer than 50 negatives: the floors decide"}}}
+    rows = dict(multipair_rows(stats))
+    assert "40 within rows, 0 across rows" in rows["near-duplicate copy threshold"]
+    assert "vectors: static (hybrid: no candidates); fewer than 50 negatives" in rows["near-duplicate copy threshold"]
+    assert rows["near-duplicate transformer"] == ("compared 1,021 texts (the static model decided the rest); 50 longer "
+                                                  "than its 256 tokens, read from their start")
+    assert "near-duplicate transformer" not in dict(multipair_rows({"near_duplicates": {"mode": "static"}}))

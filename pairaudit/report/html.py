@@ -350,4 +350,11 @@ def multipair_rows(stats: dict) -> list[tuple[str, str]]:
                      f"flagged), calibrated {cal['calibrated_on']} on pairs of different answers: "
                      f"{cal['negatives_within_rows']} within rows, {cal['negatives_across_rows']} across rows sharing "
                      f"a prompt; vectors: {cal['space']}{note}"))
+    nd = stats.get("near_duplicates") or {}
+    tfm = nd.get("transformer") or {}
+    if tfm.get("texts"):
+        rest = " (the static model decided the rest)" if nd.get("mode") == "hybrid" else ""
+        rows.append(("near-duplicate transformer",
+                     f"compared {tfm['texts']:,} texts{rest}; {tfm['texts_cut']:,} longer than its "
+                     f"{tfm['max_tokens']} tokens, read from their start"))
     return rows
