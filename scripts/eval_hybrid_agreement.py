@@ -140,11 +140,15 @@ def measure(name: str, cache: Path) -> list[dict[str, Any]]:
     stat = pair_outcomes(P, C, R, sk, ln, a, b, dup, con, compared=kw0["compared"], ts=kw0["ts"],
                          two_rows=kw0["two_rows"], **want)
     fig = static_figures(P, C, R, sk, ln, kw0["ts"], a, b)
+    from pairaudit.stages.near_duplicates.search import rowdot
+
+    t_prompt = rowdot(Pt, Pt, pa, pb)  # the transformer's prompt cosine (read for every pair: the prompts are embedded)
     td, sd = decisions(tr["code"]), decisions(stat["code"])
     return [{"set": name, "a": int(a[i]), "b": int(b[i]), "transformer": td[i], "static": sd[i],
              "t_code": int(tr["code"][i]), "s_prompt": round(float(fig["s_prompt"][i]), 4),
              "s_resp": round(float(fig["s_resp"][i]), 4), "w_resp": round(float(fig["w_resp"][i]), 4),
              "c_prompt": round(float(fig["c_prompt"][i]), 4), "w_prompt": round(float(fig["w_prompt"][i]), 4),
+             "t_prompt": round(float(t_prompt[i]), 4),
              "crosswise": bool(fig["crosswise"][i]), "min_response": float(dup["min_response"])}
             for i in range(len(a))]
 

@@ -48,4 +48,7 @@ def main(set_path: str, out: str) -> None:
 
 
 if __name__ == "__main__":
+    if len(sys.argv) != 3 or sys.argv[1] in ("-h", "--help"):
+        print(__doc__.strip())
+        sys.exit(0 if len(sys.argv) == 2 and sys.argv[1] in ("-h", "--help") else 2)
     main(sys.argv[1], sys.argv[2])

@@ -321,7 +321,9 @@ def test_the_report_says_what_the_near_duplicate_transformer_compared() -> None:
                                                  "note": "fewer than 50 negatives: the floors decide"}}}
     rows = dict(multipair_rows(stats))
     assert "40 within rows, 0 across rows" in rows["near-duplicate copy threshold"]
-    assert "vectors: static (hybrid: no candidates); fewer than 50 negatives" in rows["near-duplicate copy threshold"]
+    assert rows["near-duplicate copy threshold"].endswith("vectors: static (hybrid: no candidates); fewer than 50 "
+                                                          "negatives: the floors decide; no decision read it (no "
+                                                          "candidate pair reached the responses)")
     assert rows["near-duplicate transformer"] == ("compared 1,021 texts (the static model decided the rest); 50 longer "
                                                   "than its 256 tokens, read from their start")
     assert "near-duplicate transformer" not in dict(multipair_rows({"near_duplicates": {"mode": "static"}}))

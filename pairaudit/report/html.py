@@ -345,6 +345,8 @@ def multipair_rows(stats: dict) -> list[tuple[str, str]]:
     cal = (stats.get("near_duplicates") or {}).get("calibration") or {}
     if cal:
         note = f"; {cal['note']}" if cal.get("note") else ""
+        if str(cal.get("space", "")).startswith("static (hybrid:"):  # hybrid mode: no pair reached the responses
+            note += "; no decision read it (no candidate pair reached the responses)"
         rows.append(("near-duplicate copy threshold",
                      f"each response >= {cal['min_response']:.3f} (unsure band from {cal['min_response_flag']:.3f}: "
                      f"flagged), calibrated {cal['calibrated_on']} on pairs of different answers: "

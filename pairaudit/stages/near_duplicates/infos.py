@@ -29,7 +29,7 @@ NEAR_DUPLICATE_INFO = CheckInfo(
     thresholds={"min_prompt": 0.85, "static_min_prompt": 0.80, "min_response": 0.85, "min_response_flag": 0.80,
                 "max_response": 0.98, "floor_wording_two_rows": 0.70,
                 "calibration_quantile": 0.975, "calibration_margin": 0.03, "local_margin": 0.15, "calibration_rows": 256,
-                "calibration_pairs": 50000, "candidate_min_prompt": 0.50, "candidate_min_response": 0.65,
+                "calibration_pairs": 50000, "candidate_min_prompt": 0.35, "candidate_min_response": 0.65,
                 "neighbors": 16, "min_search_cosine": 0.55, "exact_max_rows": 20000, "nprobe": 8,
                 "min_rows_static": 100},
     kind="global",

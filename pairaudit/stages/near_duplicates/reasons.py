@@ -172,10 +172,15 @@ def text(code: int, field: int, value: float, limit: float, row: int) -> str:
     """One outcome in words (``row``: the other row of the pair).
 
     Example:
-        >>> text(7, 1, 0.62, 0.7, 12)
+        >>> text(6, 1, 0.62, 0.7, 12)
         'not a copy of row 12: same prompt, chosen worded apart (wording 0.62 < 0.70)'
+        >>> text(LOOSE + APART, 0, 0.091, 0.35, 17)
+        "not a copy of row 17: prompt apart (static cosine 0.091 < 0.350; the transformer did not compare the pair) (the static model's candidate rule)"
     """
     if code >= LOOSE:  # turned down by the loose candidate rule: the static model's figures
+        if code - LOOSE == APART and field == 0:  # the prompts: the static cosine (a deciding wording passes)
+            return (f"not a copy of row {row}: prompt apart (static cosine {value:.3f} < {limit:.3f}; the "
+                    "transformer did not compare the pair) (the static model's candidate rule)")
         return text(code - LOOSE, field, value, limit, row) + " (the static model's candidate rule)"
     name = _NAMES[field]
     if code == MATCHED:
