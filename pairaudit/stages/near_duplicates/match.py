@@ -204,22 +204,11 @@ def match_pairs(P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln:
         if not len(idx):
             break
         floor = _field_floor(floors[f], f, idx, lone, rule)
-        equal = (sk[a[idx], fa] == sk[b[idx], fb]) & (ln[a[idx], fa] == ln[b[idx], fb])
-        c = np.ones(len(idx), dtype=np.float32)  # equal texts are "same text": their cosine is never read
-        differ = np.flatnonzero(~equal)
+        equal, differ, c, lx, s, better = field_similarity(A, B, sk, ln, ts, (a[idx], fa), (b[idx], fb), floor, rule)
         ia, ib = a[idx[differ]], b[idx[differ]]
-        c[differ] = rowdot(A, B, ia, ib)
         cos[idx, f] = c
-        s = np.where(equal, 1.0, c).astype(np.float32)
-        w = np.where(equal, SAME, COSINE).astype(np.int8)
-        if f == 0 and "prompt_wording_from" in rule:  # the candidate rule: wording counts where it decides alone
-            lx = _deciding_wording(sk, ln, ts, (ia, fa), (ib, fb), c[differ] < floor[differ] - 1e-6,
-                                   float(rule["prompt_wording_from"]))
-        else:  # a pair whose length ratio keeps its wording under the field's floor fails or passes on its cosine
-            lx = wording(sk, ln, ts, (ia, fa), (ib, fb), float(floor.min()) - 1e-4)
         lex[idx[differ], f] = np.where(lx >= 0, lx, np.nan)
-        better = lx > s[differ].astype(np.float64)
-        s[differ[better]] = lx[better]
+        w = np.where(equal, SAME, COSINE).astype(np.int8)
         w[differ[better]] = WORDING
         value = s.copy()
         code = _other_answers(s, floor, (differ, equal), (ia, fa), (ib, fb), (a[idx], b[idx]), sk, ln, rule,
@@ -238,6 +227,32 @@ def match_pairs(P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln:
     if out is not None:
         outcome.update(out)  # type: ignore[union-attr]
     return ok, sure, sim, cos, lex, why, thr
+
+
+def field_similarity(A: Any, B: Any, sk: Any, ln: Any, ts: Any, xa: tuple[np.ndarray, int],
+                     xb: tuple[np.ndarray, int], floor: np.ndarray, rule: dict[str, Any]) -> tuple[np.ndarray, ...]:
+    """One field of the pairs (rows ``xa[0][i]`` field ``xa[1]``, rows ``xb[0][i]`` field ``xb[1]``) as the
+    verification reads it, each pair held to ``floor[i]``: whether the texts are the same (normalised), the
+    positions of the pairs whose texts differ, the cosine (1 for the same text: its vector is never read), the
+    wording of the differing pairs (-1 where it does not count: the candidate rule's prompts under
+    ``prompt_wording_from``), the similarity (1 for the same text, else the larger of cosine and wording;
+    float32) and, of the differing pairs, where the wording was the larger. ``match_pairs`` reads every field
+    with it, ``verify.prompts_pass`` the prompts."""
+    (x, fa), (y, fb) = xa, xb
+    equal = (sk[x, fa] == sk[y, fb]) & (ln[x, fa] == ln[y, fb])
+    c = np.ones(len(x), dtype=np.float32)
+    differ = np.flatnonzero(~equal)
+    ia, ib = x[differ], y[differ]
+    c[differ] = rowdot(A, B, ia, ib)
+    if fa == 0 and "prompt_wording_from" in rule:  # the candidate rule: wording counts where it decides alone
+        lx = _deciding_wording(sk, ln, ts, (ia, fa), (ib, fb), c[differ] < floor[differ] - 1e-6,
+                               float(rule["prompt_wording_from"]))
+    else:  # a pair whose length ratio keeps its wording under the field's floor fails or passes on its cosine
+        lx = wording(sk, ln, ts, (ia, fa), (ib, fb), float(floor.min()) - 1e-4)
+    s = np.where(equal, 1.0, c).astype(np.float32)
+    better = lx > s[differ].astype(np.float64)
+    s[differ[better]] = lx[better]
+    return equal, differ, c, lx, s, better
 
 
 def wording(sk: np.ndarray, ln: np.ndarray, ts: Any, xa: tuple[np.ndarray, int], xb: tuple[np.ndarray, int],

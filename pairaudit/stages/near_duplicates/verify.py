@@ -18,14 +18,14 @@ from pairaudit.stages.near_duplicates.match import (
     OTHER_WAY,
     OUTCOME_FIELDS,
     UNSURE,
+    field_similarity,
     match_pairs,
     new_outcome,
     record,
     strength,
-    wording,
 )
 from pairaudit.stages.near_duplicates.reasons import row_outcomes
-from pairaudit.stages.near_duplicates.search import neighbour_search, rowdot, sum_vectors
+from pairaudit.stages.near_duplicates.search import neighbour_search, sum_vectors
 from pairaudit.stages.near_duplicates.unionfind import Separated
 
 RULE_KEYS = ("min_prompt", "min_response", "min_response_flag", "floor_response", "floor_response_flag",
@@ -106,7 +106,7 @@ def prompts_pass(P: Any, sk: Any, ln: np.ndarray, a: np.ndarray, b: np.ndarray, 
                  con: dict[str, Any], want_contradictions: bool, ts: Any = None) -> np.ndarray:
     """Which candidate pairs ``(a[i], b[i])`` may pass the deciding rule's prompt field: the same prompt text, or
     ``max(cosine, wording) >= min_prompt`` (the smaller of the two rules' when near contradictions are wanted),
-    computed as ``match_pairs`` computes it. The deciding rule turns down every other pair on its prompt before
+    computed as ``match_pairs`` computes it (``match.field_similarity``). The deciding rule turns down every other pair on its prompt before
     reading a response (it only lowers a prompt's similarity further: other numbers), so only these pairs'
     responses are read, and the calibration needs only their rows (hybrid mode: their responses are then the
     transformer's to embed; ``stage._hybrid_decision``, the Ray cell groups' ``prompts``).
@@ -136,13 +136,7 @@ def prompts_pass(P: Any, sk: Any, ln: np.ndarray, a: np.ndarray, b: np.ndarray, 
     out = np.zeros(len(a), dtype=bool)
     for lo in range(0, len(a), MATCH_CHUNK):  # a slice of pairs at a time: their sketches are copied to compare
         x, y = a[lo:lo + MATCH_CHUNK], b[lo:lo + MATCH_CHUNK]
-        s = np.ones(len(x), dtype=np.float32)
-        differ = np.flatnonzero(~((sk[x, 0] == sk[y, 0]) & (ln[x, 0] == ln[y, 0])))
-        if len(differ):
-            ia, ib = x[differ], y[differ]
-            c = rowdot(P, P, ia, ib)
-            lx = wording(sk, ln, ts, (ia, 0), (ib, 0), floor - 1e-4)
-            s[differ] = np.where(lx > c.astype(np.float64), lx, c)
+        s = field_similarity(P, P, sk, ln, ts, (x, 0), (y, 0), np.full(len(x), floor), {})[4]
         out[lo:lo + MATCH_CHUNK] = s >= floor - 1e-6
     return out
 
