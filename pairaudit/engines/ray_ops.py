@@ -198,9 +198,7 @@ class StageOps:
         groups sent (``prompts``) and the calibration sample, sorted and each once (the local engine's order)."""
         idx = np.union1d(np.concatenate([np.zeros(0, np.int64)] + [np.asarray(p["idx"], np.int64) for p in parts]),
                          np.asarray(a.get("sample", ()), np.int64)) if a["hybrid"] else None
-        out: list[Any] = [{"pos": p} for p in self.index.calibration_rows(idx, a["offsets"])]
-        out.append({"n_idx": -1 if idx is None else int(len(idx))})
-        return out
+        return [{"pos": p} for p in self.index.calibration_rows(idx, a["offsets"])]
 
     def _nd_rows(self, stage: Any, key: int, a: dict, parts: list[Any], timings: dict) -> list[Any]:
         from pairaudit.stages.near_duplicates import cells as nd
@@ -224,10 +222,9 @@ class StageOps:
         return [{"dup": dup, "con": con, "info": info}]
 
     def _nd_verify(self, stage: Any, key: int, a: dict, parts: list[Any], timings: dict) -> list[Any]:
-        group = self.groups.pop(key)
-        vectors = self._pulled(stage, "embed", len(a["owners"]), a["owners"], key)  # unread after ``prompts``
-        out = group.verify(parts[0]["keys"], (a["rule"]["dup"], a["rule"]["con"]), vectors, timings,
-                           a["offsets"], parts[0].get("two"))
+        group = self.groups.pop(key)  # its candidate vectors pulled by ``prompts``
+        out = group.verify(parts[0]["keys"], (a["rule"]["dup"], a["rule"]["con"]), timings, a["offsets"],
+                           parts[0].get("two"))
         self._park_parts(stage, "verify", key, out[:-1])
         return [out[-1]]
 

@@ -141,7 +141,7 @@ def run_cells(run: RayRun, stage: Any) -> Outcome:
     hybrid = mode == "hybrid"
     rule = None
     if not hybrid:
-        dup, con, stats["calibration"], _ = _calibrate(run, k, offsets, None, "deciding", mode)
+        dup, con, stats["calibration"] = _calibrate(run, k, offsets, None, "deciding", mode)
         rule = {"dup": dup, "con": con}
     assigned = run.get(asg)
     del asg
@@ -223,13 +223,13 @@ def _verify_hybrid(run: RayRun, k: int, offsets: list[int], groups: int, keys: A
     passed = sum(x["pairs"] for x in run.get([p[1] for p in prm]))
     timings["near_duplicates:pairs_prompts_passed"] = float(passed)  # run-specific: a pair counts once per group
     if passed:
-        dup, con, stats["calibration"], _ = _calibrate(run, k, offsets, [p[0] for p in prm], "transformer",
-                                                       PROMPTS_PASSED, sample)
+        dup, con, stats["calibration"] = _calibrate(run, k, offsets, [p[0] for p in prm], "transformer",
+                                                    PROMPTS_PASSED, sample)
     else:
-        dup, con, stats["calibration"], _ = _calibrate(run, k, offsets, None, "deciding", NO_PROMPT_PASSED)
+        dup, con, stats["calibration"] = _calibrate(run, k, offsets, None, "deciding", NO_PROMPT_PASSED)
     del prm
     ver = [run.worker(g).cells.remote(
-        "verify", k, g, run.put({"rule": {"dup": dup, "con": con}, "offsets": offsets, "owners": owners}), keys)
+        "verify", k, g, run.put({"rule": {"dup": dup, "con": con}, "offsets": offsets}), keys)
         for g in range(groups)]
     edges = run.get(ver)
     for x in edges:
@@ -271,17 +271,17 @@ def _search_stats(cells: dict[str, Any], n: int, assigned: list[dict[str, Any]],
 
 
 def _calibrate(run: RayRun, k: int, offsets: list[int], idx: list[Any] | None, space: str, label: str,
-               sample: Any = ()) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any], int]:
+               sample: Any = ()) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
     """The copy threshold, calibrated on the index actor from the local engine's negative pairs among rows
     ``idx`` (object refs of the groups' row lists, with the ``sample`` rows; None: every row); only the chosen
     pairs' rows travel."""
     n_shards = len(offsets)
-    plan = run.actors[0].cells.options(num_returns=n_shards + 1).remote(
+    plan = run.actors[0].cells.options(num_returns=n_shards).remote(
         "calib_plan", k, 0, run.put({"hybrid": idx is not None, "offsets": offsets, "sample": sample}), *(idx or []))
-    rows = [run.owner(s).cells.remote("rows", k, s, run.put({"space": space}), plan[s]) for s in range(n_shards)]
-    cal = run.actors[0].cells.remote("calibrate", k, 0, run.put({"space": label}), rows)  # refs: fetched in turn
-    out, n_idx = run.get([cal, plan[-1]])
-    return out["dup"], out["con"], out["info"], int(n_idx["n_idx"])
+    plans = plan if n_shards > 1 else [plan]  # one return value is one reference, not a list
+    rows = [run.owner(s).cells.remote("rows", k, s, run.put({"space": space}), plans[s]) for s in range(n_shards)]
+    out = run.get([run.actors[0].cells.remote("calibrate", k, 0, run.put({"space": label}), rows)])[0]
+    return out["dup"], out["con"], out["info"]
 
 
 # -- the flip model ---------------------------------------------------------------------------------------------

@@ -281,10 +281,9 @@ class CellGroup:
                             plan["want_con"])
         return [{"idx": d["pos"][np.unique(np.concatenate([a[live], b[live]]))]}, {"pairs": int(live.sum())}]
 
-    def verify(self, keys: np.ndarray, rule: tuple[dict, dict], parts: Iterable[dict[str, Any]],
-               timings: dict[str, float], starts: list[int], two: np.ndarray | None = None) -> list[dict[str, Any]]:
-        """Hybrid mode: the candidate pairs verified with the transformer vectors (``parts``: from the shards, an
-        iterable read once, one part at a time).
+    def verify(self, keys: np.ndarray, rule: tuple[dict, dict], timings: dict[str, float], starts: list[int],
+               two: np.ndarray | None = None) -> list[dict[str, Any]]:
+        """Hybrid mode: the candidate pairs verified with the transformer vectors ``prompts`` took from the shards.
         Returns per shard the deciding rule's outcomes of its rows' nearest pairs (``_reverify``), then the
         edges."""
         import time
@@ -295,8 +294,8 @@ class CellGroup:
         d, (a, b) = self.d, self.cand
         rows_c = np.unique(np.concatenate([a, b]))  # local indices of the candidate rows
         ia, ib = np.searchsorted(rows_c, a), np.searchsorted(rows_c, b)
-        vec = self.vec if self.vec is not None else _candidate_vectors(parts, d["pos"][rows_c])
-        self.vec = None
+        assert self.vec is not None, "CellGroup.prompts reads the candidate vectors before verify"
+        vec, self.vec = self.vec, None
         cols = (*vec, d["sk"][rows_c], d["ln"][rows_c])  # the candidate rows'
         kw = {"compared": (d["hresp"][rows_c], keys),
               "two_rows": np.isin(d["phash"][rows_c], two) if two is not None else None}
