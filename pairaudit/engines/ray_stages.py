@@ -19,7 +19,7 @@ from pairaudit.config import clamp_record
 from pairaudit.engines.exchange import Pull
 from pairaudit.engines.partition import finding_list
 from pairaudit.engines.wire import dumps, loads
-from pairaudit.stages.near_duplicates.calibrate import NO_PROMPT_PASSED, PROMPTS_PASSED
+from pairaudit.stages.near_duplicates.infos import NO_CANDIDATES, NO_PROMPT_PASSED, PROMPTS_PASSED
 from pairaudit.stages.near_duplicates.search import nprobe_why
 
 if TYPE_CHECKING:
@@ -214,7 +214,7 @@ def _verify_hybrid(run: RayRun, k: int, offsets: list[int], groups: int, keys: A
     n_cand = sum(x["candidates"] for x in counts)
     stats["hybrid_candidate_rows"] = n_cand
     if n_cand == 0:
-        stats["calibration"] = _calibrate(run, k, offsets, None, "deciding", "static (hybrid: no candidates)")[2]
+        stats["calibration"] = _calibrate(run, k, offsets, None, "deciding", NO_CANDIDATES)[2]
         return []
     search["n_rows"] = sum(x["rows"] for x in counts)  # the candidate and sample rows (the local engine's)
     owners = run.shard_owners()

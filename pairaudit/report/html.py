@@ -25,6 +25,7 @@ from pairaudit.outputs.reader import OutputFolder
 from pairaudit.outputs.single import committed_file, refresh_record
 from pairaudit.report.trainer_view import trainer_tokenizer, trainer_view
 from pairaudit.report.view import ReportFolder
+from pairaudit.stages.near_duplicates.infos import NO_CANDIDATES, NO_PROMPT_PASSED
 
 PROMPT_LIMIT = 1500  # characters of the prompt shown per example
 SIDE_LIMIT = 4000  # characters per response shown per example
@@ -345,7 +346,7 @@ def multipair_rows(stats: dict) -> list[tuple[str, str]]:
     cal = (stats.get("near_duplicates") or {}).get("calibration") or {}
     if cal:
         note = f"; {cal['note']}" if cal.get("note") else ""
-        if str(cal.get("space", "")).startswith("static (hybrid:"):  # hybrid mode: no pair reached the responses
+        if cal.get("space") in (NO_CANDIDATES, NO_PROMPT_PASSED):  # hybrid mode: no pair reached the responses
             note += "; no decision read it (no candidate pair reached the responses)"
         rows.append(("near-duplicate copy threshold",
                      f"each response >= {cal['min_response']:.3f} (unsure band from {cal['min_response_flag']:.3f}: "

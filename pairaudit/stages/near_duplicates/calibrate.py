@@ -32,11 +32,6 @@ from pairaudit.stages.near_duplicates.verify import two_row_prompts
 
 NEAR_SAME = 0.95
 MIN_NEGATIVES = 50
-# the calibration's space when no candidate pair's prompts may pass (hybrid mode, both engines): nothing reads
-# the copy threshold then, and the transformer embeds no response for it
-NO_PROMPT_PASSED = "static (hybrid: no candidate pair's prompts pass)"
-# the calibration's space otherwise (hybrid mode, both engines): the rows it reads
-PROMPTS_PASSED = "transformer (the rows of the candidate pairs whose prompts pass, and a sample)"
 
 
 def calibration_sample(phash: np.ndarray, k: int, seed: int = 0) -> np.ndarray:

@@ -10,6 +10,14 @@ from pairaudit.errors import MissingDependency
 
 DEFAULT_MODE = "hybrid"
 
+# report.json's stats.near_duplicates.calibration.space (both engines). Hybrid mode without a candidate pair, or
+# without one whose prompts may pass: nothing reads the copy threshold (report.html says so), the transformer
+# embeds no response for it
+NO_CANDIDATES = "static (hybrid: no candidates)"
+NO_PROMPT_PASSED = "static (hybrid: no candidate pair's prompts pass)"
+# the calibration's space otherwise (hybrid mode, both engines): the rows it reads
+PROMPTS_PASSED = "transformer (the rows of the candidate pairs whose prompts pass, and a sample)"
+
 NEAR_DUPLICATE_INFO = CheckInfo(
     "near_duplicate_pair",
     "prompt, chosen and rejected are each a copy or paraphrase of another row's: the prompts' similarity "

@@ -39,15 +39,13 @@ from pairaudit.datatypes import Pair, StageResult
 from pairaudit.errors import ConfigError
 from pairaudit.stages.base import Stage
 from pairaudit.stages.exact import CONTRADICTION_INFO
-from pairaudit.stages.near_duplicates.calibrate import (
-    NO_PROMPT_PASSED,
-    PROMPTS_PASSED,
-    calibrated_rule,
-    calibration_sample,
-)
+from pairaudit.stages.near_duplicates.calibrate import calibrated_rule, calibration_sample
 from pairaudit.stages.near_duplicates.infos import (
     DEFAULT_MODE,
     NEAR_DUPLICATE_INFO,
+    NO_CANDIDATES,
+    NO_PROMPT_PASSED,
+    PROMPTS_PASSED,
     check_deps,
 )
 from pairaudit.stages.near_duplicates.lazy import FieldVectors, decision_plan
@@ -284,7 +282,7 @@ class NearDuplicateStage(Stage):
             stats["hybrid_candidate_rows"] = int(len(cand))
         if mode == "hybrid" and not len(cand):  # nothing to decide: the static space's calibration, for the report
             _, _, stats["calibration"] = calibrated_rule(dup, con, C, R, sk, ln, phash, every, every,
-                                                         "static (hybrid: no candidates)")
+                                                         NO_CANDIDATES)
         near_rows = near_identical_rows(self.ctx, pair_raw, mode) if mode == "hybrid" else np.empty(0, np.int64)
         store = None
         if mode == "hybrid" and not len(cand) and len(near_rows):
