@@ -22,6 +22,14 @@ def no_progress(phase: str, done: int, total: int | None) -> None:
     return None
 
 
+def usable_cpus() -> int:
+    """The CPUs this process may use (its affinity on Linux, else the machine's count)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
 def default_cache_dir() -> Path:
     env = os.environ.get("PAIRAUDIT_CACHE")
     if env:

@@ -33,6 +33,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pairaudit.config import usable_cpus
+
 if TYPE_CHECKING:
     from pairaudit.io.readers import Source
     from pairaudit.pipeline import Scanner
@@ -43,10 +45,7 @@ WORKER_ENV = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THRE
 
 def default_workers() -> int:
     """Worker processes when ``--workers`` is not given: the CPUs this process may use."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not Linux
-        return max(1, os.cpu_count() or 1)
+    return usable_cpus()
 
 
 def pool_blocker(scanner: Scanner, source: Source) -> str | None:

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from pairaudit.config import usable_cpus
 from pairaudit.stages.near_duplicates.search import rowdot
 
 SKETCH_BYTES = 256
@@ -111,12 +112,7 @@ def native_threads() -> int:
     CPUs), else the CPUs this process may use (the local engine's main process, whose workers are idle while the
     stages finalize)."""
     env = os.environ.get("OMP_NUM_THREADS", "")
-    if env.isdigit() and int(env) > 0:
-        return int(env)
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not Linux
-        return max(1, os.cpu_count() or 1)
+    return int(env) if env.isdigit() and int(env) > 0 else usable_cpus()
 
 
 def char_ratio(sa: bytes, la: int, sb: bytes, lb: int) -> float:
