@@ -187,3 +187,25 @@ def test_cell_groups_give_each_row_the_local_nearest_pair_and_outcome(
     for k in ("partner", "prow", "near", "code", "field", "limit"):
         assert np.array_equal(got_all[k], local[k]), (k, np.flatnonzero(got_all[k] != local[k])[:10])
     assert np.allclose(got_all["value"], local["value"], atol=1e-6)
+
+
+def test_nearest_pairs_is_the_first_of_the_sort_by_row_nearness_and_partner() -> None:
+    """``reasons.nearest_pairs`` picks per row what the first of a stable sort by (row, -rounded similarity,
+    other row) picks (the order the engines agree on), without sorting: random pair lists with many ties,
+    repeated pairs and rows with no pair."""
+    from pairaudit.stages.near_duplicates.reasons import nearest_pairs
+
+    rng = np.random.default_rng(11)
+    for trial in range(200):
+        n = int(rng.integers(2, 50))
+        a, b = rng.integers(0, n, 150), rng.integers(0, n, 150)
+        a, b = a[a != b], b[a != b]
+        sim = (np.round(rng.random(len(a)) * 4) / 4 + rng.choice([0.0, 1e-6, 2e-5], len(a))).astype(np.float32)
+        if trial % 3 == 0:  # a pair found twice (the search meets it from both ends)
+            a, b, sim = np.r_[a, a[:4]], np.r_[b, b[:4]], np.r_[sim, sim[:4]]
+        ends, other = np.r_[a, b], np.r_[b, a]
+        near = np.round(np.r_[sim, sim].astype(np.float64), 4)
+        want = np.full(n, -1)
+        for pos in np.lexsort((other, -near, ends))[::-1]:  # the first of each row's run is written last
+            want[ends[pos]] = pos % len(a)
+        assert nearest_pairs(n, a, b, sim).tolist() == want.tolist(), trial

@@ -3,6 +3,7 @@ and the static model distilled from it, planted light edits, paraphrases, exact 
 
 from __future__ import annotations
 
+import json
 import random
 from pathlib import Path
 
@@ -323,6 +324,20 @@ def test_sketch_keeps_head_and_tail() -> None:
     assert n > 256 and len(s) == 257 and s.startswith(b"start middle") and s.endswith(b"middle end")
 
 
+def test_text_facts_is_sketch_and_both_digests() -> None:
+    """The stage's one normalisation per text gives what sketch() and the two digests gave separately."""
+    from pairaudit.stages.near_duplicates.match import normalise, text_facts
+    from pairaudit.stages.near_duplicates.texts import text_hash
+
+    rows = [json.loads(x) for x in (Path(__file__).resolve().parent.parent / "examples" / "hh-rlhf-helpful-base-500.jsonl").read_text(encoding="utf-8").splitlines()[:200]]
+    texts = [r[k] for r in rows for k in ("chosen", "rejected")] + ["", "  ", "Café — naïve?", "x" * 70_000 + " y"]
+    for t in texts:
+        sk, n, h_norm, h_raw = text_facts(t)
+        assert (sk, n) == sketch(t)
+        assert h_norm == text_hash(normalise(t)) and h_raw == text_hash(t)
+    assert text_facts("Hello, World")[2] == text_facts("hello world")[2] != text_facts("hello there")[2]
+
+
 def test_state_export_absorb_matches_single_process(planted: dict, runs: dict) -> None:
     """Engines that observe in workers (Ray) merge exported states on the driver: same findings."""
     from pairaudit.config import Context, ScanConfig
@@ -352,6 +367,45 @@ def test_the_distillation_is_announced_once_a_process_when_no_cache_keeps_it(tmp
         static_embedder.StaticEmbedder.for_embedder(emb, tmp_path / "empty-cache", purpose="test", fix="-",
                                                     log=logs.append)
     assert sum("distilling" in m for m in logs) == 1, logs
+
+
+def test_responses_reach_holds_every_pair_that_any_calibration_reads_past_the_floors() -> None:
+    """``verify.responses_reach`` at ``lowest_response_floor`` decides whether hybrid mode embeds the calibration
+    sample: a pair it leaves out must be turned down on a field floor (prompt or response) under every copy
+    threshold the calibration can give, so its outcome never depends on the calibration. Real HH texts (held6:
+    reworded copies, same-topic requests, unrelated rows), vectors that follow the plants plus noise, and
+    several calibrated rules, floors to cap."""
+    import json
+
+    from pairaudit.stages.near_duplicates.calibrate import with_calibration
+    from pairaudit.stages.near_duplicates.match import APART, COMPARED, OTHER_NUMBERS, compared_keys
+    from pairaudit.stages.near_duplicates.verify import lowest_response_floor, pair_outcomes, responses_reach
+
+    path = Path(__file__).resolve().parent.parent / "data" / "precision" / "neardup_heldout6.jsonl"
+    rows = [json.loads(line) for line in path.open(encoding="utf-8")]
+    sks = [[sketch(r[f]) for f in ("prompt", "chosen", "rejected")] for r in rows]
+    sk = np.array([[s[0] for s in row] for row in sks])
+    ln = np.array([[s[1] for s in row] for row in sks], dtype=np.int32)
+    rng = np.random.default_rng(5)
+    base = rng.normal(size=(len(rows), 3, 64)).astype(np.float32)
+    for i, r in enumerate(rows):  # a plant's vectors lean towards its base row's: responses land around the floors
+        if r.get("plant_of") is not None:
+            base[i] = base[int(r["plant_of"])] + rng.uniform(0.1, 1.5) * base[i]
+    P, C, R = (base[:, f] / np.linalg.norm(base[:, f], axis=1, keepdims=True) for f in range(3))
+    a, b = (x.astype(np.int64) for x in np.triu_indices(len(rows), 1))
+    hresp = np.array([[hash(r["chosen"]), hash(r["rejected"])] for r in rows], dtype=np.int64)
+    th = dict(NEAR_DUPLICATE_INFO.thresholds)
+    two = np.zeros(len(rows), dtype=bool)
+    two[: len(rows) // 3] = True  # some rows read with the lone-pair floor (floor_wording_two_rows)
+    reach = responses_reach(C, R, sk, ln, a, b, lowest_response_floor(th, th, True), True)
+    assert reach.any() and (~reach).any()
+    for t, tf in ((0.85, 0.8), (0.9, 0.85), (0.98, 0.98), (0.85, 0.85)):
+        dup, con = with_calibration(th, th, {"min_response": t, "min_response_flag": tf})
+        out = pair_outcomes(P, C, R, sk, ln, a, b, dup, con, True, True, compared=(hresp, compared_keys(hresp)),
+                            two_rows=two)
+        floors = np.isin(out["code"], (APART, OTHER_NUMBERS, COMPARED))  # turned down on a field floor
+        assert floors[~reach].all(), (t, np.flatnonzero(~reach & ~floors)[:5])
+        assert (~floors & reach).any()  # some reached pairs are read past the floors
 
 
 def test_prompts_pass_holds_every_pair_the_deciding_rule_reads_past_its_prompt() -> None:

@@ -375,7 +375,7 @@ HELD6 = Path(__file__).resolve().parent.parent / "data" / "precision" / "neardup
 
 
 @pytest.mark.timeout(900)
-@pytest.mark.parametrize("case", ["none pass", "some pass"])
+@pytest.mark.parametrize("case", ["none pass", "none reach", "some pass"])
 def test_ray_calibrates_on_the_pairs_whose_prompts_pass_as_local(local_ray: None, tmp_path: Path, case: str) -> None:
     """Hybrid mode reads a candidate pair's responses only when its prompts may pass (``verify.prompts_pass``),
     and calibrates the copy threshold on those pairs' rows and the sample; when no pair's prompts pass it
@@ -388,6 +388,11 @@ def test_ray_calibrates_on_the_pairs_whose_prompts_pass_as_local(local_ray: None
         base = rows[:99]
         rows = base + [{"prompt": base[(i + 7) % 99]["prompt"], "chosen": r["chosen"], "rejected": r["rejected"]}
                        for i, r in enumerate(base[:40])]
+    elif case == "none reach":  # held6's reworded prompts (they pass) over other rows' answers (they do not reach)
+        base = rows[:99]
+        plants = [r for r in rows if r.get("plant_of") is not None]
+        rows = base + [{"prompt": r["prompt"], "chosen": base[(int(r["plant_of"]) + 50) % 99]["chosen"],
+                        "rejected": base[(int(r["plant_of"]) + 50) % 99]["rejected"]} for r in plants]
     path = tmp_path / "set.jsonl"
     write_jsonl(path, [{k: r[k] for k in ("prompt", "chosen", "rejected")} for r in rows])
     only = ["near_duplicate_pair", "contradictory_pair"]
@@ -408,6 +413,12 @@ def test_ray_calibrates_on_the_pairs_whose_prompts_pass_as_local(local_ray: None
         assert cal["space"].startswith("static (hybrid: no candidate pair's prompts pass"), cal
         assert timings["near_duplicates:pairs_prompts_passed"] == 0
         assert "near_duplicate_pair" not in set(want[0]["check"])
+    elif case == "none reach":  # the prompts pass, no response comes near: no calibration sample is embedded
+        assert cal["space"].startswith("static (hybrid: no response of a pair whose prompts pass"), cal
+        assert timings["near_duplicates:pairs_prompts_passed"] > 0 == timings["near_duplicates:pairs_responses_reached"]
+        assert "near_duplicate_pair" not in set(want[0]["check"])
+        assert timings["near_duplicates:transformer_fields_planned"] < reports["local"]["hybrid_candidate_rows"] * 3
     else:
         assert cal["space"].startswith("transformer (the rows of the candidate pairs whose prompts pass") and timings["near_duplicates:pairs_prompts_passed"] > 0
+        assert timings["near_duplicates:pairs_responses_reached"] > 0
         assert "near_duplicate_pair" in set(want[0]["check"])

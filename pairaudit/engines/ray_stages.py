@@ -19,7 +19,12 @@ from pairaudit.config import clamp_record
 from pairaudit.engines.exchange import Pull
 from pairaudit.engines.partition import finding_list
 from pairaudit.engines.wire import dumps, loads
-from pairaudit.stages.near_duplicates.infos import NO_CANDIDATES, NO_PROMPT_PASSED, PROMPTS_PASSED
+from pairaudit.stages.near_duplicates.infos import (
+    NO_CANDIDATES,
+    NO_PROMPT_PASSED,
+    NO_RESPONSE_REACHED,
+    PROMPTS_PASSED,
+)
 from pairaudit.stages.near_duplicates.search import nprobe_why
 
 if TYPE_CHECKING:
@@ -220,13 +225,16 @@ def _verify_hybrid(run: RayRun, k: int, offsets: list[int], groups: int, keys: A
     owners = run.shard_owners()
     prm = [run.worker(g).cells.options(num_returns=2).remote("prompts", k, g, run.put({"owners": owners}))
            for g in range(groups)]  # each pulls the shards' vectors in turn, and keeps them for ``verify``
-    passed = sum(x["pairs"] for x in run.get([p[1] for p in prm]))
+    counted = run.get([p[1] for p in prm])
+    passed, reached = (sum(x[key] for x in counted) for key in ("pairs", "reached"))
     timings["near_duplicates:pairs_prompts_passed"] = float(passed)  # run-specific: a pair counts once per group
-    if passed:
+    timings["near_duplicates:pairs_responses_reached"] = float(reached)
+    if reached:
         dup, con, stats["calibration"] = _calibrate(run, k, offsets, [p[0] for p in prm], "transformer",
                                                     PROMPTS_PASSED, sample)
-    else:
-        dup, con, stats["calibration"] = _calibrate(run, k, offsets, None, "deciding", NO_PROMPT_PASSED)
+    else:  # nothing reads the copy threshold (the local engine's: ``verify.responses_reach``)
+        dup, con, stats["calibration"] = _calibrate(run, k, offsets, None, "deciding",
+                                                    NO_RESPONSE_REACHED if passed else NO_PROMPT_PASSED)
     del prm
     ver = [run.worker(g).cells.remote(
         "verify", k, g, run.put({"rule": {"dup": dup, "con": con}, "offsets": offsets}), keys)

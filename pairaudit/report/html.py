@@ -25,7 +25,7 @@ from pairaudit.outputs.reader import OutputFolder
 from pairaudit.outputs.single import committed_file, refresh_record
 from pairaudit.report.trainer_view import trainer_tokenizer, trainer_view
 from pairaudit.report.view import ReportFolder
-from pairaudit.stages.near_duplicates.infos import NO_CANDIDATES, NO_PROMPT_PASSED
+from pairaudit.stages.near_duplicates.infos import NO_RESPONSE_REACHED, UNREAD_SPACES
 
 PROMPT_LIMIT = 1500  # characters of the prompt shown per example
 SIDE_LIMIT = 4000  # characters per response shown per example
@@ -346,8 +346,10 @@ def multipair_rows(stats: dict) -> list[tuple[str, str]]:
     cal = (stats.get("near_duplicates") or {}).get("calibration") or {}
     if cal:
         note = f"; {cal['note']}" if cal.get("note") else ""
-        if cal.get("space") in (NO_CANDIDATES, NO_PROMPT_PASSED):  # hybrid mode: no pair reached the responses
-            note += "; no decision read it (no candidate pair reached the responses)"
+        if cal.get("space") in UNREAD_SPACES:  # hybrid mode: every candidate pair turned down before it
+            note += ("; no decision read it (no candidate pair's responses reached the floors)"
+                     if cal["space"] == NO_RESPONSE_REACHED else "; no decision read it (no candidate pair reached "
+                     "the responses)")
         rows.append(("near-duplicate copy threshold",
                      f"each response >= {cal['min_response']:.3f} (unsure band from {cal['min_response_flag']:.3f}: "
                      f"flagged), calibrated {cal['calibrated_on']} on pairs of different answers: "

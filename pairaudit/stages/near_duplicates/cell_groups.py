@@ -31,7 +31,14 @@ from pairaudit.stages.near_duplicates.search import (
     sum_vectors,
     train_cells,
 )
-from pairaudit.stages.near_duplicates.verify import match_edges, pair_outcomes, prompts_pass, same_keys
+from pairaudit.stages.near_duplicates.verify import (
+    lowest_response_floor,
+    match_edges,
+    pair_outcomes,
+    prompts_pass,
+    responses_reach,
+    same_keys,
+)
 from pairaudit.stages.spill import Spill
 
 VECTORS = ("P", "C", "R")
@@ -270,16 +277,20 @@ class CellGroup:
         """Hybrid mode: the candidate rows' transformer vectors (``parts``: from the shards, read once; kept for
         ``verify``) and the positions of the rows of the candidate pairs whose prompts may pass the deciding rule
         (``verify.prompts_pass``: only their responses are read, so the calibration needs only their rows, as
-        in the local engine), then the count of those pairs."""
+        in the local engine), then the count of those pairs and of those whose responses reach the rule's lowest
+        floor (``verify.responses_reach``: with none, nothing reads the calibration)."""
         if self.d is None or self.cand is None or not len(self.cand[0]):
             return [{"idx": np.zeros(0, np.int64)}, {"pairs": 0}]
         d, (a, b), plan = self.d, self.cand, self.plan
         rows_c = np.unique(np.concatenate([a, b]))
         self.vec = _candidate_vectors(parts, d["pos"][rows_c])
         ia, ib = np.searchsorted(rows_c, a), np.searchsorted(rows_c, b)
-        live = prompts_pass(self.vec[0], d["sk"][rows_c], d["ln"][rows_c], ia, ib, plan["dup"], plan["con"],
-                            plan["want_con"])
-        return [{"idx": d["pos"][np.unique(np.concatenate([a[live], b[live]]))]}, {"pairs": int(live.sum())}]
+        sk, ln = d["sk"][rows_c], d["ln"][rows_c]
+        live = prompts_pass(self.vec[0], sk, ln, ia, ib, plan["dup"], plan["con"], plan["want_con"])
+        reach = responses_reach(self.vec[1], self.vec[2], sk, ln, ia[live], ib[live],
+                                lowest_response_floor(plan["dup"], plan["con"], plan["want_con"]), plan["want_con"])
+        return [{"idx": d["pos"][np.unique(np.concatenate([a[live], b[live]]))]},
+                {"pairs": int(live.sum()), "reached": int(reach.sum())}]
 
     def verify(self, keys: np.ndarray, rule: tuple[dict, dict], timings: dict[str, float], starts: list[int],
                two: np.ndarray | None = None) -> list[dict[str, Any]]:

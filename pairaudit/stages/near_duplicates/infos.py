@@ -15,6 +15,10 @@ DEFAULT_MODE = "hybrid"
 # embeds no response for it
 NO_CANDIDATES = "static (hybrid: no candidates)"
 NO_PROMPT_PASSED = "static (hybrid: no candidate pair's prompts pass)"
+# pairs' prompts pass, but no response of theirs reaches the lowest floor of the rule (verify.responses_reach):
+# every such pair is turned down on a response whatever the calibration says, so the sample is not embedded
+NO_RESPONSE_REACHED = "static (hybrid: no response of a pair whose prompts pass reaches the floors)"
+UNREAD_SPACES = (NO_CANDIDATES, NO_PROMPT_PASSED, NO_RESPONSE_REACHED)  # report.html: "no decision read it"
 # the calibration's space otherwise (hybrid mode, both engines): the rows it reads
 PROMPTS_PASSED = "transformer (the rows of the candidate pairs whose prompts pass, and a sample)"
 

@@ -27,6 +27,7 @@ import numpy as np
 
 from pairaudit.config import usable_cpus
 from pairaudit.stages.near_duplicates.search import rowdot
+from pairaudit.stages.near_duplicates.texts import text_hash
 
 SKETCH_BYTES = 256
 HALF = SKETCH_BYTES // 2
@@ -64,6 +65,27 @@ def sketch(text: str) -> tuple[bytes, int]:
     if len(b) <= SKETCH_BYTES:
         return b, len(b)
     return b[:HALF] + b"\n" + b[-HALF:], len(b)
+
+
+def text_facts(text: str) -> tuple[bytes, int, int, int]:
+    """What the stage keeps of a text, from one normalisation: ``sketch(text)``, the digest of the normalised
+    text (a response's: same normalised text, same answer) and of the text itself (a prompt's).
+
+    Args:
+        text: a prompt or response.
+
+    Returns:
+        (sketch bytes, normalised length, ``text_hash(normalise(text))``, ``text_hash(text)``).
+
+    Example:
+        >>> sk, n, h_norm, h_raw = text_facts("Hello,  World!")
+        >>> (sk, n, h_norm == text_facts("hello world")[2], h_raw == text_facts("hello world")[3])
+        (b'hello world', 11, True, False)
+    """
+    norm = normalise(text)
+    b = norm.encode("utf-8", "surrogatepass")
+    sk = b if len(b) <= SKETCH_BYTES else b[:HALF] + b"\n" + b[-HALF:]
+    return sk, len(b), text_hash(norm), text_hash(text)
 
 
 def lexical(sa: bytes, la: int, sb: bytes, lb: int) -> float:
@@ -158,7 +180,8 @@ def compared_keys(hresp: np.ndarray) -> np.ndarray:
 def match_pairs(P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln: np.ndarray,
                 a: np.ndarray, b: np.ndarray, rule: dict[str, Any], straight: bool,
                 compared: tuple[np.ndarray, np.ndarray] | None = None, ts: Any = None,
-                two_rows: np.ndarray | None = None, outcome: dict[str, np.ndarray] | None = None
+                two_rows: np.ndarray | None = None, outcome: dict[str, np.ndarray] | None = None,
+                prompts: tuple[np.ndarray, ...] | None = None
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Verify candidate row pairs (a[i], b[i]); ``sk``/``ln``: (n, 3) sketches / lengths (``ts``: the sketches'
     ``token_sorted`` forms when the caller made them: the same values, faster); ``rule``:
@@ -182,7 +205,8 @@ def match_pairs(P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln:
     Pairs are dropped field by field as soon as one field fails, so most wording similarities are never
     computed. ``outcome``: a dict filled with ``OUTCOME_FIELDS`` arrays, per pair the rule that decided it
     (``code``: ``MATCHED`` ... ``COSINE_APART``), the field it read (0 prompt, 1 chosen, 2 rejected), the value
-    and the limit it was held to."""
+    and the limit it was held to. ``prompts``: the prompt field of every pair as ``prompt_field`` gives it for
+    this rule (both orientations read the prompts alike: ``verify.match_edges`` reads them once for both)."""
     pairs = [(P, P, 0, 0), (C, C, 1, 1), (R, R, 2, 2)] if straight else [(P, P, 0, 0), (C, R, 1, 2), (R, C, 2, 1)]
     m = len(a)
     sim = np.zeros((m, 3), dtype=np.float32)
@@ -200,7 +224,12 @@ def match_pairs(P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln:
         if not len(idx):
             break
         floor = _field_floor(floors[f], f, idx, lone, rule)
-        equal, differ, c, lx, s, better = field_similarity(A, B, sk, ln, ts, (a[idx], fa), (b[idx], fb), floor, rule)
+        if f == 0 and prompts is not None:  # every pair is still in (idx is all of them)
+            equal, differ, c, lx, s, better = prompts
+            s = s.copy()  # _other_answers writes into it
+        else:
+            equal, differ, c, lx, s, better = field_similarity(A, B, sk, ln, ts, (a[idx], fa), (b[idx], fb), floor,
+                                                               rule)
         ia, ib = a[idx[differ]], b[idx[differ]]
         cos[idx, f] = c
         lex[idx[differ], f] = np.where(lx >= 0, lx, np.nan)
@@ -223,6 +252,18 @@ def match_pairs(P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln:
     if out is not None:
         outcome.update(out)  # type: ignore[union-attr]
     return ok, sure, sim, cos, lex, why, thr
+
+
+def prompt_field(P: Any, sk: Any, ln: Any, ts: Any, a: np.ndarray, b: np.ndarray, rule: dict[str, Any]
+                 ) -> tuple[np.ndarray, ...]:
+    """The prompt field of the pairs ``(a[i], b[i])`` under ``rule`` (``field_similarity``'s tuple), as
+    ``match_pairs`` reads it first: the same for the straight and the crosswise orientation."""
+    return field_similarity(P, P, sk, ln, ts, (a, 0), (b, 0), np.full(len(a), float(rule["min_prompt"])), rule)
+
+
+def same_prompt_reading(r1: dict[str, Any], r2: dict[str, Any]) -> bool:
+    """Whether two rules read the prompt field alike (``prompt_field`` gives the same for both)."""
+    return all(r1.get(k) == r2.get(k) for k in ("min_prompt", "prompt_wording_from"))
 
 
 def field_similarity(A: Any, B: Any, sk: Any, ln: Any, ts: Any, xa: tuple[np.ndarray, int],

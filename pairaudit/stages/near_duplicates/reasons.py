@@ -54,9 +54,18 @@ def nearest_pairs(n: int, a: np.ndarray, b: np.ndarray, sim: np.ndarray) -> np.n
     ends = np.concatenate([a, b]).astype(np.int64)
     other = np.concatenate([b, a]).astype(np.int64)
     near = np.round(np.concatenate([sim, sim]).astype(np.float64), 4)
-    idx = np.concatenate([np.arange(len(a))] * 2)
-    first = _first_of_each(ends, np.lexsort((other, -near, ends)))
-    out[ends[first]] = idx[first]
+    # what the first of a stable sort by (end, -near, other) picks, without sorting the ~40M ends of a 1M-row
+    # search: per end the largest near, of those the smallest other, of those the first position
+    best = np.full(n, -np.inf)
+    np.maximum.at(best, ends, near)
+    top = np.flatnonzero(near == best[ends])
+    least = np.full(n, np.iinfo(np.int64).max)
+    np.minimum.at(least, ends[top], other[top])
+    top = top[other[top] == least[ends[top]]]
+    first = np.full(n, len(ends))
+    np.minimum.at(first, ends[top], top)
+    has = np.flatnonzero(first < len(ends))
+    out[has] = first[has] % len(a)  # position in the two concatenated copies -> pair index
     return out
 
 

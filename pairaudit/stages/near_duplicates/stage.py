@@ -45,24 +45,27 @@ from pairaudit.stages.near_duplicates.infos import (
     NEAR_DUPLICATE_INFO,
     NO_CANDIDATES,
     NO_PROMPT_PASSED,
+    NO_RESPONSE_REACHED,
     PROMPTS_PASSED,
     check_deps,
 )
 from pairaudit.stages.near_duplicates.lazy import FieldVectors, decision_plan
-from pairaudit.stages.near_duplicates.match import (
-    SKETCH_BYTES,
-    compared_keys,
-    normalise,
-    sketch,
-    token_sorted,
-)
+from pairaudit.stages.near_duplicates.match import SKETCH_BYTES, compared_keys, text_facts, token_sorted
 from pairaudit.stages.near_duplicates.near_identical import near_identical_findings, near_identical_rows
 from pairaudit.stages.near_duplicates.reasons import REASON_KEY, reason_texts, reverify
 from pairaudit.stages.near_duplicates.search import center, field_mean, rowdot, sum_vectors
-from pairaudit.stages.near_duplicates.texts import blob_bytes, pack, text_hash, unpack
-from pairaudit.stages.near_duplicates.verify import find_groups, pair_outcomes, prompts_pass, two_row_prompts
+from pairaudit.stages.near_duplicates.texts import blob_bytes, pack, unpack
+from pairaudit.stages.near_duplicates.verify import (
+    find_groups,
+    lowest_response_floor,
+    pair_outcomes,
+    prompts_pass,
+    responses_reach,
+    two_row_prompts,
+)
 from pairaudit.stages.spill import Spill
 from pairaudit.stages.state import Column, Count
+from pairaudit.trainer.memo import TextMemo
 
 if TYPE_CHECKING:
     from pairaudit.config import Context
@@ -80,7 +83,7 @@ class NearDuplicateStage(Stage):
              "_R": Column(np.float16), "_sk": Column(np.bytes_), "_ln": Column(np.int32), "_phash": Column(np.int64),
              "_hresp": Column(np.int64), "_texts": Column(object), "n_skipped": Count(), "_t_embed": Count(float),
              "_n_texts": Count()}
-    local = ("_embedder", "_static", "_spill")  # models loaded on first use and spill files, per process
+    local = ("_embedder", "_static", "_spill", "_facts")  # models loaded on first use, spill files, per process
     uses_models = True
     distribute = "cells"  # the Ray engine: search and verification in cell groups on the workers (cells.py)
 
@@ -99,6 +102,7 @@ class NearDuplicateStage(Stage):
         self._compared = 0  # texts the transformer compared, outside a FieldVectors store (report.json)
         self._cut = 0  # of them, texts cut at the transformer's maximum length
         self._spill = Spill()  # the per-row columns move to disk when large (stages/spill.py)
+        self._facts: TextMemo[tuple[bytes, int, int, int]] = TextMemo()  # text_facts of a repeated text, once
 
     @property
     def embedder(self) -> Embedder:
@@ -146,13 +150,12 @@ class NearDuplicateStage(Stage):
         for f, parts in enumerate((self._P, self._C, self._R)):
             parts.append(V[f::3].copy())
         self._rows.append(np.fromiter((p.row for p in keep), dtype=np.int64, count=len(keep)))
-        sks = [sketch(t) for t in texts]
-        self._sk.append(np.array([s for s, _ in sks], dtype=f"S{SKETCH_BYTES + 1}").reshape(-1, 3))
-        self._ln.append(np.array([n for _, n in sks], dtype=np.int32).reshape(-1, 3))
-        self._hresp.append(np.array([[text_hash(normalise(p.chosen or "")), text_hash(normalise(p.rejected or ""))]
-                                     for p in keep], dtype=np.int64).reshape(-1, 2))
-        self._phash.append(np.fromiter((text_hash(p.prompt or "") for p in keep), dtype=np.int64,
-                                       count=len(keep)))
+        facts = [self._facts.get(t, text_facts) for t in texts]  # per text: sketch, length, digests
+        self._sk.append(np.array([f[0] for f in facts], dtype=f"S{SKETCH_BYTES + 1}").reshape(-1, 3))
+        self._ln.append(np.array([f[1] for f in facts], dtype=np.int32).reshape(-1, 3))
+        self._hresp.append(np.array([[c[2], r[2]] for c, r in zip(facts[1::3], facts[2::3])],
+                                    dtype=np.int64).reshape(-1, 2))
+        self._phash.append(np.fromiter((f[3] for f in facts[0::3]), dtype=np.int64, count=len(keep)))
         self._spill.maybe(self._columns())
 
     def _columns(self) -> dict[str, list[np.ndarray]]:
@@ -332,15 +335,22 @@ class NearDuplicateStage(Stage):
         sk_i, ln_i = sk[idx], ln[idx]
         live = prompts_pass(Pt, sk_i, ln_i, pos[a], pos[b], dup, con, want_con, kw["ts"])
         timings["near_duplicates:pairs_prompts_passed"] = float(live.sum())  # run-specific: Ray counts per group
-        if live.any():
-            cal = np.union1d(np.concatenate([a[live], b[live]]), sample)
-            store.plan(decision_plan(store, a[live], b[live], sk, ln, cal))  # their rows' and the sample's responses
+        reach = np.zeros(0, dtype=bool)
+        if live.any():  # their rows' responses, then the sample's only where a response may reach the floors
+            lrows = np.unique(np.concatenate([a[live], b[live]]))
+            store.plan(decision_plan(store, a[live], b[live], sk, ln, lrows))
+            reach = responses_reach(Ct, Rt, sk_i, ln_i, pos[a[live]], pos[b[live]],
+                                    lowest_response_floor(dup, con, want_con), want_con, kw["ts"])
+        timings["near_duplicates:pairs_responses_reached"] = float(reach.sum())
+        if reach.any():
+            cal = np.union1d(lrows, sample)
+            store.plan(decision_plan(store, a[live], b[live], sk, ln, cal))  # the sample's responses
             dup, con, stats["calibration"] = calibrated_rule(dup, con, Ct, Rt, sk, ln, phash, cal, pos,
                                                              PROMPTS_PASSED)
-        else:
+        else:  # nothing reads the copy threshold: the static space's calibration, for the report
             every = np.arange(n)
             dup, con, stats["calibration"] = calibrated_rule(dup, con, C, R, sk, ln, phash, every, every,
-                                                             NO_PROMPT_PASSED)
+                                                             NO_RESPONSE_REACHED if live.any() else NO_PROMPT_PASSED)
         out2 = find_groups(rows[idx], Pt, Ct, Rt, sk_i, ln_i, dup, con, want_dups=want_dups,
                            want_contradictions=want_con, candidates=(pos[a], pos[b]), timings=timings,
                            prompt_keys=phash[idx], **kw)

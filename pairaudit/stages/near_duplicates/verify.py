@@ -21,7 +21,9 @@ from pairaudit.stages.near_duplicates.match import (
     field_similarity,
     match_pairs,
     new_outcome,
+    prompt_field,
     record,
+    same_prompt_reading,
     strength,
 )
 from pairaudit.stages.near_duplicates.reasons import row_outcomes
@@ -72,17 +74,21 @@ def match_edges(P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln:
     if outcome is not None:
         outcome.update(new_outcome(len(a)))
     rule_s, rule_x = _rules(dup, con, candidates_only)
+    prompts = None  # both orientations read the prompts alike: once for both (most pairs end there)
+    if len(a) and want_contradictions and same_prompt_reading(rule_s, rule_x):
+        prompts = prompt_field(P, sk, ln, ts, a, b, rule_s)
     ok_s = np.zeros(len(a), dtype=bool)
     if len(a) and (want_dups or want_contradictions):
         ok_s, sure_s, sim_s, cos_s, lex_s, why_s, thr_s = match_pairs(P, C, R, sk, ln, a, b, rule_s, straight=True,
                                                                compared=compared, ts=ts, two_rows=two_rows,
-                                                               outcome=outcome)
+                                                               outcome=outcome, prompts=prompts)
     ok_x = np.zeros(len(a), dtype=bool)
     if len(a) and want_contradictions:
         # both orientations are checked: when chosen and rejected of a row are close to each other, a swapped
         # copy can pass the straight rule too; the orientation whose weakest response is closer wins
         ok_x, sure_x, sim_x, cos_x, lex_x, why_x, thr_x = match_pairs(P, C, R, sk, ln, a, b, rule_x, straight=False,
-                                                               compared=compared, ts=ts, two_rows=two_rows)
+                                                               compared=compared, ts=ts, two_rows=two_rows,
+                                                               prompts=prompts)
         better_x = ok_x & (~ok_s | (strength(sim_x) > strength(sim_s)))
         if outcome is not None:
             w = np.flatnonzero(better_x)
@@ -138,6 +144,61 @@ def prompts_pass(P: Any, sk: Any, ln: np.ndarray, a: np.ndarray, b: np.ndarray, 
         x, y = a[lo:lo + MATCH_CHUNK], b[lo:lo + MATCH_CHUNK]
         s = field_similarity(P, P, sk, ln, ts, (x, 0), (y, 0), np.full(len(x), floor), {})[4]
         out[lo:lo + MATCH_CHUNK] = s >= floor - 1e-6
+    return out
+
+
+def lowest_response_floor(dup: dict[str, Any], con: dict[str, Any], want_contradictions: bool) -> float:
+    """The lowest similarity a response of a match may have under any calibration: the field floor of the
+    deciding rule (``min(min_response, min_response_flag)``, which the calibration never lowers) or the lone
+    pairs' ``floor_wording_two_rows``, over both rules when near contradictions are wanted."""
+    rules = (dup, {**dup, **con}) if want_contradictions else (dup,)
+    keys = ("min_response", "min_response_flag", "floor_wording_two_rows")
+    return min(float(r[k]) for r in rules for k in keys if k in r)
+
+
+def responses_reach(C: Any, R: Any, sk: Any, ln: np.ndarray, a: np.ndarray, b: np.ndarray, floor: float,
+                    want_contradictions: bool, ts: Any = None) -> np.ndarray:
+    """Which pairs ``(a[i], b[i])`` have both responses at least ``floor`` similar (``max(cosine, wording)``, 1 for
+    the same text; as ``match.field_similarity`` reads them), straight or, with near contradictions, crosswise.
+    With ``floor = lowest_response_floor(...)`` a pair that does not reach is turned down on a response by the
+    deciding rule whatever its copy threshold: when no pair reaches, the calibration decides nothing (hybrid
+    mode then embeds no calibration sample: ``stage._hybrid_decision``, the Ray cell groups' ``prompts``).
+
+    Args:
+        C, R: the chosen and rejected vectors (array-likes ``rowdot`` reads), indexed like ``sk``.
+        sk, ln: sketches and lengths (n, 3); ``ts``: the sketches' ``token_sorted`` forms, or None.
+        a, b: the pairs' row indices.
+        floor: the similarity both responses must reach.
+        want_contradictions: the crosswise orientation counts too.
+
+    Returns:
+        A bool array, one per pair.
+
+    Example:
+        >>> import numpy as np
+        >>> from pairaudit.stages.near_duplicates.match import sketch
+        >>> texts = [("q", "bake it at 200 degrees", "no idea, sorry"), ("q", "bake it at 200 degrees", "No idea sorry!"),
+        ...          ("q", "paint the fence blue", "no idea, sorry")]
+        >>> sk = np.array([[sketch(t)[0] for t in row] for row in texts])
+        >>> ln = np.array([[sketch(t)[1] for t in row] for row in texts])
+        >>> V = np.eye(3, dtype=np.float32)  # orthogonal vectors: only the wording can bring two texts close
+        >>> responses_reach(V, V, sk, ln, np.array([0, 0]), np.array([1, 2]), 0.7, False).tolist()
+        [True, False]
+    """
+    out = np.zeros(len(a), dtype=bool)
+    ways = (((C, 1), (C, 1)), ((R, 2), (R, 2)))
+    crossed = (((C, 1), (R, 2)), ((R, 2), (C, 1)))
+    for lo in range(0, len(a), MATCH_CHUNK):  # a slice of pairs at a time: their sketches are copied to compare
+        x, y = a[lo:lo + MATCH_CHUNK], b[lo:lo + MATCH_CHUNK]
+        fl = np.full(len(x), floor)
+        for orient in (ways, crossed) if want_contradictions else (ways,):
+            ok = np.arange(len(x))  # the second response is read only where the first reaches (as match_pairs)
+            for (A, fa), (B, fb) in orient:
+                if not len(ok):
+                    break
+                s = field_similarity(A, B, sk, ln, ts, (x[ok], fa), (y[ok], fb), fl[ok], {})[4]
+                ok = ok[s >= floor - 1e-6]
+            out[lo + ok] = True
     return out
 
 
