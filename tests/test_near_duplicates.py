@@ -369,23 +369,27 @@ def test_the_distillation_is_announced_once_a_process_when_no_cache_keeps_it(tmp
     assert sum("distilling" in m for m in logs) == 1, logs
 
 
+def _held6_sketches() -> tuple[list[dict], np.ndarray, np.ndarray]:
+    """The held-out set of reworded prompts (held6): its rows, and their sketches and lengths (n, 3)."""
+    path = Path(__file__).resolve().parent.parent / "data" / "precision" / "neardup_heldout6.jsonl"
+    rows = [json.loads(line) for line in path.open(encoding="utf-8")]
+    sks = [[sketch(r[f]) for f in ("prompt", "chosen", "rejected")] for r in rows]
+    sk = np.array([[s[0] for s in row] for row in sks])
+    ln = np.array([[s[1] for s in row] for row in sks], dtype=np.int32)
+    return rows, sk, ln
+
+
 def test_responses_reach_holds_every_pair_that_any_calibration_reads_past_the_floors() -> None:
     """``verify.responses_reach`` at ``lowest_response_floor`` decides whether hybrid mode embeds the calibration
     sample: a pair it leaves out must be turned down on a field floor (prompt or response) under every copy
     threshold the calibration can give, so its outcome never depends on the calibration. Real HH texts (held6:
     reworded copies, same-topic requests, unrelated rows), vectors that follow the plants plus noise, and
     several calibrated rules, floors to cap."""
-    import json
-
     from pairaudit.stages.near_duplicates.calibrate import with_calibration
     from pairaudit.stages.near_duplicates.match import APART, COMPARED, OTHER_NUMBERS, compared_keys
     from pairaudit.stages.near_duplicates.verify import lowest_response_floor, pair_outcomes, responses_reach
 
-    path = Path(__file__).resolve().parent.parent / "data" / "precision" / "neardup_heldout6.jsonl"
-    rows = [json.loads(line) for line in path.open(encoding="utf-8")]
-    sks = [[sketch(r[f]) for f in ("prompt", "chosen", "rejected")] for r in rows]
-    sk = np.array([[s[0] for s in row] for row in sks])
-    ln = np.array([[s[1] for s in row] for row in sks], dtype=np.int32)
+    rows, sk, ln = _held6_sketches()
     rng = np.random.default_rng(5)
     base = rng.normal(size=(len(rows), 3, 64)).astype(np.float32)
     for i, r in enumerate(rows):  # a plant's vectors lean towards its base row's: responses land around the floors
@@ -413,16 +417,10 @@ def test_prompts_pass_holds_every_pair_the_deciding_rule_reads_past_its_prompt()
     pair the deciding rule does not turn down on its prompt (outcome field > 0, or a match) must be among them,
     and a pair outside them is turned down on field 0. Real HH prompts (held6: reworded copies, same-topic
     requests for something else, unrelated rows; numbers in some), vectors that follow the wording plus noise."""
-    import json
-
     from pairaudit.stages.near_duplicates.match import MATCHED, OTHER_WAY, UNSURE, compared_keys
     from pairaudit.stages.near_duplicates.verify import pair_outcomes, prompts_pass
 
-    path = Path(__file__).resolve().parent.parent / "data" / "precision" / "neardup_heldout6.jsonl"
-    rows = [json.loads(line) for line in path.open(encoding="utf-8")]
-    sks = [[sketch(r[f]) for f in ("prompt", "chosen", "rejected")] for r in rows]
-    sk = np.array([[s[0] for s in row] for row in sks])
-    ln = np.array([[s[1] for s in row] for row in sks], dtype=np.int32)
+    rows, sk, ln = _held6_sketches()
     rng = np.random.default_rng(3)
     base = rng.normal(size=(len(rows), 3, 64)).astype(np.float32)
     for i, r in enumerate(rows):  # a plant's vectors lean towards its base row's: some prompts land near the floor
