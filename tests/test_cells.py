@@ -209,3 +209,10 @@ def test_nearest_pairs_is_the_first_of_the_sort_by_row_nearness_and_partner() ->
         for pos in np.lexsort((other, -near, ends))[::-1]:  # the first of each row's run is written last
             want[ends[pos]] = pos % len(a)
         assert nearest_pairs(n, a, b, sim).tolist() == want.tolist(), trial
+
+
+def test_a_cell_group_without_rows_reports_every_count_the_driver_sums() -> None:
+    """A cell group that got no rows (or no candidate pairs) answers ``prompts`` with the same counts as one that
+    did: the driver sums ``pairs`` and ``reached`` over every group (``ray_stages._verify_hybrid``)."""
+    counts = CellGroup(0, {}, np.zeros(1, np.int64), []).prompts([])[1]
+    assert counts == {"pairs": 0, "reached": 0}

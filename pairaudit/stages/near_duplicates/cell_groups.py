@@ -280,7 +280,7 @@ class CellGroup:
         in the local engine), then the count of those pairs and of those whose responses reach the rule's lowest
         floor (``verify.responses_reach``: with none, nothing reads the calibration)."""
         if self.d is None or self.cand is None or not len(self.cand[0]):
-            return [{"idx": np.zeros(0, np.int64)}, {"pairs": 0}]
+            return [{"idx": np.zeros(0, np.int64)}, {"pairs": 0, "reached": 0}]
         d, (a, b), plan = self.d, self.cand, self.plan
         rows_c = np.unique(np.concatenate([a, b]))
         self.vec = _candidate_vectors(parts, d["pos"][rows_c])
