@@ -61,10 +61,13 @@ def normalise(text: str) -> str:
 
 def sketch(text: str) -> tuple[bytes, int]:
     """Compact stand-in for a text in the lexical comparison: (sketch bytes, normalised length)."""
-    b = normalise(text).encode("utf-8", "surrogatepass")
-    if len(b) <= SKETCH_BYTES:
-        return b, len(b)
-    return b[:HALF] + b"\n" + b[-HALF:], len(b)
+    return _cut(normalise(text).encode("utf-8", "surrogatepass"))
+
+
+def _cut(b: bytes) -> tuple[bytes, int]:
+    """A normalised text's UTF-8 bytes -> (its sketch: whole when <= ``SKETCH_BYTES``, else the first and last
+    ``HALF`` bytes; its length)."""
+    return (b if len(b) <= SKETCH_BYTES else b[:HALF] + b"\n" + b[-HALF:]), len(b)
 
 
 def text_facts(text: str) -> tuple[bytes, int, int, int]:
@@ -83,9 +86,7 @@ def text_facts(text: str) -> tuple[bytes, int, int, int]:
         (b'hello world', 11, True, False)
     """
     norm = normalise(text)
-    b = norm.encode("utf-8", "surrogatepass")
-    sk = b if len(b) <= SKETCH_BYTES else b[:HALF] + b"\n" + b[-HALF:]
-    return sk, len(b), text_hash(norm), text_hash(text)
+    return (*_cut(norm.encode("utf-8", "surrogatepass")), text_hash(norm), text_hash(text))
 
 
 def lexical(sa: bytes, la: int, sb: bytes, lb: int) -> float:
