@@ -386,7 +386,14 @@ def test_responses_reach_holds_every_pair_that_any_calibration_reads_past_the_fl
     reworded copies, same-topic requests, unrelated rows), vectors that follow the plants plus noise, and
     several calibrated rules, floors to cap."""
     from pairaudit.stages.near_duplicates.calibrate import with_calibration
-    from pairaudit.stages.near_duplicates.match import APART, COMPARED, OTHER_NUMBERS, compared_keys
+    from pairaudit.stages.near_duplicates.match import (
+        APART,
+        COMPARED,
+        MATCHED,
+        OTHER_NUMBERS,
+        OUTCOME_FIELDS,
+        compared_keys,
+    )
     from pairaudit.stages.near_duplicates.verify import lowest_response_floor, pair_outcomes, responses_reach
 
     rows, sk, ln = _held6_sketches()
@@ -403,13 +410,20 @@ def test_responses_reach_holds_every_pair_that_any_calibration_reads_past_the_fl
     two[: len(rows) // 3] = True  # some rows read with the lone-pair floor (floor_wording_two_rows)
     reach = responses_reach(C, R, sk, ln, a, b, lowest_response_floor(th, th, True), True)
     assert reach.any() and (~reach).any()
+    outs = []
     for t, tf in ((0.85, 0.8), (0.9, 0.85), (0.98, 0.98), (0.85, 0.85)):
         dup, con = with_calibration(th, th, {"min_response": t, "min_response_flag": tf})
         out = pair_outcomes(P, C, R, sk, ln, a, b, dup, con, True, True, compared=(hresp, compared_keys(hresp)),
                             two_rows=two)
         floors = np.isin(out["code"], (APART, OTHER_NUMBERS, COMPARED))  # turned down on a field floor
-        assert floors[~reach].all(), (t, np.flatnonzero(~reach & ~floors)[:5])
+        same = (out["code"] == MATCHED) & np.isnan(out["limit"])  # a copy in the same words: no threshold named
+        assert (floors | same)[~reach].all(), (t, np.flatnonzero(~reach & ~floors & ~same)[:5])
         assert (~floors & reach).any()  # some reached pairs are read past the floors
+        outs.append(out)
+    assert same[~reach].any()  # copies whose responses are the base row's words: left out, matched all the same
+    for out in outs[1:]:  # what is left out reads the same under every calibration, threshold and all
+        for k in OUTCOME_FIELDS:
+            assert np.array_equal(out[k][~reach], outs[0][k][~reach], equal_nan=True), k
 
 
 def test_prompts_pass_holds_every_pair_the_deciding_rule_reads_past_its_prompt() -> None:

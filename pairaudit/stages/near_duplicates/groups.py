@@ -28,7 +28,15 @@ def explain(sim: np.ndarray, cos: np.ndarray, lex: np.ndarray, why: np.ndarray,
     return "; ".join(parts)
 
 
-def _band(sure: bool, t: float, weakest: float = 0.0) -> str:
+def _band(sure: bool, t: float, weakest: float = 0.0, why: np.ndarray | None = None) -> str:
+    """``"; "`` and the copy threshold's verdict, or nothing where both responses are the same words (a copy
+    under any threshold: the calibrated one decided nothing)."""
+    if why is not None and why[1] == SAME and why[2] == SAME:
+        return ""
+    return "; " + _verdict(sure, t, weakest)
+
+
+def _verdict(sure: bool, t: float, weakest: float) -> str:
     if sure:
         return f"each response >= the copy threshold {t:.3f}"
     if weakest >= t - 1e-6:  # every response at the copy threshold: the wording held it back (match_pairs)
@@ -75,8 +83,8 @@ def duplicate_findings(rows: np.ndarray, a: np.ndarray, b: np.ndarray, sure: np.
             y = int(b[e]) if int(a[e]) == x else int(a[e])
             findings.append(NEAR_DUPLICATE_INFO.finding(
                 int(rows[x]), None, float(round(float(st[e]), 6)), rep_row,
-                f"near duplicate of row {int(rows[y])} ({explain(sim[e], cos[e], lex[e], why[e])}; "
-                f"{_band(True, float(thr[e]))}); group of {len(grp)} kept as row {rep_row}"))
+                f"near duplicate of row {int(rows[y])} ({explain(sim[e], cos[e], lex[e], why[e])}"
+                f"{_band(True, float(thr[e]), why=why[e])}); group of {len(grp)} kept as row {rep_row}"))
     done = {int(rows[x]) for x in rep_of}
     for e in order:
         if sure[e]:
@@ -88,7 +96,7 @@ def duplicate_findings(rows: np.ndarray, a: np.ndarray, b: np.ndarray, sure: np.
         g = rep_of.get(y, int(rows[y]))
         findings.append(NEAR_DUPLICATE_INFO.finding(
             int(rows[x]), None, float(round(float(st[e]), 6)), g,
-            f"possible near duplicate of row {int(rows[y])} ({explain(sim[e], cos[e], lex[e], why[e])}; "
+            f"possible near duplicate of row {int(rows[y])} ({explain(sim[e], cos[e], lex[e], why[e])}"
             f"{_band(False, float(thr[e]), float(strength(sim[e])))})", unsure=True))
     return findings, len(groups), int(sum(len(g) for g in groups))
 
@@ -139,6 +147,6 @@ def contradiction_findings(rows: np.ndarray, a: np.ndarray, b: np.ndarray, sure:
             findings.append(CONTRADICTION_INFO.finding(
                 int(rows[x]), None, round(float(st[e]), 6), g,
                 f"{'' if sure[e] else 'possibly '}the same two responses (each a copy or paraphrase) preferred the "
-                f"other way in row(s) {others} (row {int(rows[y])}: {explain(sim[e], cos[e], lex[e], why[e], names)}; "
-                f"{_band(bool(sure[e]), float(thr[e]))})", unsure=not bool(sure[e])))
+                f"other way in row(s) {others} (row {int(rows[y])}: {explain(sim[e], cos[e], lex[e], why[e], names)}"
+                f"{_band(bool(sure[e]), float(thr[e]), why=why[e])})", unsure=not bool(sure[e])))
     return findings, len(groups)

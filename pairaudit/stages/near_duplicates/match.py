@@ -362,7 +362,9 @@ def _thresholds_and_prompt_rule(ok: np.ndarray, fields: tuple[np.ndarray, ...], 
         ok, sure = _one_prompt_rule(ok, sure, ab, sk, ln, (lex, cos, why), rule, straight, lone, out)
     if out is not None:
         won = np.flatnonzero(ok)
-        record(out, won, np.where(sure[won], MATCHED, UNSURE), 1 + sim[won, 1:].argmin(axis=1), weakest[won], thr[won])
+        same = (why[won, 1] == SAME) & (why[won, 2] == SAME)  # a copy under any threshold: none is named (NaN)
+        record(out, won, np.where(sure[won], MATCHED, UNSURE), 1 + sim[won, 1:].argmin(axis=1), weakest[won],
+               np.where(same, np.nan, thr[won]))
     return ok, sure
 
 

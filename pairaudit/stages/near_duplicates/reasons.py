@@ -192,6 +192,8 @@ def text(code: int, field: int, value: float, limit: float, row: int) -> str:
                     "transformer did not compare the pair) (the static model's candidate rule)")
         return text(code - LOOSE, field, value, limit, row) + " (the static model's candidate rule)"
     name = _NAMES[field]
+    if code == MATCHED and np.isnan(limit):  # both responses the same words: a copy under any threshold
+        return f"a copy of row {row} (both responses the same words)"
     if code == MATCHED:
         return f"a copy of row {row} (weakest response {value:.3f} >= the copy threshold {limit:.3f})"
     if code == UNSURE:

@@ -159,10 +159,13 @@ def lowest_response_floor(dup: dict[str, Any], con: dict[str, Any], want_contrad
 def responses_reach(C: Any, R: Any, sk: Any, ln: np.ndarray, a: np.ndarray, b: np.ndarray, floor: float,
                     want_contradictions: bool, ts: Any = None) -> np.ndarray:
     """Which pairs ``(a[i], b[i])`` have both responses at least ``floor`` similar (``max(cosine, wording)``, 1 for
-    the same text; as ``match.field_similarity`` reads them), straight or, with near contradictions, crosswise.
-    With ``floor = lowest_response_floor(...)`` a pair that does not reach is turned down on a response by the
-    deciding rule whatever its copy threshold: when no pair reaches, the calibration decides nothing (hybrid
-    mode then embeds no calibration sample: ``stage._hybrid_decision``, the Ray cell groups' ``prompts``).
+    the same text; as ``match.field_similarity`` reads them), straight or, with near contradictions, crosswise,
+    and not both the same words as the other row's (such a pair matches under any copy threshold, and its
+    finding and reason name none: ``groups``, ``reasons.text``). With ``floor = lowest_response_floor(...)`` the
+    deciding rule decides a pair that does not reach the same way whatever its copy threshold (turned down on a
+    response, or a copy whose responses are the same words): when no pair reaches, the calibration decides
+    nothing (hybrid mode then embeds no calibration sample: ``stage._hybrid_decision``, the Ray cell groups'
+    ``prompts``).
 
     Args:
         C, R: the chosen and rejected vectors (array-likes ``rowdot`` reads), indexed like ``sk``.
@@ -193,12 +196,14 @@ def responses_reach(C: Any, R: Any, sk: Any, ln: np.ndarray, a: np.ndarray, b: n
         fl = np.full(len(x), floor)
         for orient in (ways, crossed) if want_contradictions else (ways,):
             ok = np.arange(len(x))  # the second response is read only where the first reaches (as match_pairs)
+            differs = np.zeros(len(x), dtype=bool)  # a reaching response is not the other row's text
             for (A, fa), (B, fb) in orient:
                 if not len(ok):
                     break
-                s = field_similarity(A, B, sk, ln, ts, (x[ok], fa), (y[ok], fb), fl[ok], {})[4]
-                ok = ok[s >= floor - 1e-6]
-            out[lo + ok] = True
+                sim = field_similarity(A, B, sk, ln, ts, (x[ok], fa), (y[ok], fb), fl[ok], {})
+                differs[ok] |= ~sim[0]
+                ok = ok[sim[4] >= floor - 1e-6]
+            out[lo + ok[differs[ok]]] = True
     return out
 
 
