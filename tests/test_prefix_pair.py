@@ -77,6 +77,27 @@ def test_extract_prompt_text_is_trls_loop() -> None:
         assert common_prefix_chars(c, r) == len(__import__("os").path.commonprefix([c, r]))
 
 
+def test_remembered_splits_are_the_pairs_own() -> None:
+    """``implicit_split`` remembers the last pairs' splits: asked again it gives the same split; a pair whose
+    text was replaced in place, a copy with another response and more pairs than the memo holds each get their
+    own split, as computed afresh (real HH rows whose responses open alike, and ones that do not)."""
+    import dataclasses
+
+    from pairaudit.trainer import split as split_mod
+
+    pairs = [normalise(i, r, "implicit_hh") for i, r in enumerate(hh_records(40))]
+    pairs += [dataclasses.replace(p, rejected=p.chosen + " And more.") for p in pairs[:10]]  # prefix pairs
+    fresh = [split_mod._implicit_split(p) for p in pairs]
+    assert any(s is not None and s.absorbs for s in fresh) and any(s is not None and not s.absorbs for s in fresh)
+    assert [implicit_split(p) for p in pairs] == fresh == [implicit_split(p) for p in pairs]
+    p = pairs[3]
+    p.rejected = p.chosen + " Also this."  # changed in place (as strip_surrogates does): not the remembered split
+    assert implicit_split(p) == split_mod._implicit_split(p) != fresh[3]
+    many = [dataclasses.replace(q, row=i) for i in range(3) for q in pairs] * 20  # the memo empties and refills
+    assert len(many) > split_mod.MEMO_PAIRS
+    assert [implicit_split(q) for q in many] == [split_mod._implicit_split(q) for q in many]
+
+
 def test_every_planted_prefix_pair_is_named_with_what_the_trainer_compares(scanned: dict[str, Any]) -> None:
     f = scanned["findings"]
     got = dict(f.filter(pl.col("check") == "prefix_pair").select("row", "detail").iter_rows())

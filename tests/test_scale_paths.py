@@ -78,6 +78,45 @@ def test_scale_paths_change_no_output(tmp_path: Path, monkeypatch: pytest.Monkey
         assert new[name] == old[name], name
 
 
+def test_texts_read_once_change_no_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Several pairs per prompt (real HH prompts, each with 5 pairs of real responses drawn from the set, some
+    responses in several prompts' pairs) plus planted rewordings, light edits, copies and swaps: the decision
+    reading each distinct text once from memory (``bytext.TextTable``) writes what reading the spilled per-row
+    columns writes."""
+    from pairaudit.stages.near_duplicates import bytext
+
+    rng = random.Random(11)
+    base = planting.hh_rows(60)
+    answers = [x for _, c, r in base for x in (c, r)]
+    rows = [(p, c, r) for p, c, r in base]
+    for p, c, r in base:
+        rows += [(p, c, rng.choice(answers)) for _ in range(2)] + [(p, rng.choice(answers), r) for _ in range(2)]
+    for o in rng.sample(range(len(rows)), 12):
+        p, c, r = rows[o]
+        rows.append((planting.reword_prompt(p, rng), c, r) if o % 2 else (p, planting.paraphrase(c, rng), r))
+    rows += [rows[o] for o in rng.sample(range(len(rows)), 4)] + [(p, r, c) for p, c, r in rng.sample(rows, 4)]
+    src = tmp_path / "multi.jsonl"
+    src.write_text("".join(json.dumps({"prompt": p, "chosen": c, "rejected": r}) + "\n" for p, c, r in rows))
+    made: list[bool] = []
+    of = bytext.TextTable.of
+
+    def spy(*args: object) -> bytext.TextTable | None:
+        t = of(*args)
+        made.append(t is not None)
+        return t
+
+    monkeypatch.setattr(bytext.TextTable, "of", staticmethod(spy))
+    monkeypatch.setenv("PAIRAUDIT_SPILL_BYTES", "4096")  # every stage column goes to disk
+    by_text = _scan(src, tmp_path / "by_text")
+    monkeypatch.setattr(bytext, "MAX_TEXT_SHARE", 0.0)  # never worth it: the spilled per-row columns
+    by_row = _scan(src, tmp_path / "by_row")
+    assert made == [True, False]
+    findings = pl.read_parquet(tmp_path / "by_text" / "findings.parquet")
+    assert {"near_duplicate_pair", "duplicate_pair", "contradictory_pair"} <= set(findings["check"].to_list())
+    for name in by_row:
+        assert by_text[name] == by_row[name], name
+
+
 def test_spill_columns_round_trip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import numpy as np
 

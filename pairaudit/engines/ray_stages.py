@@ -19,6 +19,7 @@ from pairaudit.config import clamp_record
 from pairaudit.engines.exchange import Pull
 from pairaudit.engines.partition import finding_list
 from pairaudit.engines.wire import dumps, loads
+from pairaudit.stages.near_duplicates.bytext import DIGEST_BYTES
 from pairaudit.stages.near_duplicates.infos import (
     NO_CANDIDATES,
     NO_PROMPT_PASSED,
@@ -178,7 +179,8 @@ def run_cells(run: RayRun, stage: Any) -> Outcome:
     driver_report(stage, stats, [x["transformer"] for x in results])
     blob = sum(int(x.get("blob_bytes", 0)) for x in summ)
     itemsize, sk_size = next(x["itemsizes"] for x in summ if x["n"])
-    stats.update(dim=dim, bytes_per_row_observed=int(itemsize * dim * 3 + sk_size * 3 + 3 * 4 + 16 + blob // n))
+    stats.update(dim=dim,
+                 bytes_per_row_observed=int(itemsize * dim * 3 + sk_size * 3 + 3 * 4 + DIGEST_BYTES + blob // n))
     res = StageResult(findings=findings)
     driver = route(res, stage_findings(stage, res, run.scanner.plan), run.starts)
     owners, tag = run.shard_owners(), f"cells.{type(stage).__name__}.result"

@@ -83,9 +83,28 @@ def _kind(chosen: Any, rejected: Any) -> str:
     return "opening"
 
 
+MEMO_PAIRS = 2048  # pairs whose split is remembered: a batch's checks and stages ask for each pair's split 3 times
+
+_memo: dict[int, tuple[Any, Any, Any, Any, ImplicitSplit | None]] = {}
+
+
 def implicit_split(pair: Any) -> ImplicitSplit | None:
     """The trainer's split of an implicit-prompt ``Pair`` (None for other formats, or where TRL's
-    ``extract_prompt`` fails: an empty side)."""
+    ``extract_prompt`` fails: an empty side). ``prefix_pair``, ``split_word`` and the length stage ask for the
+    same pair's split: the last ``MEMO_PAIRS`` pairs' are remembered (the pair and its texts held, and checked
+    to be the same objects, so a remembered split is never another pair's)."""
+    hit = _memo.get(id(pair))
+    if hit is not None and hit[0] is pair and hit[1] is pair.prompt and hit[2] is pair.chosen \
+            and hit[3] is pair.rejected:
+        return hit[4]
+    sp = _implicit_split(pair)
+    if len(_memo) >= MEMO_PAIRS:
+        _memo.clear()
+    _memo[id(pair)] = (pair, pair.prompt, pair.chosen, pair.rejected, sp)
+    return sp
+
+
+def _implicit_split(pair: Any) -> ImplicitSplit | None:
     if pair.format not in IMPLICIT_FORMATS or pair.pretokenized:
         return None
     try:

@@ -149,18 +149,19 @@ def char_ratio(sa: bytes, la: int, sb: bytes, lb: int) -> float:
 
 
 def token_sorted(sk: Any, chunk: int = 4096, out: Any = None) -> Any:
-    """Each sketch of ``sk`` (n, 3) with its words sorted (``" ".join(sorted(words))``, UTF-8): what rapidfuzz's
+    """Each sketch of ``sk`` ((n, 3), or one per text: (n,)) with its words sorted (``" ".join(sorted(words))``, UTF-8): what rapidfuzz's
     ``token_sort_ratio`` compares. The character ratio of two of them is exactly the ``token_sort_ratio`` of
     the sketches (tested), so the verification sorts each row's words once instead of once per candidate pair
     (~40 pairs a row at 1M rows; the per-pair sort was most of ``cpdist``'s time). ``out``: where to write
     them (e.g. a spill file), else a new array. ``chunk`` rows at a time: their Python strings are the
     transient working set (65,536 rows a chunk: ~60 MB of them)."""
     n = len(sk)
-    out = np.empty((n, 3), dtype=f"S{SKETCH_BYTES + 1}") if out is None else out
+    out = np.empty(sk.shape, dtype=f"S{SKETCH_BYTES + 1}") if out is None else out
     for lo in range(0, n, chunk):
         part = np.asarray(sk[lo:lo + chunk])
         out[lo:lo + chunk] = np.array([" ".join(sorted(x.decode("utf-8", "ignore").split())).encode("utf-8")
-                                       for x in part.ravel().tolist()], dtype=f"S{SKETCH_BYTES + 1}").reshape(-1, 3)
+                                       for x in part.ravel().tolist()],
+                                      dtype=f"S{SKETCH_BYTES + 1}").reshape(part.shape)
     return out
 
 

@@ -39,6 +39,7 @@ from pairaudit.datatypes import Pair, StageResult
 from pairaudit.errors import ConfigError
 from pairaudit.stages.base import Stage
 from pairaudit.stages.exact import CONTRADICTION_INFO
+from pairaudit.stages.near_duplicates.bytext import DIGEST_BYTES, ByText, TextTable
 from pairaudit.stages.near_duplicates.calibrate import calibrated_rule, calibration_sample
 from pairaudit.stages.near_duplicates.infos import (
     DEFAULT_MODE,
@@ -78,11 +79,12 @@ class NearDuplicateStage(Stage):
     infos = (NEAR_DUPLICATE_INFO, CONTRADICTION_INFO)
     refines = frozenset({"contradictory_pair", "near_identical_pair"})  # only when near-duplicate search runs
     # _P/_C/_R: static vectors of prompt / chosen / rejected; _hresp (n, 2): digests of the normalised chosen /
-    # rejected; _texts: per row, zlib of "prompt\0chosen\0rejected" (not in transformer mode)
+    # rejected, _hraw of the texts as they are (_phash: the prompt's); _texts: per row, zlib of
+    # "prompt\0chosen\0rejected" (not in transformer mode)
     state = {"_rows": Column(np.int64), "_P": Column(np.float16), "_C": Column(np.float16),
              "_R": Column(np.float16), "_sk": Column(np.bytes_), "_ln": Column(np.int32), "_phash": Column(np.int64),
-             "_hresp": Column(np.int64), "_texts": Column(object), "n_skipped": Count(), "_t_embed": Count(float),
-             "_n_texts": Count()}
+             "_hresp": Column(np.int64), "_hraw": Column(np.int64), "_texts": Column(object), "n_skipped": Count(),
+             "_t_embed": Count(float), "_n_texts": Count()}
     local = ("_embedder", "_static", "_spill", "_facts")  # models loaded on first use, spill files, per process
     uses_models = True
     distribute = "cells"  # the Ray engine: search and verification in cell groups on the workers (cells.py)
@@ -155,12 +157,14 @@ class NearDuplicateStage(Stage):
         self._ln.append(np.array([f[1] for f in facts], dtype=np.int32).reshape(-1, 3))
         self._hresp.append(np.array([[c[2], r[2]] for c, r in zip(facts[1::3], facts[2::3])],
                                     dtype=np.int64).reshape(-1, 2))
+        self._hraw.append(np.array([[c[3], r[3]] for c, r in zip(facts[1::3], facts[2::3])],
+                                   dtype=np.int64).reshape(-1, 2))
         self._phash.append(np.fromiter((f[3] for f in facts[0::3]), dtype=np.int64, count=len(keep)))
         self._spill.maybe(self._columns())
 
     def _columns(self) -> dict[str, list[np.ndarray]]:
         return {"rows": self._rows, "P": self._P, "C": self._C, "R": self._R, "sk": self._sk, "ln": self._ln,
-                "phash": self._phash, "hresp": self._hresp, "texts": self._texts}
+                "phash": self._phash, "hresp": self._hresp, "hraw": self._hraw, "texts": self._texts}
 
     def spill_every_batch(self) -> None:
         self._spill.limit = 0
@@ -250,7 +254,7 @@ class NearDuplicateStage(Stage):
     def _finalize(self, res: StageResult, stats: dict[str, Any]) -> StageResult:
         spill = self._spill
         has_texts = bool(self._texts) or "texts" in spill.spilled_columns
-        rows, P, C, R, sk, ln, phash, hresp, blobs = (spill.column(k, v) for k, v in self._columns().items())
+        rows, P, C, R, sk, ln, phash, hresp, hraw, blobs = (spill.column(k, v) for k, v in self._columns().items())
         rows = np.asarray(rows)
         hresp = np.asarray(hresp).reshape(-1, 2)
         compared = compared_keys(hresp)
@@ -264,16 +268,19 @@ class NearDuplicateStage(Stage):
             P, C, R = self._transformer_vectors(blobs, np.arange(n), timings)
         want_dups = "near_duplicate_pair" in self.enabled
         want_con = "contradictory_pair" in self.enabled
+        texts = TextTable.of(phash, hraw, P.shape[1], sk.itemsize) if mode in ("static", "hybrid") else None
+        if texts is not None:  # repeated texts: each one's values read once, then from memory (bytext.py)
+            P, C, R = (texts.field(A, f) for f, A in enumerate((P, C, R)))
+            sk, ln = texts.fields(sk), texts.fields(ln)
         pair_raw = rowdot(C, R, np.arange(n), np.arange(n))  # chosen-vs-rejected, this mode's model
-        if mode in ("static", "hybrid"):  # centred copies: on disk when the stage spilled
-            P, C, R = (spill.reopen(center(A, field_mean(A), out=spill.scratch(f"{k}_centred", A.shape, np.float16)))
-                       for k, A in (("P", P), ("C", C), ("R", R)))
+        if mode in ("static", "hybrid"):  # centred copies
+            P, C, R = (self._centred(A, k) for k, A in (("P", P), ("C", C), ("R", R)))
         every = np.arange(n)
         if mode != "hybrid":  # the deciding vectors exist for every row: calibrate on all of them
             dup, con, stats["calibration"] = calibrated_rule(dup, con, C, R, sk, ln, phash, every, every, mode)
         sums = spill.reopen(sum_vectors(P, C, R, out=spill.scratch("sums", P.shape, np.float32)))  # on disk if spilled
         t = time.perf_counter()
-        ts = spill.reopen(token_sorted(sk, out=spill.scratch("ts", sk.shape, sk.dtype)))  # words sorted, once a row
+        ts = self._sorted_words(sk)
         timings["near_duplicates:token_sort_s"] = time.perf_counter() - t
         two = two_row_prompts(phash)
         out = find_groups(rows, P, C, R, sk, ln, dup, con, want_dups=want_dups, want_contradictions=want_con,
@@ -309,6 +316,20 @@ class NearDuplicateStage(Stage):
         stats.update(_shape_stats(phash, P, sk, blobs, n))
         res.timings = timings
         return res
+
+    def _centred(self, A: Any, name: str) -> Any:
+        """Unit rows of ``A`` minus its field mean: per distinct text for a ``ByText``, else on disk when the
+        stage spilled."""
+        if isinstance(A, ByText):
+            return ByText(center(A.table, field_mean(A)), A.ids)
+        return self._spill.reopen(center(A, field_mean(A), out=self._spill.scratch(f"{name}_centred", A.shape,
+                                                                                   np.float16)))
+
+    def _sorted_words(self, sk: Any) -> Any:
+        """The sketches with their words sorted (``match.token_sorted``), once a distinct text or once a row."""
+        if isinstance(sk, ByText):
+            return ByText(token_sorted(sk.table), sk.ids)
+        return self._spill.reopen(token_sorted(sk, out=self._spill.scratch("ts", sk.shape, sk.dtype)))
 
     def _hybrid_decision(self, out: dict[str, Any], stats: dict[str, Any], cols: dict[str, Any], blobs: Any,
                          rules: tuple[dict[str, Any], dict[str, Any]], near_rows: np.ndarray,
@@ -437,6 +458,6 @@ def _shape_stats(phash: np.ndarray, P: np.ndarray, sk: np.ndarray, blobs: Any, n
         pairs_sharing_a_prompt=int(counts[counts > 1].sum()),
         max_pairs_per_prompt=int(counts.max()),
         dim=int(P.shape[1]),
-        bytes_per_row_observed=int(P.itemsize * (P.shape[1] * 3) + sk.itemsize * 3 + 3 * 4 + 16
+        bytes_per_row_observed=int(P.itemsize * (P.shape[1] * 3) + sk.itemsize * 3 + 3 * 4 + DIGEST_BYTES
                                    + (blob_bytes(blobs) // n if blobs is not None else 0)),
     )
