@@ -32,6 +32,7 @@ def smol() -> tuple:
     ("trl==1.16.0", "trl-1.14.2"), ("trl==1.14.2", "trl-1.14.2"), ("trl==1.14.1", "trl-1.9"), ("trl==1.9.0", "trl-1.9"),
     ("trl==1.8.0", "trl-0.29"), ("trl==0.29.0", "trl-0.29"), ("trl==0.28.0", "trl-0.27.2"), ("trl==0.27.2", "trl-0.27.2"),
     ("trl==0.27.1", "trl-0.20"), ("trl==0.20.0", "trl-0.20"), ("trl==2.0.0", "trl-1.14.2"), ("trl-legacy", "trl-0.27.2"),
+    ("trl==1.9", "trl-1.9"), ("trl==0.29", "trl-0.29"), ("trl==1.14", "trl-1.9"), ("trl==0.20", "trl-0.20"),  # "1.9" is 1.9.0
     ("trl-latest", "trl-1.14.2"), ("TRL-0.29", "trl-0.29"),
 ])
 def test_profile_by_name_or_version(asked: str, profile: str) -> None:

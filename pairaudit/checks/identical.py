@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from itertools import zip_longest
 from typing import Any
 
@@ -15,7 +15,8 @@ from pairaudit.checks.base import CheckInfo, PairCheck
 from pairaudit.checks.prompt_kind import pair_short_answer_cue
 from pairaudit.datatypes import Finding, Pair
 from pairaudit.trainer.long_text import LONG_CHARS
-from pairaudit.trainer.tokenizer import EncodedPair
+from pairaudit.trainer.memo import TextMemo
+from pairaudit.trainer.tokenizer import DPOTokenizer, EncodedPair
 
 _WORD = re.compile(r"\w+")
 
@@ -42,21 +43,30 @@ def same_pair(pair: Pair) -> bool:
     return same_text(pair.chosen or "", pair.rejected or "")
 
 
-def _few_word_edits(pair: Pair, a: Any, b: Any, min_words: int) -> bool:
+def _words(text: str) -> list[str]:
+    return _WORD.findall(text.casefold())
+
+
+def word_count(text: str) -> int:
+    """The number of casefolded words (``\\w+`` runs) of a text, long ones counted without a list."""
+    return len(_words(text)) if len(text) < LONG_CHARS else long_text.count(_WORD, text.casefold())
+
+
+def _few_word_edits(pair: Pair, a: Any, b: Any, min_words: int, count: Any = word_count) -> bool:
     """Both sides have >= ``min_words`` words and at most one in 10 (at least one) differs (Levenshtein on
-    the casefolded words; pre-tokenized: on the ids). Long texts: counted first (the word counts alone
-    often rule it out), then compared as interned word ids (equal words, equal ids): the same answer."""
-    if pair.pretokenized or (len(a) < LONG_CHARS and len(b) < LONG_CHARS):
-        wa, wb = (a, b) if pair.pretokenized else (_WORD.findall(x.casefold()) for x in (a, b))
-        na, nb = len(wa), len(wb)
-    else:
-        wa = wb = None
-        na, nb = (long_text.count(_WORD, x.casefold()) for x in (a, b))
+    the casefolded words; pre-tokenized: on the ids). Counted first (the word counts alone often rule it out;
+    ``count``: ``word_count``, or a memo of it), then compared as words, long texts as interned word ids (equal
+    words, equal ids): the same answer."""
+    na, nb = (len(a), len(b)) if pair.pretokenized else (count(a), count(b))
     n_words = min(na, nb)
     limit = max(1, n_words // 10)
     if n_words < min_words or abs(na - nb) > limit:  # Levenshtein >= the difference in length
         return False
-    if wa is None:
+    if pair.pretokenized:
+        wa, wb = a, b
+    elif len(a) < LONG_CHARS and len(b) < LONG_CHARS:
+        wa, wb = _words(a), _words(b)
+    else:
         (wa, wb), _, _ = long_text.word_ids(_WORD, [a, b])
     return Levenshtein.distance(wa, wb, score_cutoff=limit + 1) <= limit
 
@@ -145,6 +155,18 @@ real preference; otherwise the detail names the differing words."""
         why="a trivial difference is a weak, noisy preference (and a common DPO divergence trigger); review them",
     )
 
+    def __init__(self, params: Mapping[str, Any] | None = None, tok: DPOTokenizer | None = None) -> None:
+        super().__init__(params, tok)
+        # a response repeated across pairs is squashed and its words counted once
+        self._squashed: TextMemo[str] = TextMemo()
+        self._counts: TextMemo[int] = TextMemo()
+
+    def _count(self, text: str) -> int:
+        return self._counts.get(text, word_count) if len(text) < LONG_CHARS else word_count(text)
+
+    def _squash(self, text: str) -> str:  # a long text is squashed again, not held
+        return self._squashed.get(text, squash) if len(text) < LONG_CHARS else squash(text)
+
     def check(self, pair: Pair, enc: EncodedPair | None, out: list[Finding]) -> dict[str, float] | None:
         if pair.pretokenized:
             ids = pair.ids or {}
@@ -152,7 +174,7 @@ real preference; otherwise the detail names the differing words."""
             ratio = 1.0 - Levenshtein.normalized_distance(a, b)
             ta, tb = a, b
         else:
-            a, b = squash(pair.chosen or ""), squash(pair.rejected or "")
+            a, b = self._squash(pair.chosen or ""), self._squash(pair.rejected or "")
             ratio = (fuzz.ratio(a, b) if len(a) < LONG_CHARS and len(b) < LONG_CHARS else long_text.ratio(a, b)) / 100.0
             ta, tb = (enc.chosen_ids, enc.rejected_ids) if enc is not None else (None, None)
         if a == b:
@@ -162,7 +184,7 @@ real preference; otherwise the detail names the differing words."""
         max_edits = int(self.params["max_token_edits"])
         # the token edits must also be few words: one changed word per 10 (at least one), so that two short
         # answers that merely share words in another order ("Fine answer here." / "Another fine answer.") pass
-        if ta is not None and _few_word_edits(pair, a, b, self.params["min_words"]):
+        if ta is not None and _few_word_edits(pair, a, b, self.params["min_words"], self._count):
             edits = Levenshtein.distance(ta, tb, score_cutoff=max_edits + 1)
         if ratio >= self.params["min_char_ratio"]:
             detail = f"character similarity {ratio:.3f} >= {self.params['min_char_ratio']}"

@@ -138,9 +138,10 @@ class SplitWord(_TrainerSplitCheck):
             return {self.info.score_key: 0.0} if enc is not None and pair.format == "implicit_hh" else None
         if not sp.mid_word:
             return {self.info.score_key: 0.0}
-        rendered = self.tok.render(pair)
-        n_prompt = len(self.tok.text_ids(rendered[0], bool(rendered.special)))
-        moved = n_prompt - len(enc.prompt_ids)
+        moved = enc.prompt_left_out  # the prompt's own tokens the trainer's completion cut leaves out
+        if not self.tok.profile.joint:  # counted by the encoding for joint trainers only
+            rendered = self.tok.render(pair)
+            moved = len(self.tok.text_ids(rendered[0], bool(rendered.special))) - len(enc.prompt_ids)
         left = (f"; {_tokens(moved)} of the prompt's own tokenization merge into the completion (TRL warns "
                 "'tokens merge across the boundary')" if moved > 0 else "")
         out.append(self.finding(pair.row, "prompt", 1.0,

@@ -22,6 +22,8 @@ from __future__ import annotations
 import re
 
 from pairaudit.datatypes import Pair
+from pairaudit.trainer.long_text import LONG_CHARS
+from pairaudit.trainer.memo import TextMemo
 
 _WINDOW = 4000
 _SLOT = re.compile(r"(?:\b(?:output|answer|a|ans|solution|student|label|sentiment|category|classification|result)"
@@ -70,6 +72,9 @@ def text_short_answer_cue(prompt: str) -> str:
     return short_answer_cue(prompt[at + 1:] if at >= 0 else prompt)
 
 
+_CUES: TextMemo[str] = TextMemo(4096)  # a prompt shared by several pairs is read once (per process)
+
+
 def short_answer_cue(prompt: str | None) -> str:
     """The cue by which ``prompt`` asks for a short answer ("answer slot 'Output:'", "closed answers
     'classify'", "a number 'how many'"), or "" when it shows none.
@@ -82,6 +87,10 @@ def short_answer_cue(prompt: str | None) -> str:
     """
     if not prompt:
         return ""
+    return _CUES.get(prompt, _cue) if len(prompt) < LONG_CHARS else _cue(prompt)
+
+
+def _cue(prompt: str) -> str:
     text = prompt if len(prompt) <= 2 * _WINDOW else prompt[:_WINDOW] + "\n" + prompt[-_WINDOW:]
     last = text.rstrip().rsplit("\n", 1)[-1]
     m = _SLOT.search(last)

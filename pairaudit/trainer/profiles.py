@@ -84,7 +84,9 @@ KEYWORD_PROFILE = dataclasses.replace(BY_NAME["trl-0.20"], name="pairaudit-0.1",
 
 
 def _version_key(v: str) -> tuple[int, ...]:
-    return tuple(int(x) for x in re.findall(r"\d+", v.split("+")[0])[:3])
+    """(major, minor, patch), missing parts 0: "1.9" is 1.9.0 (a shorter tuple compared as smaller)."""
+    key = [int(x) for x in re.findall(r"\d+", v.split("+")[0])[:3]]
+    return tuple(key + [0] * (3 - len(key)))
 
 
 def _spec(spec: str) -> list[tuple[str, str]]:
