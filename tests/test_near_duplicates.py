@@ -478,3 +478,35 @@ def test_the_candidate_rule_reads_the_prompts_cosine_and_only_a_deciding_wording
     assert 0.5 <= w[0] < 0.85 and w[1] >= 0.85  # the frame alone lifts the wording of two unrelated prompts
     ok = match_pairs(P, C, R, sk, ln, a, b, rule, straight=True)[0]
     assert ok.tolist() == [False, True, True]  # frame only: out; same words: in; static cosine 0.6: in
+
+
+def test_match_edges_on_threads_is_one_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Chunks of candidate pairs verified on threads give the edges and outcomes of one thread, in pair order
+    (held6's real HH texts, every pair of rows, both kinds wanted, chunks of 500 pairs)."""
+    from pairaudit.stages.near_duplicates import verify
+    from pairaudit.stages.near_duplicates.match import OUTCOME_FIELDS, compared_keys
+
+    rows, sk, ln = _held6_sketches()
+    rng = np.random.default_rng(9)
+    base = rng.normal(size=(len(rows), 3, 64)).astype(np.float32)
+    for i, r in enumerate(rows):
+        if r.get("plant_of") is not None:
+            base[i] = base[int(r["plant_of"])] + rng.uniform(0.1, 1.5) * base[i]
+    P, C, R = (base[:, f] / np.linalg.norm(base[:, f], axis=1, keepdims=True) for f in range(3))
+    a, b = (x.astype(np.int64) for x in np.triu_indices(len(rows), 1))
+    hresp = np.array([[hash(r["chosen"]), hash(r["rejected"])] for r in rows], dtype=np.int64)
+    th = dict(NEAR_DUPLICATE_INFO.thresholds)
+    monkeypatch.setattr(verify, "MATCH_CHUNK", 500)
+    runs = []
+    for threads in (1, 2, 4):
+        outcome: dict[str, np.ndarray] = {}
+        es, ex = verify.match_edges(P, C, R, sk, ln, a, b, th, th, True, True,
+                                    compared=(hresp, compared_keys(hresp)), outcome=outcome, threads=threads)
+        runs.append((es, ex, outcome))
+    assert len(a) > 20 * 500 and len(runs[0][0]["a"]) > 10  # held6 has copies, no swapped rows
+    for es, ex, outcome in runs[1:]:
+        for got, want in ((es, runs[0][0]), (ex, runs[0][1])):
+            for k in want:
+                np.testing.assert_array_equal(got[k], want[k])
+        for k in OUTCOME_FIELDS:
+            np.testing.assert_array_equal(outcome[k], runs[0][2][k])

@@ -219,3 +219,27 @@ def test_mapped_selection_copied_a_window_at_a_time(window: int, tmp_path, monke
     with pytest.raises(IndexError, match="200 is out of bounds"):
         col[np.array([3, 200])]
     sp.close()
+
+
+@pytest.mark.parametrize("threads", [2, 3, 5])
+def test_search_cells_on_threads_is_one_thread(threads: int, tmp_path) -> None:
+    """Runs of cells searched on threads (each into its own set, merged in cell order) give the pairs, first
+    similarities and best values of one thread, from memory and from a spilled file; a pair found in several
+    cells keeps the similarity of its first."""
+    from pairaudit.stages.spill import Mapped
+
+    rng = np.random.default_rng(threads)
+    S = _unit(rng, 900)
+    path = tmp_path / "S.f32"
+    S.tofile(path)
+    cells = [np.flatnonzero(np.arange(len(S)) % 9 == c) for c in range(9)]
+    probes = [np.sort(np.concatenate([cells[c], cells[(c + 1) % 9], cells[(c + 4) % 9]])) for c in range(9)]
+    one_best = np.full(len(S), -np.inf, np.float32)
+    one = search_cells(S, cells, probes, 4, 0.2, one_best)
+    assert len(one[0]) > 2000
+    for src in (S, Mapped(path, np.float32, S.shape)):
+        best = np.full(len(S), -np.inf, np.float32)
+        got = search_cells(src, cells, probes, 4, 0.2, best, flush=50, threads=threads)
+        for x, y in zip(got, one):
+            np.testing.assert_array_equal(x, y)
+        np.testing.assert_array_equal(best, one_best)

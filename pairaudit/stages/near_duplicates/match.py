@@ -19,15 +19,14 @@ sketches and capped by the ratio of their lengths.
 
 from __future__ import annotations
 
-import os
 import re
 from typing import Any
 
 import numpy as np
 
-from pairaudit.config import usable_cpus
 from pairaudit.stages.near_duplicates.search import rowdot
 from pairaudit.stages.near_duplicates.texts import text_hash
+from pairaudit.stages.near_duplicates.threads import native_threads
 
 SKETCH_BYTES = 256
 HALF = SKETCH_BYTES // 2
@@ -127,15 +126,6 @@ def lexical_many(sa: np.ndarray, la: np.ndarray, sb: np.ndarray, lb: np.ndarray,
                                                      scorer=getattr(fuzz, scorer), dtype=np.float64,
                                                      workers=native_threads(), **kw) / 100.0)
     return r
-
-
-def native_threads() -> int:
-    """Threads a native loop of this process may use (rapidfuzz's pairs: each pair's score is computed alone, so
-    the values do not depend on it): ``OMP_NUM_THREADS`` where it is set (the pool's workers: 1; a Ray actor: its
-    CPUs), else the CPUs this process may use (the local engine's main process, whose workers are idle while the
-    stages finalize)."""
-    env = os.environ.get("OMP_NUM_THREADS", "")
-    return int(env) if env.isdigit() and int(env) > 0 else usable_cpus()
 
 
 def char_ratio(sa: bytes, la: int, sb: bytes, lb: int) -> float:

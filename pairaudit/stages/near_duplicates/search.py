@@ -16,6 +16,8 @@ from typing import Any
 import numpy as np
 
 from pairaudit.config import clamp_record
+from pairaudit.stages.near_duplicates.threads import in_threads, native_threads
+from pairaudit.stages.spill import Mapped
 
 
 def center(A: np.ndarray, mean: np.ndarray | None, chunk: int = 65536, out: np.ndarray | None = None) -> np.ndarray:
@@ -173,6 +175,18 @@ class PairSet:
         self.keys = np.insert(self.keys, pos[new], k[new])
         self.sims = np.insert(self.sims, pos[new], s[new])
 
+    def update(self, later: PairSet) -> None:
+        """Add the pairs of ``later`` (found in later cells): a pair both hold keeps this set's similarity."""
+        self._merge()
+        later._merge()
+        k, s = later.keys, later.sims
+        pos = np.searchsorted(self.keys, k)
+        new = pos >= len(self.keys)
+        new[~new] = self.keys[pos[~new]] != k[~new]
+        self.keys = np.insert(self.keys, pos[new], k[new])
+        self.sims = np.insert(self.sims, pos[new], s[new])
+        later.keys, later.sims = np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
+
     def result(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(a, b, sim)`` ascending by ``a * n + b``."""
         self._merge()
@@ -180,14 +194,43 @@ class PairSet:
         return keys // self.n, keys % self.n, self.sims
 
 
+def _spans(cell_members: list[np.ndarray], probe_rows: list[np.ndarray], parts: int) -> list[range]:
+    """``parts`` runs of consecutive cells with about equal work (members x probing rows each)."""
+    work = np.cumsum([len(m) * len(q) for m, q in zip(cell_members, probe_rows)], dtype=np.float64)
+    if not len(work) or parts <= 1 or work[-1] == 0:
+        return [range(len(cell_members))]
+    cuts = np.searchsorted(work, work[-1] * np.arange(1, parts) / parts, side="right")
+    bounds = [0, *sorted(set(int(c) for c in cuts)), len(cell_members)]
+    return [range(lo, hi) for lo, hi in zip(bounds, bounds[1:]) if hi > lo]
+
+
 def search_cells(S: np.ndarray, cell_members: list[np.ndarray], probe_rows: list[np.ndarray], k: int,
-                 min_sim: float, best: np.ndarray, block_bytes: int = 1 << 26, flush: int = 1 << 22
-                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                 min_sim: float, best: np.ndarray, block_bytes: int = 1 << 26, flush: int = 1 << 22,
+                 threads: int = 1) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Each cell's members against the rows that probe it (one matrix product per block of queries): the
     distinct pairs ``a < b`` with similarity >= ``min_sim`` (each query keeps its ``k`` best per cell), ascending
     by ``a * len(S) + b``, each with the similarity first found (in cell order); ``best`` (per row) is raised to
     the largest similarity seen (``flush``: see ``PairSet``). Cells are independent, so any subset of them can be
-    searched where their rows are (the Ray engine: docs/scale.md)."""
+    searched where their rows are (the Ray engine: docs/scale.md). ``threads``: runs of consecutive cells
+    searched at once (``threads.in_threads``), each into its own set and ``best``, merged in cell order: the
+    same result."""
+    spans = _spans(cell_members, probe_rows, threads)
+    bests = [best] if len(spans) == 1 else [np.full(len(best), -np.inf, dtype=best.dtype) for _ in spans]
+    if len(spans) > 1 and isinstance(S, Mapped):
+        S[0:1]  # the file opened here, not by two threads at once  # noqa: B018
+    sets = in_threads(lambda j: _search_span(S, [cell_members[c] for c in spans[j]],
+                                             [probe_rows[c] for c in spans[j]], k, min_sim, bests[j], block_bytes,
+                                             flush), range(len(spans)), threads)
+    found = sets[0]
+    for later in sets[1:]:
+        found.update(later)
+    if len(spans) > 1:
+        np.maximum(best, np.max(bests, axis=0), out=best)
+    return found.result()
+
+
+def _search_span(S: np.ndarray, cell_members: list[np.ndarray], probe_rows: list[np.ndarray], k: int,
+                 min_sim: float, best: np.ndarray, block_bytes: int, flush: int) -> PairSet:
     found = PairSet(len(S), flush)
     for members, queries in zip(cell_members, probe_rows):
         if len(members) == 0 or len(queries) == 0:
@@ -215,7 +258,7 @@ def search_cells(S: np.ndarray, cell_members: list[np.ndarray], probe_rows: list
                     r, c = r[ok], c[ok]
             qa, qb = q[r], members[c]
             found.add(np.minimum(qa, qb), np.maximum(qa, qb), block[r, c])
-    return found.result()
+    return found
 
 
 def neighbour_search(S: np.ndarray, k: int, min_sim: float, exact_max_rows: int, nprobe: int,
@@ -250,5 +293,5 @@ def neighbour_search(S: np.ndarray, k: int, min_sim: float, exact_max_rows: int,
         info.update(index="ivf (FAISS k-means cells, BLAS blocks)", nlist=nlist, nprobe=nprobe, n_train=n_train,
                     largest_cell=int(sizes.max()), empty_cells=int((sizes == 0).sum()))
     best = np.full(n, -np.inf, dtype=np.float32)
-    a, b, sim = search_cells(S, cell_members, probe_rows, k, min_sim, best, block_bytes)
+    a, b, sim = search_cells(S, cell_members, probe_rows, k, min_sim, best, block_bytes, threads=native_threads())
     return a, b, sim, best, info

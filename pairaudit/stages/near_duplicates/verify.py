@@ -28,6 +28,7 @@ from pairaudit.stages.near_duplicates.match import (
 )
 from pairaudit.stages.near_duplicates.reasons import row_outcomes
 from pairaudit.stages.near_duplicates.search import neighbour_search, sum_vectors
+from pairaudit.stages.near_duplicates.threads import in_threads
 from pairaudit.stages.near_duplicates.unionfind import Separated
 
 RULE_KEYS = ("min_prompt", "min_response", "min_response_flag", "floor_response", "floor_response_flag",
@@ -52,8 +53,8 @@ EDGE_FIELDS = ("a", "b", "sure", "sim", "cos", "lex", "why", "thr")
 def match_edges(P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln: np.ndarray, a: np.ndarray,
                 b: np.ndarray, dup: dict[str, Any], con: dict[str, Any], want_dups: bool, want_contradictions: bool,
                 candidates_only: bool = False, compared: tuple[np.ndarray, np.ndarray] | None = None,
-                ts: Any = None, two_rows: np.ndarray | None = None, outcome: dict[str, np.ndarray] | None = None
-                ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+                ts: Any = None, two_rows: np.ndarray | None = None, outcome: dict[str, np.ndarray] | None = None,
+                threads: int | None = None) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
     """Verify the candidate pairs (a[i], b[i]) field by field: the straight matches (near duplicates) and the
     crosswise ones (near contradictions), each as ``EDGE_FIELDS`` arrays. Pairs are independent of each other,
     so any subset of them can be verified where their rows are (the Ray engine's cell groups), and they are
@@ -61,12 +62,14 @@ def match_edges(P: np.ndarray, C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln:
     measured in a Ray cell group at 1M rows; a 1M-row scan has ~20M candidate pairs), the edges concatenated in
     pair order. ``two_rows``: per row, its prompt text has exactly two rows (``two_row_prompts``;
     ``match_pairs``). ``outcome``: a dict filled with every pair's outcome (``match.OUTCOME_FIELDS``): the
-    straight rule's, ``OTHER_WAY`` where the crosswise match wins (code -1: not verified, neither kind wanted)."""
-    if len(a) > MATCH_CHUNK:
+    straight rule's, ``OTHER_WAY`` where the crosswise match wins (code -1: not verified, neither kind wanted).
+    ``threads``: chunks verified at once (default ``threads.native_threads()``; the same edges whatever it is)."""
+    if len(a) > MATCH_CHUNK:  # chunks on the process's threads (threads.in_threads), put back in order
         outs = [None if outcome is None else {} for _ in range(0, len(a), MATCH_CHUNK)]
-        parts = [match_edges(P, C, R, sk, ln, a[lo:lo + MATCH_CHUNK], b[lo:lo + MATCH_CHUNK], dup, con, want_dups,
-                             want_contradictions, candidates_only, compared, ts, two_rows, o)
-                 for lo, o in zip(range(0, len(a), MATCH_CHUNK), outs)]
+        parts = in_threads(lambda j: match_edges(
+            P, C, R, sk, ln, a[j * MATCH_CHUNK:(j + 1) * MATCH_CHUNK], b[j * MATCH_CHUNK:(j + 1) * MATCH_CHUNK], dup, con,
+            want_dups, want_contradictions, candidates_only, compared, ts, two_rows, outs[j], threads=1),
+            range(len(outs)), threads)
         if outcome is not None:
             outcome.update({k: np.concatenate([o[k] for o in outs]) for k in OUTCOME_FIELDS})  # type: ignore[index]
         return tuple({k: np.concatenate([p[i][k] for p in parts]) for k in EDGE_FIELDS}  # type: ignore[return-value]
