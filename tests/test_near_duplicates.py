@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import random
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -379,6 +380,21 @@ def _held6_sketches() -> tuple[list[dict], np.ndarray, np.ndarray]:
     return rows, sk, ln
 
 
+def _held6_vectors(seed: int, spread: tuple[float, float]) -> tuple[Any, ...]:
+    """held6's rows, sketches and lengths, vectors in which a plant leans towards its base row's (``spread``: the
+    range of the noise's weight), every pair of rows and the response digests."""
+    rows, sk, ln = _held6_sketches()
+    rng = np.random.default_rng(seed)
+    base = rng.normal(size=(len(rows), 3, 64)).astype(np.float32)
+    for i, r in enumerate(rows):
+        if r.get("plant_of") is not None:
+            base[i] = base[int(r["plant_of"])] + rng.uniform(*spread) * base[i]
+    P, C, R = (base[:, f] / np.linalg.norm(base[:, f], axis=1, keepdims=True) for f in range(3))
+    a, b = (x.astype(np.int64) for x in np.triu_indices(len(rows), 1))
+    hresp = np.array([[hash(r["chosen"]), hash(r["rejected"])] for r in rows], dtype=np.int64)
+    return rows, sk, ln, P, C, R, a, b, hresp
+
+
 def test_responses_reach_holds_every_pair_that_any_calibration_reads_past_the_floors() -> None:
     """``verify.responses_reach`` at ``lowest_response_floor`` decides whether hybrid mode embeds the calibration
     sample: a pair it leaves out must be turned down on a field floor (prompt or response) under every copy
@@ -396,15 +412,7 @@ def test_responses_reach_holds_every_pair_that_any_calibration_reads_past_the_fl
     )
     from pairaudit.stages.near_duplicates.verify import lowest_response_floor, pair_outcomes, responses_reach
 
-    rows, sk, ln = _held6_sketches()
-    rng = np.random.default_rng(5)
-    base = rng.normal(size=(len(rows), 3, 64)).astype(np.float32)
-    for i, r in enumerate(rows):  # a plant's vectors lean towards its base row's: responses land around the floors
-        if r.get("plant_of") is not None:
-            base[i] = base[int(r["plant_of"])] + rng.uniform(0.1, 1.5) * base[i]
-    P, C, R = (base[:, f] / np.linalg.norm(base[:, f], axis=1, keepdims=True) for f in range(3))
-    a, b = (x.astype(np.int64) for x in np.triu_indices(len(rows), 1))
-    hresp = np.array([[hash(r["chosen"]), hash(r["rejected"])] for r in rows], dtype=np.int64)
+    rows, sk, ln, P, C, R, a, b, hresp = _held6_vectors(5, (0.1, 1.5))  # responses land around the floors
     th = dict(NEAR_DUPLICATE_INFO.thresholds)
     two = np.zeros(len(rows), dtype=bool)
     two[: len(rows) // 3] = True  # some rows read with the lone-pair floor (floor_wording_two_rows)
@@ -434,16 +442,8 @@ def test_prompts_pass_holds_every_pair_the_deciding_rule_reads_past_its_prompt()
     from pairaudit.stages.near_duplicates.match import MATCHED, OTHER_WAY, UNSURE, compared_keys
     from pairaudit.stages.near_duplicates.verify import pair_outcomes, prompts_pass
 
-    rows, sk, ln = _held6_sketches()
-    rng = np.random.default_rng(3)
-    base = rng.normal(size=(len(rows), 3, 64)).astype(np.float32)
-    for i, r in enumerate(rows):  # a plant's vectors lean towards its base row's: some prompts land near the floor
-        if r.get("plant_of") is not None:
-            base[i] = base[int(r["plant_of"])] + rng.uniform(0.2, 1.2) * base[i]
-    P, C, R = (base[:, f] / np.linalg.norm(base[:, f], axis=1, keepdims=True) for f in range(3))
-    a, b = (x.astype(np.int64) for x in np.triu_indices(len(rows), 1))
+    rows, sk, ln, P, C, R, a, b, hresp = _held6_vectors(3, (0.2, 1.2))  # some prompts land near the floor
     dup = {**NEAR_DUPLICATE_INFO.thresholds, "floor_response": 0.85, "floor_response_flag": 0.8}
-    hresp = np.array([[hash(r["chosen"]), hash(r["rejected"])] for r in rows], dtype=np.int64)
     live = prompts_pass(P, sk, ln, a, b, dup, dup, True)
     out = pair_outcomes(P, C, R, sk, ln, a, b, dup, dup, True, True, compared=(hresp, compared_keys(hresp)))
     past = (out["field"] > 0) | np.isin(out["code"], (MATCHED, UNSURE, OTHER_WAY))
@@ -486,15 +486,7 @@ def test_match_edges_on_threads_is_one_thread(monkeypatch: pytest.MonkeyPatch) -
     from pairaudit.stages.near_duplicates import verify
     from pairaudit.stages.near_duplicates.match import OUTCOME_FIELDS, compared_keys
 
-    rows, sk, ln = _held6_sketches()
-    rng = np.random.default_rng(9)
-    base = rng.normal(size=(len(rows), 3, 64)).astype(np.float32)
-    for i, r in enumerate(rows):
-        if r.get("plant_of") is not None:
-            base[i] = base[int(r["plant_of"])] + rng.uniform(0.1, 1.5) * base[i]
-    P, C, R = (base[:, f] / np.linalg.norm(base[:, f], axis=1, keepdims=True) for f in range(3))
-    a, b = (x.astype(np.int64) for x in np.triu_indices(len(rows), 1))
-    hresp = np.array([[hash(r["chosen"]), hash(r["rejected"])] for r in rows], dtype=np.int64)
+    rows, sk, ln, P, C, R, a, b, hresp = _held6_vectors(9, (0.1, 1.5))
     th = dict(NEAR_DUPLICATE_INFO.thresholds)
     monkeypatch.setattr(verify, "MATCH_CHUNK", 500)
     runs = []
