@@ -162,10 +162,10 @@ real preference; otherwise the detail names the differing words."""
         self._counts: TextMemo[int] = TextMemo()
 
     def _count(self, text: str) -> int:
-        return self._counts.get(text, word_count) if len(text) < LONG_CHARS else word_count(text)
+        return self._counts.get(text, word_count, LONG_CHARS)
 
     def _squash(self, text: str) -> str:  # a long text is squashed again, not held
-        return self._squashed.get(text, squash) if len(text) < LONG_CHARS else squash(text)
+        return self._squashed.get(text, squash, LONG_CHARS)
 
     def check(self, pair: Pair, enc: EncodedPair | None, out: list[Finding]) -> dict[str, float] | None:
         if pair.pretokenized:

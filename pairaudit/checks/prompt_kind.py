@@ -87,7 +87,7 @@ def short_answer_cue(prompt: str | None) -> str:
     """
     if not prompt:
         return ""
-    return _CUES.get(prompt, _cue) if len(prompt) < LONG_CHARS else _cue(prompt)
+    return _CUES.get(prompt, _cue, LONG_CHARS)
 
 
 def _cue(prompt: str) -> str:

@@ -25,6 +25,7 @@ import os
 import re
 import shutil
 import tempfile
+import threading
 import weakref
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,7 @@ DEFAULT_LIMIT = 64 << 20
 ACTOR_PREFIX = "pairaudit-actor-"  # an actor's spill folder: pairaudit-actor-<pid>-<random>
 WINDOW_BYTES = 16 << 20  # a selection of rows is copied out of a mapped window of the file at most this long
 
+_OPENING = threading.Lock()  # a Mapped opens its file once, whichever thread reads it first
 
 class Mapped:
     """A read-only array in a file, read only where it is indexed: an integer or a slice of rows is read with
@@ -58,10 +60,11 @@ class Mapped:
         return self.shape[0]
 
     def _open(self) -> int:
-        if self._fd is None:
-            self._fd = os.open(self.path, os.O_RDONLY)
-            self._closer = weakref.finalize(self, os.close, self._fd)
-        return self._fd
+        with _OPENING:  # the decision's threads read one column at once: one descriptor (threads.py)
+            if self._fd is None:
+                self._fd = os.open(self.path, os.O_RDONLY)
+                self._closer = weakref.finalize(self, os.close, self._fd)
+            return self._fd
 
     def _read(self, lo: int, hi: int) -> np.ndarray:
         """Rows ``lo:hi`` (0 <= lo <= hi <= len), read with pread."""

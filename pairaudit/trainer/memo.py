@@ -28,9 +28,12 @@ class TextMemo(Generic[T]):
         self._seen: dict[str, T] = {}
         self.hits = 0
 
-    def get(self, text: str, fn: Callable[[str], T]) -> T:
-        """Args: text: the key and argument; fn: a pure function of the text.
+    def get(self, text: str, fn: Callable[[str], T], max_chars: int | None = None) -> T:
+        """Args: text: the key and argument; fn: a pure function of the text; max_chars: texts this long or
+        longer are computed but not remembered (a large text is not held).
         Returns: ``fn(text)``, from the memo when the text was seen."""
+        if max_chars is not None and len(text) >= max_chars:
+            return fn(text)
         try:
             value = self._seen[text]
         except KeyError:

@@ -202,10 +202,8 @@ class DPOTokenizer:
 
         Returns:
             Its ids (4 bytes each; equal to the list ``encode_texts`` gives). Not to be changed in place."""
-        if len(text) >= long_text.LONG_CHARS:  # large: not remembered
-            return long_text.TokenIds(self.encode_texts([text], add_special_tokens)[0])
-        return self._text_memo[add_special_tokens].get(
-            text, lambda t: long_text.TokenIds(self.encode_texts([t], add_special_tokens)[0]))
+        return self._text_memo[add_special_tokens].get(  # a large text: not remembered
+            text, lambda t: long_text.TokenIds(self.encode_texts([t], add_special_tokens)[0]), long_text.LONG_CHARS)
 
     def kept(self, prompt_len: int, completion_len: int) -> tuple[int, int]:
         return truncate(prompt_len, completion_len, max_length=self.max_length,

@@ -17,7 +17,6 @@ import numpy as np
 
 from pairaudit.config import clamp_record
 from pairaudit.stages.near_duplicates.threads import in_threads, native_threads
-from pairaudit.stages.spill import Mapped
 
 
 def center(A: np.ndarray, mean: np.ndarray | None, chunk: int = 65536, out: np.ndarray | None = None) -> np.ndarray:
@@ -169,9 +168,13 @@ class PairSet:
         self._keys.clear()
         self._sims.clear()
         self._pending = 0
+        self._insert(k, s)
+
+    def _insert(self, k: np.ndarray, s: np.ndarray) -> None:
+        """Sorted distinct keys ``k`` (similarities ``s``) into the set: a pair it holds keeps its similarity."""
         pos = np.searchsorted(self.keys, k)
         new = pos >= len(self.keys)
-        new[~new] = self.keys[pos[~new]] != k[~new]  # a pair seen in an earlier batch keeps its similarity
+        new[~new] = self.keys[pos[~new]] != k[~new]
         self.keys = np.insert(self.keys, pos[new], k[new])
         self.sims = np.insert(self.sims, pos[new], s[new])
 
@@ -179,12 +182,7 @@ class PairSet:
         """Add the pairs of ``later`` (found in later cells): a pair both hold keeps this set's similarity."""
         self._merge()
         later._merge()
-        k, s = later.keys, later.sims
-        pos = np.searchsorted(self.keys, k)
-        new = pos >= len(self.keys)
-        new[~new] = self.keys[pos[~new]] != k[~new]
-        self.keys = np.insert(self.keys, pos[new], k[new])
-        self.sims = np.insert(self.sims, pos[new], s[new])
+        self._insert(later.keys, later.sims)
         later.keys, later.sims = np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
 
     def result(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -216,8 +214,6 @@ def search_cells(S: np.ndarray, cell_members: list[np.ndarray], probe_rows: list
     same result."""
     spans = _spans(cell_members, probe_rows, threads)
     bests = [best] if len(spans) == 1 else [np.full(len(best), -np.inf, dtype=best.dtype) for _ in spans]
-    if len(spans) > 1 and isinstance(S, Mapped):
-        S[0:1]  # the file opened here, not by two threads at once  # noqa: B018
     sets = in_threads(lambda j: _search_span(S, [cell_members[c] for c in spans[j]],
                                              [probe_rows[c] for c in spans[j]], k, min_sim, bests[j], block_bytes,
                                              flush), range(len(spans)), threads)
