@@ -143,3 +143,29 @@ def test_a_huge_text_is_embedded_from_the_prefix_the_model_reads(tmp_path: Path)
     prefixes = emb.model_prefixes(model, [huge, long_word, short])
     assert len(prefixes[0]) < 10_000 and prefixes[1] == long_word[:len(prefixes[1])] and prefixes[2] == short
     assert took < 10, took
+
+
+@pytest.mark.parametrize("precision", ["fp32", "auto"])
+def test_batches_on_threads_give_the_one_thread_vectors(precision: str) -> None:
+    """On CPU the length batches run on torch's N threads one batch per thread (``_batches_run``): each text's
+    vector is bit for bit the one a single-threaded encode gives, in order, and torch's thread setting is
+    restored (real HH replies of many lengths, so most batches hold one or two texts)."""
+    import json
+
+    import torch
+
+    rows = [json.loads(line) for line in (Path(__file__).parents[1] / "examples" /
+                                          "hh-rlhf-helpful-base-500.jsonl").read_text().splitlines()[:40]]
+    texts = [r[side].rsplit("Assistant:", 1)[-1] for r in rows for side in ("chosen", "rejected")]
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        one = Embedder(cache_dir=None, precision=precision).encode(texts)
+        torch.set_num_threads(2)
+        emb = Embedder(cache_dir=None, precision=precision)
+        two = emb.encode(texts)
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
+    assert len({len(t) for t in texts}) > 30 and one.shape == (len(texts), 384)
+    assert np.array_equal(one, two)

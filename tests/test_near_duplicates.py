@@ -502,3 +502,20 @@ def test_match_edges_on_threads_is_one_thread(monkeypatch: pytest.MonkeyPatch) -
                 np.testing.assert_array_equal(got[k], want[k])
         for k in OUTCOME_FIELDS:
             np.testing.assert_array_equal(outcome[k], runs[0][2][k])
+
+
+def test_packed_texts_round_trip_and_compress_a_repeat_once() -> None:
+    """``texts.pack`` with a memo: rows sharing a prompt compress it once; every row unpacks to its own three
+    texts (empty, non-ASCII and lone-surrogate texts included), with or without the memo."""
+    from pairaudit.stages.near_duplicates.texts import pack, unpack
+    from pairaudit.trainer.memo import TextMemo
+
+    prompt = "\n\nHuman: How do I keep basil alive indoors?\n\nAssistant:"
+    rows = [[prompt, " Water it when the top inch of soil is dry.", " Put it in the fridge."],
+            [prompt, " Give it six hours of sun.", ""],
+            ["", " café \udc80 naïve", " ok"]]
+    memo: TextMemo[bytes] = TextMemo()
+    blobs = [pack(r, memo) for r in rows]
+    assert [unpack(b) for b in blobs] == rows
+    assert [pack(r) for r in rows] == blobs  # the memo changes no byte
+    assert memo.hits == 2  # the shared prompt and the empty text, each compressed once

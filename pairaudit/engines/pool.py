@@ -28,6 +28,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -62,14 +63,17 @@ def pool_blocker(scanner: Scanner, source: Source) -> str | None:
 # -- worker side --------------------------------------------------------------------------------
 class _Worker:
     def __init__(self, cfg: Any, trainer: Any, fmt: str | None, stage_specs: list[tuple[str, list[str]]],
-                 cache_dir: str, splits: list[tuple[str, int, int]] | None, cache_off: bool = False) -> None:
+                 cache_dir: str, splits: list[tuple[str, int, int]] | None, cache_off: bool = False,
+                 hashes: dict[tuple[str, int, float], str] | None = None) -> None:
         from pairaudit.batch import BatchProcessor
         from pairaudit.cache import start_scan
         from pairaudit.config import Context
         from pairaudit.io.formats import parse_columns
+        from pairaudit.models.loading import remember_hashes
         from pairaudit.plan import build_plan
         from pairaudit.stages.registry import load_stage
 
+        remember_hashes(hashes or {})  # the model files the main process hashed are not read again here
         plan = build_plan(cfg)
         self.logs: list[str] = []
         self.done: dict[str, int] = {}
@@ -185,6 +189,12 @@ class _Proc:
             pass
         self.dst.close()
         self.src.close()
+        if kill:
+            self._reap()
+        else:  # a worker told to stop exits on its own (its interpreter's teardown): the scan goes on meanwhile
+            threading.Thread(target=self._reap, name="pairaudit-pool-reap", daemon=True).start()
+
+    def _reap(self) -> None:
         self.proc.wait()
         self.err.close()
 
@@ -205,8 +215,10 @@ def run_pool(scanner: Scanner, first: list[Any], batches: Iterator[list[Any]], p
 
     # the workers get the device this process resolved ("auto" -> cpu/cuda): they need not import torch to ask
     cfg = replace(scanner.cfg, device=resolved_if_known(scanner.cfg.device))
+    from pairaudit.models.loading import known_hashes
+
     init = (cfg, scanner.trainer, scanner.processor.fmt, specs, str(scanner.ctx.cache_dir), scanner.ctx.splits,
-            cache_report() is not None)
+            cache_report() is not None, known_hashes())
     procs = [_Proc(init) for _ in range(workers)]
     ok = False
     try:

@@ -53,6 +53,18 @@ def file_sha256(path: Path) -> str:
     return _HASH_CACHE[key]
 
 
+def known_hashes() -> dict[tuple[str, int, float], str]:
+    """The file hashes this process has computed, by (path, size, mtime): ``remember_hashes`` in another
+    process (a pool worker) spares it reading the same model files again."""
+    return dict(_HASH_CACHE)
+
+
+def remember_hashes(hashes: dict[tuple[str, int, float], str]) -> None:
+    """Take file hashes computed by another process (``known_hashes``); a file changed since has another
+    (size, mtime) key and is read again."""
+    _HASH_CACHE.update(hashes)
+
+
 def folder_sha256(folder: Path, suffixes: tuple[str, ...] | None = None) -> str:
     """Hash of the (relative name, content hash) of every file in a model folder."""
     h = hashlib.sha256()

@@ -32,6 +32,8 @@ DISTILL_VERSION = "m2v1"  # bump when the distillation settings change (new cach
 #: static models distilled in this process that no cache holds (no cache dir, or it could not be written)
 _UNSAVED: dict[str, Any] = {}
 _ANNOUNCED: set[str] = set()  # the models whose distillation this process has announced
+#: static models read from the cache in this process, by folder (a cached model's folder never changes)
+_LOADED: dict[str, Any] = {}
 
 
 def _settings_key(source_sha: str) -> str:
@@ -93,7 +95,9 @@ class StaticEmbedder:
         m2v = require("model2vec", "embed", "the static embedding model (model2vec)")
         folder = self.folder
         if folder is not None and (folder / "model.safetensors").exists():
-            self._model = m2v.StaticModel.from_pretrained(str(folder))
+            if str(folder) not in _LOADED:  # the stages of one process share one read-only copy
+                _LOADED[str(folder)] = m2v.StaticModel.from_pretrained(str(folder))
+            self._model = _LOADED[str(folder)]
             return self._model
         key = _settings_key(self.source_sha256)
         if key in _UNSAVED:  # distilled before in this process, and the cache could not keep it

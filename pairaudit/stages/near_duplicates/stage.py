@@ -85,7 +85,7 @@ class NearDuplicateStage(Stage):
              "_R": Column(np.float16), "_sk": Column(np.bytes_), "_ln": Column(np.int32), "_phash": Column(np.int64),
              "_hresp": Column(np.int64), "_hraw": Column(np.int64), "_texts": Column(object), "n_skipped": Count(),
              "_t_embed": Count(float), "_n_texts": Count()}
-    local = ("_embedder", "_static", "_spill", "_facts")  # models loaded on first use, spill files, per process
+    local = ("_embedder", "_static", "_spill", "_facts", "_packed")  # models loaded on first use, spill files, per process
     uses_models = True
     distribute = "cells"  # the Ray engine: search and verification in cell groups on the workers (cells.py)
 
@@ -105,6 +105,7 @@ class NearDuplicateStage(Stage):
         self._cut = 0  # of them, texts cut at the transformer's maximum length
         self._spill = Spill()  # the per-row columns move to disk when large (stages/spill.py)
         self._facts: TextMemo[tuple[bytes, int, int, int]] = TextMemo()  # text_facts of a repeated text, once
+        self._packed: TextMemo[bytes] = TextMemo()  # a repeated text compressed once (texts.pack)
 
     @property
     def embedder(self) -> Embedder:
@@ -144,7 +145,7 @@ class NearDuplicateStage(Stage):
 
             V = batch_vectors(self.ctx.shared).encode(
                 self.static, pairs, texts, progress=lambda d: self.ctx.progress("embed_static", base + d, None))
-            blobs = [pack(texts[i:i + 3]) for i in range(0, len(texts), 3)]
+            blobs = [pack(texts[i:i + 3], self._packed) for i in range(0, len(texts), 3)]
             self._texts.append(np.array(blobs, dtype=object))
         self._n_texts += len(texts)
         V = V.astype(np.float16)
