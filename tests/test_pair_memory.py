@@ -243,3 +243,20 @@ def test_search_cells_on_threads_is_one_thread(threads: int, tmp_path) -> None:
         for x, y in zip(got, one):
             np.testing.assert_array_equal(x, y)
         np.testing.assert_array_equal(best, one_best)
+
+
+def test_blas_products_do_not_depend_on_its_threads() -> None:
+    """``threads.one_blas_thread`` (the threaded search's BLAS on one thread) leaves every similarity as BLAS on
+    all its threads computes it: a search block of the real shape (queries x 256-d x a cell's members), bit for
+    bit."""
+    from threadpoolctl import threadpool_info
+
+    from pairaudit.stages.near_duplicates.threads import one_blas_thread
+
+    rng = np.random.default_rng(7)
+    Q, X = _unit(rng, 3000, 256), _unit(rng, 5000, 256)
+    default = Q @ X.T
+    with one_blas_thread():
+        assert all(i["num_threads"] == 1 for i in threadpool_info() if i["user_api"] == "blas")
+        one = Q @ X.T
+    np.testing.assert_array_equal(one, default)
