@@ -135,3 +135,26 @@ def test_gzip_jsonl(tmp_path: Path) -> None:
         fh.write("\n".join(json.dumps(r) for r in recs) + "\n")
     _check_roundtrip(pairaudit.scan(tmp_path / "in.jsonl.gz", out=tmp_path / "out", only=CHEAP, log=lambda m: None),
                      recs)
+
+
+def test_records_at_are_the_scans_records_of_those_rows(tmp_path: Path) -> None:
+    """``Source.records_at`` (the report's examples): JSON lines parses only the wanted lines and a Parquet file
+    reads whole batches, yet both give exactly the records a full read gives for those rows (a malformed line's
+    error record included, blank lines keeping the row numbers), in row order, none past the last wanted."""
+    from pairaudit.io.readers import open_source
+
+    lines = [_line(_ok(i)) for i in range(40)]
+    lines[7] = b'{"prompt": "cut off'
+    lines[12] = b"   "
+    jsonl = tmp_path / "a.jsonl"
+    jsonl.write_bytes(b"\n".join(lines) + b"\n")
+    pq.write_table(pa.Table.from_pylist([_ok(i) for i in range(40)]), tmp_path / "a.parquet")
+    for path in (jsonl, tmp_path / "a.parquet"):
+        src = open_source(str(path))
+        every = {rec.row: rec for batch in src.batches(8) for rec in batch}
+        wanted = [33, 7, 3, 12, 21]
+        got = list(src.records_at(wanted, batch_size=8))
+        assert [r.row for r in got] == sorted(r for r in wanted if r in every)
+        assert got == [every[r.row] for r in got]
+        if path.suffix == ".jsonl":
+            assert [r.row for r in got] == [3, 7, 21, 33] and got[1].data is None and got[1].error

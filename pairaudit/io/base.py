@@ -53,6 +53,24 @@ class Source:
         """Original records for the writer: (rows, raw batch) in source order."""
         raise NotImplementedError
 
+    def records_at(self, rows: Iterable[int], batch_size: int = 1000) -> Iterator[Record]:
+        """The records of ``rows`` that the source holds, in row order, read no further than the last of them
+        (the report's and the review's examples). A source may skip parsing the other rows (JSON lines does).
+
+        Args:
+            rows: row numbers (docs/contract.md).
+            batch_size: records read at a time.
+
+        Returns:
+            An iterator of the records.
+        """
+        wanted = set(rows)
+        last = max(wanted, default=-1)
+        for batch in self.batches(batch_size):
+            yield from (rec for rec in batch if rec.row in wanted)
+            if not batch or batch[-1].row >= last:
+                return
+
     @property
     def total(self) -> int | None:
         return None

@@ -24,14 +24,11 @@ def source_pairs(out_dir: str | Path, rows: list[int]) -> dict[int, Pair]:
     wanted = set(rows)
     fmt, columns = src.get("format"), src.get("columns") or {}
     found: dict[int, Pair] = {}
-    for batch in source.batches(cfg.batch_size):
-        for rec in batch:
-            if rec.row in wanted and rec.data is not None and fmt:
-                try:
-                    own = fmt if cfg.format else row_format(rec.data, fmt, columns)
-                    found[rec.row] = normalise(rec.row, rec.data, own, columns)
-                except (Malformed, PairauditError):
-                    pass
-        if batch and batch[-1].row >= max(wanted, default=-1):
-            break
+    for rec in source.records_at(wanted, cfg.batch_size):
+        if rec.data is not None and fmt:
+            try:
+                own = fmt if cfg.format else row_format(rec.data, fmt, columns)
+                found[rec.row] = normalise(rec.row, rec.data, own, columns)
+            except (Malformed, PairauditError):
+                pass
     return found
