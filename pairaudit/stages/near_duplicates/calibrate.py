@@ -26,7 +26,7 @@ import numpy as np
 
 from pairaudit.config import clamp_record
 from pairaudit.stages.near_duplicates.infos import NEAR_DUPLICATE_INFO
-from pairaudit.stages.near_duplicates.match import lexical
+from pairaudit.stages.near_duplicates.match import lexical_many
 from pairaudit.stages.near_duplicates.search import rowdot
 from pairaudit.stages.near_duplicates.verify import two_row_prompts
 
@@ -87,28 +87,27 @@ def negative_similarities(C: np.ndarray, R: np.ndarray, sk: np.ndarray, ln: np.n
     index to its row in C/R (vectors may exist for a subset of rows). Equal texts and near-same wording
     are left out."""
     ra, fa, rb, fb, cross = pairs
-    sims: list[float] = []
-    kinds: list[bool] = []
+    sims: list[np.ndarray] = []
+    kinds: list[np.ndarray] = []
     for f1 in (1, 2):
         for f2 in (1, 2):
             sel = np.flatnonzero((fa == f1) & (fb == f2))
             if not len(sel):
                 continue
             A, B = (C if f1 == 1 else R), (C if f2 == 1 else R)
-            kept, words = [], []  # the cosine only of the pairs that count (vectors may be embedded on demand)
-            for k in sel.tolist():
-                i, j = int(ra[k]), int(rb[k])
-                if sk[i, f1] == sk[j, f2] and ln[i, f1] == ln[j, f2]:
-                    continue
-                w = lexical(sk[i, f1], int(ln[i, f1]), sk[j, f2], int(ln[j, f2]))
-                if w < NEAR_SAME:
-                    kept.append(k)
-                    words.append(w)
-            cos = rowdot(A, B, pos[ra[kept]], pos[rb[kept]]) if kept else np.empty(0, np.float32)
-            for k, c, w in zip(kept, cos.tolist(), words):
-                sims.append(max(float(c), w))
-                kinds.append(bool(cross[k]))
-    v, kd = np.asarray(sims, dtype=np.float64), np.asarray(kinds, dtype=bool)
+            ska, skb = np.asarray(sk[ra[sel], f1]), np.asarray(sk[rb[sel], f2])
+            lna, lnb = np.asarray(ln[ra[sel], f1]), np.asarray(ln[rb[sel], f2])
+            differ = (ska != skb) | (lna != lnb)
+            sel, ska, skb, lna, lnb = sel[differ], ska[differ], skb[differ], lna[differ], lnb[differ]
+            words = lexical_many(ska, lna, skb, lnb)  # ``lexical`` of each pair, in one rapidfuzz call
+            near = words < NEAR_SAME
+            kept, words = sel[near], words[near]
+            # the cosine only of the pairs that count (vectors may be embedded on demand)
+            cos = rowdot(A, B, pos[ra[kept]], pos[rb[kept]]) if len(kept) else np.empty(0, np.float32)
+            sims.append(np.maximum(np.asarray(cos, dtype=np.float64), words))
+            kinds.append(np.asarray(cross[kept], dtype=bool))
+    v = np.concatenate(sims) if sims else np.empty(0, np.float64)
+    kd = np.concatenate(kinds) if kinds else np.empty(0, bool)
     return v[~kd], v[kd]
 
 
