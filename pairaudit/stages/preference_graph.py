@@ -182,15 +182,17 @@ class PreferenceGraphStage(Stage):
         pr = np.concatenate([keys[:, [0, 1]], keys[:, [0, 2]]])
         _, node = np.unique(pr, axis=0, return_inverse=True)
         node = node.reshape(-1)
-        uf = UnionFind(int(node.max()) + 1)
+        uf_size = int(node.max()) + 1
+        uf = UnionFind(uf_size)
         pos = {int(r): i for i, r in enumerate(rows.tolist())} if self._near else {}
         for x, g in self._near:  # a near-duplicate group is one comparison: same nodes
             i, j = pos.get(x), pos.get(g)
             if i is not None and j is not None:
                 uf.union(int(node[i]), int(node[j]))
                 uf.union(int(node[n + i]), int(node[n + j]))
-        u = np.array([uf.find(int(x)) for x in node[:n]], dtype=np.int64)
-        v = np.array([uf.find(int(x)) for x in node[n:]], dtype=np.int64)
+        root = np.fromiter((uf.find(x) for x in range(uf_size)), dtype=np.int64, count=uf_size) if self._near \
+            else np.arange(uf_size, dtype=np.int64)  # each node's representative (itself without unions)
+        u, v = root[node[:n]], root[node[n:]]
         live = np.flatnonzero(u != v)
         ids, inv = np.unique(np.concatenate([u[live], v[live]]), return_inverse=True)
         m = len(live)
