@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ctypes
 import os
+import sys
 from typing import TYPE_CHECKING
 
 from pairaudit.errors import ConfigError
@@ -19,6 +21,24 @@ def passive_openmp() -> None:
     threads against 41-57 with one thread, and 51 with 2 passive threads (2 cores, one busy with another job).
     No effect once torch is imported (e.g. in a notebook that loaded it first)."""
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+
+def give_back_freed_memory() -> None:
+    """Return the heap's freed pages to the OS (glibc's ``malloc_trim``), between two whole-dataset stages: a
+    stage frees hundreds of MB that glibc otherwise keeps in the process for the next stage and the writers to
+    stack on (the transformer pass over 2,800 HH texts left +700 MB resident, +300 MB after a trim; at 1M rows the
+    write phase peaked at 2,980 MB without it). Nothing happens without glibc (macOS, Windows, musl).
+
+    Example:
+        >>> give_back_freed_memory()  # never fails; returns nothing
+    """
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        trim = ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):  # not glibc
+        return
+    trim(0)
 
 
 def check_runtime(cfg: ScanConfig) -> None:
