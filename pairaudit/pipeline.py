@@ -31,7 +31,7 @@ from pairaudit.errors import (
 )
 from pairaudit.io.formats import IMPLICIT_FORMATS, parse_columns
 from pairaudit.io.readers import Record, Source, open_source
-from pairaudit.models.runtime import check_runtime, give_back_freed_memory
+from pairaudit.models.runtime import check_runtime, trim
 from pairaudit.output_files import DECISIONS_FILE, FINDINGS, REPORT_JSON, SCORES, TIMINGS
 from pairaudit.outputs.folder import (
     OutputDir,
@@ -252,7 +252,7 @@ class Scanner:
         for k, stage in enumerate(stages):
             self.ctx.progress("finalize", k, len(stages))
             done = self.finalize_stage(stage)
-            give_back_freed_memory()  # what the stage freed is not kept for the next one and the writers
+            trim()  # what the stage freed is not kept for the next one and the writers
             if done is None:
                 continue
             findings, scores, stats = done

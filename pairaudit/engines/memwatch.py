@@ -12,13 +12,13 @@ operation's figures say which of the two grew (docs/scale.md).
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import ctypes.util
-import functools
 import threading
 import time
 from collections.abc import Iterator
-from typing import Any
+
+from pairaudit.models.runtime import trim
+
+__all__ = ["MemWatch", "rss_parts", "trim"]
 
 
 def rss_parts() -> tuple[float, float]:
@@ -41,39 +41,6 @@ def rss_parts() -> tuple[float, float]:
                     fields[line.split(":", 1)[0]] = int(line.split()[1])
     rss, shmem = fields.get("VmRSS", 0), fields.get("RssShmem", 0)
     return (rss - shmem) / 1024, shmem / 1024
-
-
-def trim() -> bool:
-    """Hand the C heap's free pages back to the system (glibc ``malloc_trim(0)``): after a large operation the
-    allocator keeps what it freed, so the next one starts from the last one's peak; False where there is no
-    glibc.
-
-    Returns:
-        True where ``malloc_trim`` ran.
-
-    Example:
-        >>> isinstance(trim(), bool)
-        True
-    """
-    fn = _malloc_trim()
-    if fn is None:
-        return False
-    fn(0)
-    return True
-
-
-@functools.cache
-def _malloc_trim() -> Any:
-    """glibc's ``malloc_trim``, looked up once (``find_library`` runs ``ldconfig``); None where there is none."""
-    name = ctypes.util.find_library("c")
-    if not name:
-        return None
-    try:
-        fn = ctypes.CDLL(name).malloc_trim
-    except (OSError, AttributeError):
-        return None
-    fn.argtypes, fn.restype = [ctypes.c_size_t], ctypes.c_int
-    return fn
 
 
 class MemWatch:
