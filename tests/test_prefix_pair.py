@@ -75,6 +75,10 @@ def test_extract_prompt_text_is_trls_loop() -> None:
     for c, r in cases:
         assert trl_extract_prompt_text(c, r) == trainers.trl_extract_prompt(c, r), (c, r)
         assert common_prefix_chars(c, r) == len(__import__("os").path.commonprefix([c, r]))
+    for a, b in cases:  # a known shared start (a prompt before each response): only the rest is compared
+        for k in {0, 1, len(a) // 2}:
+            if k <= common_prefix_chars(a, b):
+                assert trl_extract_prompt_text(a, b, shared=k) == trainers.trl_extract_prompt(a, b), (a, b, k)
 
 
 @pytest.mark.parametrize("trainer", ["trl", "trl==1.9", "trl==0.29", "trl==0.27.2"])

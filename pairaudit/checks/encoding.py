@@ -9,10 +9,14 @@ The cleaned output keeps the text as read (pairaudit never rewrites records).
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from typing import Any
 
 from pairaudit.checks.base import CheckInfo, PairCheck, text_sides
 from pairaudit.datatypes import Finding, Pair
-from pairaudit.trainer.tokenizer import EncodedPair
+from pairaudit.trainer.long_text import LONG_CHARS
+from pairaudit.trainer.memo import TextMemo
+from pairaudit.trainer.tokenizer import DPOTokenizer, EncodedPair
 
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -94,6 +98,10 @@ class EncodingError(PairCheck):
             "encoding_error drops it too)",
     )
 
+    def __init__(self, params: Mapping[str, Any] | None = None, tok: DPOTokenizer | None = None) -> None:
+        super().__init__(params, tok)
+        self.memo: TextMemo[str | None] = TextMemo()  # a text repeated across pairs is read once
+
     def check(self, pair: Pair, enc: EncodedPair | None, out: list[Finding]) -> None:
         noted = pair.notes.get("lone_surrogate")
         if noted:  # found (and replaced by U+FFFD for the analysis) while normalising
@@ -102,7 +110,7 @@ class EncodingError(PairCheck):
             return
         for side, text in text_sides(pair):
             if text:
-                problem = encoding_problem(text)
+                problem = self.memo.get(text, encoding_problem, LONG_CHARS)  # a huge text is not held
                 if problem:  # mojibake ftfy repairs leaves the text readable: a flag under the default action
                     mild = "ftfy.fix_text repairs it" if problem.startswith(MOJIBAKE) else ""
                     out.append(self.finding(pair.row, side, 1.0, detail=f"{side}: {problem}", mild=mild))

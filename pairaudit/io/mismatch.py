@@ -79,7 +79,7 @@ def hh_role_marker(c: str, r: str) -> tuple[str, str] | None:
         'chosen'
     """
     for side, resp in (("chosen", c), ("rejected", r)):
-        m = _ROLE_LINE.search(resp)
+        m = _ROLE_LINE.search(resp) if "Human" in resp or "Assistant" in resp else None  # the label's word first
         if m:
             return side, (f"the histories are the same; the {side} reply writes a '{m.group(1)}:' speaker label "
                           f"(the trainer would teach the policy to write it): "

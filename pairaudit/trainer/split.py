@@ -24,13 +24,14 @@ from pairaudit.io.formats import IMPLICIT_FORMATS, common_prefix_chars
 _WORDCHAR = re.compile(r"\w")
 
 
-def trl_extract_prompt_text(chosen: str, rejected: str) -> tuple[str, str, str]:
+def trl_extract_prompt_text(chosen: str, rejected: str, shared: int = 0) -> tuple[str, str, str]:
     """TRL's ``extract_prompt`` on two strings, exactly (same result as the transcribed loop in
-    ``trainer.profiles.trl_extract_prompt``, without a Python loop over characters)."""
+    ``trainer.profiles.trl_extract_prompt``, without a Python loop over characters). ``shared``: a length both
+    strings are known to share at their start (a prompt put before each response): only the rest is compared."""
     n = min(len(chosen), len(rejected))
     if n == 0:
         raise ValueError("TRL's extract_prompt fails on an empty chosen or rejected (UnboundLocalError in TRL)")
-    k = common_prefix_chars(chosen, rejected)
+    k = shared + common_prefix_chars(chosen[shared:], rejected[shared:]) if shared else common_prefix_chars(chosen, rejected)
     if k < n:
         idx = k - 1 if chosen[k - 1] == " " else k  # k == 0: TRL looks at chosen[-1], so do we
     else:  # no difference in the first n characters: TRL's loop ends at n - 1 (its off-by-one)
@@ -116,7 +117,7 @@ def _implicit_split(pair: Any) -> ImplicitSplit | None:
             shared = tp[len(pm):] if tp[:len(pm)] == pm else []
             return ImplicitSplit(tp, tc, tr, shared, _kind(cm, rm) if shared else "", False)
         p, c, r = pair.prompt or "", pair.chosen or "", pair.rejected or ""
-        tp, tc, tr = trl_extract_prompt_text(p + c, p + r)
+        tp, tc, tr = trl_extract_prompt_text(p + c, p + r, shared=len(p))
     except ValueError:
         return None
     shared = tp[len(p):] if len(tp) > len(p) else ""
