@@ -9,6 +9,7 @@ import zlib
 from typing import Any
 
 from pairaudit.stages.spill import Blobs
+from pairaudit.trainer.long_text import LONG_CHARS
 from pairaudit.trainer.memo import TextMemo
 
 
@@ -21,13 +22,10 @@ def blob_bytes(blobs: Any) -> int:
     return int(blobs.nbytes) if isinstance(blobs, Blobs) else int(sum(len(b) for b in blobs))
 
 
-#: a text this long or longer is compressed each time it comes, not remembered (the memo holds no large text)
-MEMO_MAX_CHARS = 64_000
-
-
 def pack(texts: list[str], memo: TextMemo[bytes] | None = None) -> bytes:
     """The texts of a row in one blob: each text zlib-compressed on its own, behind its 4-byte length, so that a
-    text repeated across rows (a prompt with several response pairs) is compressed once per ``memo``.
+    text repeated across rows (a prompt with several response pairs) is compressed once per ``memo`` (a text of
+    ``LONG_CHARS`` or more each time: the memo holds no large text).
 
     Args:
         texts: the row's texts (prompt, chosen, rejected).
@@ -40,7 +38,7 @@ def pack(texts: list[str], memo: TextMemo[bytes] | None = None) -> bytes:
         >>> unpack(pack(["Hi?", "Hello.", ""]))
         ['Hi?', 'Hello.', '']
     """
-    pieces = [_squeeze(t) if memo is None else memo.get(t, _squeeze, MEMO_MAX_CHARS) for t in texts]
+    pieces = [_squeeze(t) if memo is None else memo.get(t, _squeeze, LONG_CHARS) for t in texts]
     return b"".join(len(z).to_bytes(4, "little") + z for z in pieces)
 
 
